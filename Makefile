@@ -1,0 +1,53 @@
+# holo-tune: every target makes its own virtual environment in .venv.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+# The CPU build of torch that sentence-transformers needs (the local embedding extra).
+TORCH ?= torch==2.13.0
+NPM_SERVERS := @modelcontextprotocol/server-memory @modelcontextprotocol/server-filesystem @brave/brave-search-mcp-server
+NPM_PREFIX := .cache/npm-servers
+
+.PHONY: demo test lint bench screenshots servers clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet "$(TORCH)"
+	$(PIP) install --quiet -e ".[local]"
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
+	$(PIP) install --quiet "$(TORCH)"
+	$(PIP) install --quiet -e ".[dev,local]"
+	touch $@
+
+# The npm MCP servers the sample agents and the tests start, installed ahead so npx finds them.
+servers: $(NPM_PREFIX)/.installed
+$(NPM_PREFIX)/.installed:
+	mkdir -p $(NPM_PREFIX)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_SERVERS)
+	touch $@
+
+demo: $(VENV)/.demo-installed servers
+	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/holo-tune sample_configs/research-agent.yaml
+
+lint: $(VENV)/.dev-installed
+	$(BIN)/ruff check workbench tests benchmarks
+	$(BIN)/ruff format --check workbench tests benchmarks
+	$(BIN)/mypy
+
+test: $(VENV)/.dev-installed servers lint
+	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
+
+bench: $(VENV)/.dev-installed servers
+	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m benchmarks
+
+screenshots: $(VENV)/.dev-installed
+	$(BIN)/python -m workbench.tui.screenshots screenshots
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

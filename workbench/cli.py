@@ -1,0 +1,180 @@
+"""The command line: ``holo-tune AGENT.yaml`` opens the dashboard; subcommands run headless.
+
+The argument surface is the stable contract of DESIGN.md ("Command line"). Each subcommand's work
+lives in ``workbench.commands.<name>.run(args) -> int``; this module only parses and dispatches,
+and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr and its exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from workbench import __version__
+from workbench.errors import HoloTuneError
+
+PROG = "holo-tune"
+
+COMMANDS: dict[str, str] = {
+    "tools": "list the agent's tools with their token counts",
+    "snapshot": "save the enumerated catalog to a JSON file",
+    "search": "rank the tools for a query as the runtime would",
+    "export": "print the tool_filtering block",
+    "apply": "write the tool_filtering block back into the agent YAML",
+    "eval": "measure a setting on labelled queries",
+    "tune": "propose the best setting within a token budget",
+    "check": "list what the runtime will do differently from what the config suggests",
+    "compare": "compare tool-search engines on labelled queries",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit code 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool = False) -> None:
+    p.add_argument("agent", metavar="AGENT.yaml", help="the HoloDeck agent config")
+    if catalog:
+        p.add_argument(
+            "--catalog",
+            metavar="FILE",
+            help="a catalog snapshot standing in for the agent's MCP servers (no process started)",
+        )
+        p.add_argument(
+            "--timeout",
+            type=float,
+            metavar="SECONDS",
+            help="per-server listing timeout (default: each entry's request_timeout)",
+        )
+    if embedder:
+        p.add_argument(
+            "--embedder",
+            metavar="SPEC",
+            help="openai:MODEL, azure_openai:DEPLOYMENT, ollama:MODEL, local:NAME_OR_PATH or none "
+            "(default: $HOLO_TUNE_EMBEDDER, else what the runtime would use)",
+        )
+
+
+def _setting_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("setting (unset flags take the YAML's block, then HoloDeck's defaults)")
+    g.add_argument("--method", choices=["semantic", "bm25", "hybrid"], help="search_method")
+    g.add_argument("--top-k", type=int, metavar="K", help="top_k (1-50)")
+    g.add_argument("--threshold", type=float, metavar="T", help="similarity_threshold (0-1)")
+    g.add_argument(
+        "--always-include",
+        action="append",
+        metavar="NAME",
+        help="always_include entry (repeatable; replaces the YAML's list)",
+    )
+    g.add_argument("--top-n-used", type=int, metavar="N", help="always_include_top_n_used (0-20)")
+    g.add_argument(
+        "--enabled",
+        choices=["true", "false"],
+        help="enabled (default: the YAML's value; export/apply write true unless told)",
+    )
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The dashboard parser and the subcommand parser."""
+    tui = _Parser(
+        prog=PROG,
+        description="Tune the tool filtering of a HoloDeck agent. "
+        f"Subcommands: {', '.join(COMMANDS)} (holo-tune COMMAND --help).",
+    )
+    tui.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _common(tui, embedder=True)
+    tui.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
+
+    cmd = _Parser(prog=PROG)
+    cmd.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = cmd.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("tools", help=COMMANDS["tools"], description=COMMANDS["tools"])
+    _common(p)
+    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, tools --json)")
+
+    p = sub.add_parser("snapshot", help=COMMANDS["snapshot"], description=COMMANDS["snapshot"])
+    _common(p)
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="where to write")
+
+    p = sub.add_parser("search", help=COMMANDS["search"], description=COMMANDS["search"])
+    _common(p, embedder=True)
+    q = p.add_mutually_exclusive_group(required=True)
+    q.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
+    q.add_argument("--queries", metavar="FILE", help="a file of queries, one a line")
+    _setting_flags(p)
+    p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
+    p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
+    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, search --json)")
+
+    p = sub.add_parser("export", help=COMMANDS["export"], description=COMMANDS["export"])
+    _common(p, catalog=False)
+    _setting_flags(p)
+
+    p = sub.add_parser("apply", help=COMMANDS["apply"], description=COMMANDS["apply"])
+    _common(p, catalog=False)
+    _setting_flags(p)
+    p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+    p.add_argument("--no-backup", action="store_true", help="do not keep AGENT.yaml.bak")
+
+    p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
+    _common(p, embedder=True)
+    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _setting_flags(p)
+    p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
+    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, eval --json)")
+
+    p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
+    _common(p, embedder=True)
+    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
+    p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
+    p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
+    p.add_argument("--apply", action="store_true", help="write the proposed setting back")
+    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, tune --json)")
+
+    p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
+    _common(p, embedder=True)
+    _setting_flags(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
+    _common(p, embedder=True)
+    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return tui, cmd
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    name = args.command or "dashboard"
+    module = importlib.import_module(f"workbench.commands.{name}")
+    run: Callable[[argparse.Namespace], int] = module.run
+    return run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    tui, cmd = build_parser()
+    if argv and argv[0] in COMMANDS:
+        args = cmd.parse_args(argv)
+    else:
+        args = tui.parse_args(argv)
+        args.command = None
+    try:
+        return _dispatch(args)
+    except HoloTuneError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

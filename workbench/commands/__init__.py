@@ -1,0 +1,1 @@
+"""One module per CLI subcommand, each with ``run(args) -> int`` (see workbench.cli)."""

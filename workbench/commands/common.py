@@ -1,0 +1,60 @@
+"""What the CLI commands share: setting flags, output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import InputError
+
+
+def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> ToolFiltering:
+    """The setting the flags ask for: unset flags take ``base`` (the YAML's block), then defaults."""
+    changes: dict[str, Any] = {}
+    if getattr(args, "method", None) is not None:
+        changes["search_method"] = args.method
+    if getattr(args, "top_k", None) is not None:
+        changes["top_k"] = args.top_k
+    if getattr(args, "threshold", None) is not None:
+        changes["similarity_threshold"] = args.threshold
+    if getattr(args, "always_include", None) is not None:
+        changes["always_include"] = list(args.always_include)
+    if getattr(args, "top_n_used", None) is not None:
+        changes["always_include_top_n_used"] = args.top_n_used
+    if getattr(args, "enabled", None) is not None:
+        changes["enabled"] = args.enabled == "true"
+    try:
+        return (base or ToolFiltering()).with_(**changes)
+    except ValidationError as err:
+        first = err.errors()[0]
+        flag = _FLAG_OF.get(str(first["loc"][0]) if first["loc"] else "", "setting")
+        raise InputError(first["msg"], field=flag) from None
+
+
+_FLAG_OF = {
+    "search_method": "--method",
+    "top_k": "--top-k",
+    "similarity_threshold": "--threshold",
+    "always_include": "--always-include",
+    "always_include_top_n_used": "--top-n-used",
+    "enabled": "--enabled",
+}
+
+
+def use_color(stream: TextIO = sys.stdout) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set."""
+    return "NO_COLOR" not in os.environ and stream.isatty()
+
+
+def print_json(obj: Any, *, stream: TextIO = sys.stdout, lines: bool = False) -> None:
+    """JSON to stdout: indented for a person, one line per object with ``lines``."""
+    if lines:
+        stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    else:
+        stream.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")

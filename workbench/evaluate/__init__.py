@@ -1,0 +1,1 @@
+"""Labelled cases, metrics, sweeps, the tuner and diagnostics."""

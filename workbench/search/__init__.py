@@ -1,0 +1,1 @@
+"""Tool search: HoloDeck's engines (semantic, bm25, hybrid), selection, embedders."""

@@ -1,0 +1,68 @@
+"""One opened agent: config, catalog, token table and search engine, composed once.
+
+The CLI commands and the TUI both call :func:`open_workspace` (or its parts); nothing here imports
+textual. Slow parts (server enumeration, tool embeddings) can run in a worker: the functions are
+plain and thread-safe to call off the UI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.catalog import Catalog, ServerStatus
+from workbench.catalog.enumerate import load_catalog
+from workbench.config import AgentConfig, load_agent
+from workbench.config.filtering import ToolFiltering
+from workbench.search.embedders import EmbedderChoice, resolve_embedder
+from workbench.search.engine import HoloDeckEngine
+from workbench.tokens import TokenTable, token_table
+
+
+@dataclass
+class Workspace:
+    agent: AgentConfig
+    catalog: Catalog
+    tokens: TokenTable
+    embedder: EmbedderChoice
+    engine: HoloDeckEngine
+
+    @property
+    def setting(self) -> ToolFiltering:
+        """The setting the file holds (HoloDeck's defaults where it has no block)."""
+        return self.agent.filtering or ToolFiltering()
+
+
+def open_workspace(
+    agent_path: str | Path,
+    *,
+    catalog_file: str | Path | None = None,
+    embedder_spec: str | None = None,
+    timeout: float | None = None,
+    on_status: Callable[[ServerStatus], None] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Workspace:
+    """Load the agent, list its tools, count their tokens and build the search engine."""
+    agent = load_agent(agent_path, environ=environ)
+    catalog = load_catalog(
+        agent,
+        catalog_file=Path(catalog_file) if catalog_file else None,
+        timeout=timeout,
+        on_status=on_status,
+    )
+    return build_workspace(agent, catalog, embedder_spec=embedder_spec, environ=environ)
+
+
+def build_workspace(
+    agent: AgentConfig,
+    catalog: Catalog,
+    *,
+    embedder_spec: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Workspace:
+    """The parts of a workspace that need no I/O beyond the embedder (tool embeddings)."""
+    tokens = token_table(catalog, agent.agent.model.provider, agent.agent.model.name)
+    choice = resolve_embedder(agent, embedder_spec, environ=environ)
+    engine = HoloDeckEngine(catalog, choice.embedder)
+    return Workspace(agent=agent, catalog=catalog, tokens=tokens, embedder=choice, engine=engine)
