@@ -1,0 +1,61 @@
+"""The command line's own contract: --version, --help, usage errors (exit 2, one line)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from workbench import __version__
+from workbench.cli import COMMANDS, main
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_version() -> None:
+    result = _run("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"holo-tune {__version__}"
+
+
+def test_help_lists_every_subcommand() -> None:
+    result = _run("--help")
+    assert result.returncode == 0
+    for name in COMMANDS:
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_subcommand_has_help(name: str) -> None:
+    result = _run(name, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "AGENT.yaml" in result.stdout
+
+
+def test_usage_error_is_one_line_exit_2() -> None:
+    result = _run("search", "agent.yaml", "q", "--top-k", "five")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--top-k" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_out_of_range_flag_is_refused_before_any_work(capsys: pytest.CaptureFixture[str]) -> None:
+    from argparse import Namespace
+
+    from workbench.commands.common import setting_from_args
+    from workbench.errors import InputError
+
+    with pytest.raises(InputError, match="--top-k"):
+        setting_from_args(Namespace(top_k=0), None)
+    with pytest.raises(InputError, match="--threshold"):
+        setting_from_args(Namespace(threshold=1.5), None)
+
+
+def test_missing_agent_file_is_exit_2() -> None:
+    code = main(["export", "does-not-exist.yaml"])
+    assert code == 2
