@@ -1,0 +1,155 @@
+"""Token counts of a catalog's tool definitions: per tool, for any selection, along a ranking.
+
+The runtime (Semantic Kernel) sends each tool as a function named ``<plugin>-<function>`` whose
+description is the tool's and whose parameters are the tool's input schema. A request carrying
+tools costs the sum of its functions plus ``func_end`` once (see ``formats``), so a selection's
+bill is a numpy sum over a per-tool array plus one constant: cheap enough for every keystroke.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import tiktoken
+
+from workbench.catalog.models import Catalog, Tool
+from workbench.errors import InputError
+from workbench.tokens.encodings import get_encoding
+from workbench.tokens.formats import (
+    FORMATS,
+    Cost,
+    FunctionDef,
+    ToolFormat,
+    all_texts,
+    as_function,
+    function_cost,
+)
+from workbench.tokens.models import choose_encoding
+
+IntArray = npt.NDArray[np.int64]
+Indices = Sequence[int] | npt.NDArray[np.integer[Any]]
+
+#: Below this many distinct strings, plain encoding beats the thread pool of the batch call.
+_BATCH_MIN = 256
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTable:
+    """Token counts of a catalog's tools for one model, in catalog order.
+
+    ``per_tool[i]`` is what tool ``i`` adds to a request; ``overhead`` (the cookbook's
+    ``func_end``) is added once to any request that carries at least one tool.
+    """
+
+    encoding: str
+    exact: bool
+    model: str
+    per_tool: IntArray
+    overhead: int
+    note: str = ""
+    format: ToolFormat = FORMATS["gpt-4o"]
+
+    def __post_init__(self) -> None:
+        per_tool = np.asarray(self.per_tool, dtype=np.int64)
+        per_tool.setflags(write=False)
+        object.__setattr__(self, "per_tool", per_tool)
+
+    def __len__(self) -> int:
+        return int(self.per_tool.shape[0])
+
+    @property
+    def all(self) -> int:
+        """Tokens of sending every tool."""
+        return self._with_overhead(int(self.per_tool.sum()), len(self))
+
+    def total(self, indices: Indices) -> int:
+        """Tokens of sending the tools at these catalog indices (0 for none)."""
+        idx = np.asarray(indices, dtype=np.intp)
+        return self._with_overhead(int(self.per_tool[idx].sum()), int(idx.size))
+
+    def cumulative(self, order: Indices) -> IntArray:
+        """Prefix bills along a ranking: ``out[k] == total(order[:k])``, so ``out[0] == 0``.
+
+        Length ``len(order) + 1``; ``out[top_k]`` is the bill of sending the first ``top_k``.
+        """
+        idx = np.asarray(order, dtype=np.intp)
+        out = np.zeros(idx.size + 1, dtype=np.int64)
+        np.cumsum(self.per_tool[idx], out=out[1:])
+        out[1:] += self.overhead
+        return out
+
+    def count_definitions(self, defs: Iterable[Mapping[str, Any]]) -> int:
+        """Tokens of sending these tool definitions (any shape ``formats.as_function`` reads).
+
+        For tools that are not in the catalog, e.g. the meta tools of other engines. Raises
+        InputError for a definition without a name.
+        """
+        try:
+            functions = [as_function(definition) for definition in defs]
+        except ValueError as err:
+            raise InputError(str(err), field="tools") from err
+        counts = count_functions(functions, get_encoding(self.encoding), self.format)
+        return self._with_overhead(int(counts.sum()), len(functions))
+
+    def _with_overhead(self, subtotal: int, tools: int) -> int:
+        return subtotal + self.overhead if tools > 0 else 0
+
+
+def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
+    """Count every tool of ``catalog`` as ``provider``'s ``model_name`` would be billed."""
+    choice = choose_encoding(provider, model_name)
+    fmt = FORMATS[choice.family]
+    functions = [tool_function(tool) for tool in catalog.tools]
+    return TokenTable(
+        encoding=choice.name,
+        exact=choice.exact,
+        model=model_name,
+        per_tool=count_functions(functions, get_encoding(choice.name), fmt),
+        overhead=fmt.func_end,
+        note=choice.note,
+        format=fmt,
+    )
+
+
+def tool_function(tool: Tool) -> FunctionDef:
+    """A catalog tool as the runtime sends it: full name, description, input schema.
+
+    A tool listed without any schema (a local tool known only by its parameter names) is sent
+    with each parameter as a string property, as Semantic Kernel declares untyped parameters.
+    """
+    has_schema = any(key in tool.definition for key in ("inputSchema", "input_schema"))
+    schema: Mapping[str, Any] = tool.input_schema
+    if not has_schema and tool.parameters:
+        schema = {
+            "type": "object",
+            "properties": {name: {"type": "string"} for name in tool.parameters},
+        }
+    return FunctionDef(name=tool.full_name, description=tool.description, parameters=schema)
+
+
+def count_functions(
+    functions: Sequence[FunctionDef], encoding: tiktoken.Encoding, fmt: ToolFormat
+) -> IntArray:
+    """Per-function token counts (``func_end`` excluded), each distinct string encoded once."""
+    costs = [function_cost(function, fmt) for function in functions]
+    lengths = _token_lengths(all_texts(costs), encoding)
+    return np.fromiter(
+        (_resolve(cost, lengths) for cost in costs), dtype=np.int64, count=len(costs)
+    )
+
+
+def _resolve(cost: Cost, lengths: Mapping[str, int]) -> int:
+    return cost.constant + sum(lengths[text] for text in cost.texts)
+
+
+def _token_lengths(texts: list[str], encoding: tiktoken.Encoding) -> dict[str, int]:
+    """Token count of each string (special-token text counts as ordinary text, never raises)."""
+    if len(texts) >= _BATCH_MIN:
+        encoded = encoding.encode_ordinary_batch(texts)
+    else:
+        encoded = [encoding.encode_ordinary(text) for text in texts]
+    return {text: len(tokens) for text, tokens in zip(texts, encoded, strict=True)}
