@@ -35,12 +35,20 @@ $(NPM_PREFIX)/.installed:
 demo: $(VENV)/.demo-installed servers
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/holo-tune sample_configs/research-agent.yaml
 
+# The oracle of the search tests: HoloDeck 0.6.40's own tool filter, fetched from PyPI, never committed.
+HOLODECK_WHEEL := holodeck_ai-0.6.40-py3-none-any.whl
+ORACLE := .cache/holodeck/holodeck/lib/tool_filter/index.py
+$(ORACLE): | $(BIN)/python
+	$(PIP) download --quiet --no-deps holodeck-ai==0.6.40 -d .cache/holodeck
+	unzip -q -o .cache/holodeck/$(HOLODECK_WHEEL) 'holodeck/lib/tool_filter/*' -d .cache/holodeck
+	touch $@
+
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy
 
-test: $(VENV)/.dev-installed servers lint
+test: $(VENV)/.dev-installed servers lint $(ORACLE)
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.dev-installed servers
