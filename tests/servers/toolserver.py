@@ -1,0 +1,125 @@
+"""A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
+
+    python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S]
+                         [--transport stdio|http|sse] [--port P] [--tag TEXT]
+
+``--tools N`` serves tools ``tool_00`` ... (listed in reverse name order, so the catalog's
+alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nextCursor``;
+``--odd`` adds names the runtime rewrites or skips and a tool with no description;
+``--slow-list S`` sleeps S seconds in every tools/list (a hang when S is large);
+``--tag`` is ignored (tests put a unique tag on the command line to find the process).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+
+def make_tools(count: int, odd: bool) -> list[types.Tool]:
+    tools = [
+        types.Tool(
+            name=f"tool_{i:02d}",
+            description=f"Test tool number {i}",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "what to look for"},
+                    "limit": {"type": "integer"},
+                },
+                "required": ["query"],
+            },
+        )
+        for i in reversed(range(count))
+    ]
+    if odd:
+        empty = {"type": "object"}
+        tools += [
+            types.Tool(name="read/file", description="Read a file", input_schema=empty),
+            types.Tool(name="read?file", description="Also read", input_schema=empty),
+            types.Tool(name="Zeta.v2", description="", input_schema=empty),
+            types.Tool(
+                name="alpha tool",
+                description="Has a space",
+                input_schema={"type": "object", "properties": {"b": {}, "a": {}}},
+            ),
+        ]
+    return tools
+
+
+def build_server(args: argparse.Namespace) -> Server[Any]:
+    tools = make_tools(args.tools, args.odd)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        if args.slow_list:
+            await anyio.sleep(args.slow_list)
+        if not args.page_size:
+            return types.ListToolsResult(tools=tools)
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + args.page_size
+        cursor = str(end) if end < len(tools) else None
+        return types.ListToolsResult(tools=tools[start:end], next_cursor=cursor)
+
+    return Server("holo-tune-test-server", version="1.0", on_list_tools=list_tools)
+
+
+async def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def serve_http(server: Server[Any], port: int, transport: str) -> None:
+    import uvicorn
+
+    if transport == "http":
+        app = server.streamable_http_app()
+    else:
+        from mcp.server.sse import SseServerTransport
+        from starlette.applications import Starlette
+        from starlette.responses import Response
+        from starlette.routing import Mount, Route
+
+        sse = SseServerTransport("/messages/")
+
+        async def handle_sse(request: Any) -> Response:
+            async with sse.connect_sse(request.scope, request.receive, request._send) as streams:
+                await server.run(streams[0], streams[1], server.create_initialization_options())
+            return Response()
+
+        app = Starlette(
+            routes=[
+                Route("/sse", endpoint=handle_sse),
+                Mount("/messages/", app=sse.handle_post_message),
+            ]
+        )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tools", type=int, default=3)
+    parser.add_argument("--page-size", type=int, default=0)
+    parser.add_argument("--odd", action="store_true")
+    parser.add_argument("--slow-list", type=float, default=0.0)
+    parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+    server = build_server(args)
+    if args.transport == "stdio":
+        anyio.run(serve_stdio, server)
+    else:
+        serve_http(server, args.port, args.transport)
+
+
+if __name__ == "__main__":
+    main()

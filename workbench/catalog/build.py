@@ -1,0 +1,239 @@
+"""From the agent's tool entries and the servers' listings to the catalog the runtime sees.
+
+Pure: no I/O except reading a function tool's source file (parsed, never run). The order, names
+and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
+(shared/reference/holodeck-tool-filter.md, "The catalog the filter sees"):
+
+1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
+2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by
+   local name; the local name replaces every character outside ``A-Za-z0-9_.-`` with ``-``, and a
+   tool whose local name is already taken is skipped;
+3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.catalog.models import Catalog, ServerStatus, Tool
+from workbench.catalog.pyfunc import FunctionNotFound, PyParam, read_function_params
+from workbench.catalog.specs import AgentTools, LocalKind, LocalToolSpec, McpServerSpec
+
+_INVALID = re.compile(r"[^A-Za-z0-9_.-]")
+
+#: Plugin names Semantic Kernel uses for HoloDeck's local tools, in registration order.
+VECTORSTORE = "vectorstore"
+HIERARCHICAL_DOCUMENT = "hierarchical_document"
+FUNCTION_TOOLS = "function_tools"
+
+
+@dataclass(slots=True)
+class ServerListing:
+    """What enumerating (or replaying) one MCP server gave: its status and its tools/list."""
+
+    status: ServerStatus
+    #: MCP tools as ``tools/list`` gives them (``name``, ``description``, ``inputSchema``, ...).
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    #: Pages the listing took (``nextCursor`` followed); 1 for a snapshot.
+    pages: int = 1
+
+
+def local_name(mcp_name: str) -> str:
+    """The Semantic Kernel function name of an MCP tool."""
+    return _INVALID.sub("-", mcp_name)
+
+
+def runtime_description(description: str | None, function: str, plugin: str) -> str:
+    """The description the filter indexes: the tool's own, or SK's stand-in when empty."""
+    return description or f"Function {function} from plugin {plugin}"
+
+
+def schema_parameters(schema: Any) -> tuple[str, ...]:
+    """Top-level ``inputSchema`` property names, in order (SK drops their descriptions)."""
+    if not isinstance(schema, Mapping):
+        return ()
+    props = schema.get("properties")
+    return tuple(str(k) for k in props) if isinstance(props, Mapping) else ()
+
+
+def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
+    """One MCP plugin's functions in runtime order, and notes on what the runtime did quietly."""
+    notes: list[str] = []
+    taken: dict[str, str] = {}
+    kept: list[tuple[str, Mapping[str, Any]]] = []
+    for raw in listing:
+        name = str(raw.get("name", ""))
+        fn = local_name(name)
+        if fn in taken:
+            notes.append(
+                f"{plugin}: tool {name!r} is skipped: its name becomes {fn!r}, "
+                f"already taken by {taken[fn]!r}"
+            )
+            continue
+        taken[fn] = name
+        kept.append((fn, raw))
+    kept.sort(key=lambda pair: pair[0])
+    tools = []
+    undescribed = []
+    for fn, raw in kept:
+        schema = raw.get("inputSchema", raw.get("input_schema"))
+        description = raw.get("description") or ""
+        if not description:
+            undescribed.append(fn)
+        tools.append(
+            Tool(
+                full_name=f"{plugin}-{fn}",
+                plugin=plugin,
+                name=fn,
+                description=runtime_description(str(description), fn, plugin),
+                parameters=schema_parameters(schema),
+                kind="mcp",
+                definition=dict(raw),
+            )
+        )
+    if undescribed:
+        notes.append(
+            f"{plugin}: {len(undescribed)} tool(s) have no description (the runtime indexes "
+            f"'Function <name> from plugin {plugin}'): {', '.join(undescribed)}"
+        )
+    return tools, notes
+
+
+def _schema_of(params: Sequence[PyParam]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {p.name: p.schema for p in params},
+        "required": [p.name for p in params if p.required],
+    }
+
+
+def _query_tool(spec: LocalToolSpec, plugin: str) -> Tool:
+    """A vectorstore / hierarchical_document tool: HoloDeck's ``search_wrapper(query: str)``."""
+    return Tool(
+        full_name=f"{plugin}-{spec.name}",
+        plugin=plugin,
+        name=spec.name,
+        description=runtime_description(spec.description, spec.name, plugin),
+        parameters=("query",),
+        kind="vectorstore" if plugin == VECTORSTORE else "hierarchical_document",
+        definition={
+            "name": spec.name,
+            "description": spec.description,
+            "inputSchema": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    )
+
+
+def _function_tool(spec: LocalToolSpec) -> tuple[Tool, list[str]]:
+    """A function tool, its parameters from the source's signature (or the YAML's keys)."""
+    notes: list[str] = []
+    where = f"{FUNCTION_TOOLS}: {spec.name}"
+    params: list[PyParam] | None = None
+    if spec.file is not None and spec.function:
+        try:
+            params = read_function_params(spec.file, spec.function)
+        except FunctionNotFound:
+            notes.append(f"{where}: no function {spec.function!r} in {spec.file}")
+        except (OSError, UnicodeDecodeError) as err:
+            notes.append(f"{where}: cannot read {spec.file}: {err}")
+        except SyntaxError as err:
+            notes.append(f"{where}: {spec.file}:{err.lineno}: syntax error")
+    if params is None:
+        params = [PyParam(k, None, {}, True) for k in spec.yaml_parameters]
+        notes.append(
+            f"{where}: parameters taken from the YAML (the runtime fails to load this tool)"
+        )
+    tool = Tool(
+        full_name=f"{FUNCTION_TOOLS}-{spec.name}",
+        plugin=FUNCTION_TOOLS,
+        name=spec.name,
+        description=runtime_description(spec.description, spec.name, FUNCTION_TOOLS),
+        parameters=tuple(p.search_text for p in params),
+        kind="function",
+        definition={
+            "name": spec.name,
+            "description": spec.description,
+            "inputSchema": _schema_of(params),
+        },
+    )
+    return tool, notes
+
+
+def _local_plugin(name: str, tools: Sequence[Tool]) -> ServerStatus:
+    return ServerStatus(name=name, transport="local", state="local", tools=len(tools))
+
+
+def _locals(agent: AgentTools, kind: LocalKind) -> list[LocalToolSpec]:
+    return [spec for spec in agent.local() if spec.kind == kind]
+
+
+def _mcp_notes(spec: McpServerSpec) -> list[str]:
+    notes = []
+    if spec.transport != "stdio":
+        notes.append(
+            f"{spec.name}: HoloDeck 0.6.40 starts only stdio MCP servers; "
+            f"this {spec.transport} entry fails at run time"
+        )
+    if not spec.load_tools:
+        notes.append(f"{spec.name}: load_tools is false: the runtime registers none of its tools")
+    return notes
+
+
+def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalog:
+    """The runtime's catalog from the agent's entries and each MCP server's listing.
+
+    ``servers`` is in plugin order (the agent's MCP entries in config order, then any
+    snapshot-only servers). A server in error keeps its status (with the error) and adds no tool.
+    """
+    tools: list[Tool] = []
+    statuses: list[ServerStatus] = []
+    notes: list[str] = []
+    listings: dict[str, list[dict[str, Any]]] = {}
+
+    vector = [_query_tool(s, VECTORSTORE) for s in _locals(agent, "vectorstore")]
+    if vector:
+        tools += vector
+        statuses.append(_local_plugin(VECTORSTORE, vector))
+
+    specs = {spec.name: spec for spec in agent.mcp()}
+    for server in servers:
+        name = server.status.name
+        if name in specs:
+            notes += _mcp_notes(specs[name])
+        if not server.status.ok:
+            statuses.append(server.status)
+            continue
+        plugin_tools, plugin_notes = mcp_tools(name, server.tools)
+        tools += plugin_tools
+        notes += plugin_notes
+        server.status.tools = len(plugin_tools)
+        statuses.append(server.status)
+        listings[name] = [dict(t) for t in server.tools]
+
+    documents = [
+        _query_tool(s, HIERARCHICAL_DOCUMENT) for s in _locals(agent, "hierarchical_document")
+    ]
+    if documents:
+        tools += documents
+        statuses.append(_local_plugin(HIERARCHICAL_DOCUMENT, documents))
+
+    functions: list[Tool] = []
+    for spec in _locals(agent, "function"):
+        tool, fn_notes = _function_tool(spec)
+        functions.append(tool)
+        notes += fn_notes
+    if functions:
+        tools += functions
+        statuses.append(_local_plugin(FUNCTION_TOOLS, functions))
+
+    notes += [
+        f"prompt tool {s.name!r} is not registered by the runtime" for s in _locals(agent, "prompt")
+    ]
+    return Catalog(tools=tools, servers=statuses, listings=listings, notes=notes)

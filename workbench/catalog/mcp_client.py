@@ -1,0 +1,344 @@
+"""List the tools of every MCP server of an agent, all at once, with the official ``mcp`` client.
+
+Each server runs in its own task under its own deadline (its ``request_timeout``, or the caller's
+``timeout``). A server that fails (missing command, exits at once, hangs, writes garbage on
+stdout, HTTP error, bad handshake) ends up with state ``error`` and a one-line cause, while the
+others finish. Every server's transport and session contexts are entered and left in the one
+task that opened them (anyio's cancel-scope rule), and the stdio transport ends its server's
+whole process group on the way out, on success, error and timeout alike.
+
+A stdio server's stderr goes to ``<log dir>/<server>.log``; the log dir is one per run under
+``$XDG_CACHE_HOME/holo-tune/logs`` (the newest runs are kept), and our own diagnosis is appended
+to the same file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import httpx2
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types import PaginatedRequestParams
+from pydantic import ValidationError
+
+from workbench.catalog.build import ServerListing
+from workbench.catalog.models import ServerStatus
+from workbench.catalog.specs import McpServerSpec
+
+logger = logging.getLogger(__name__)
+# The SDK logs a server's bad stdout lines with tracebacks; with no handler configured Python
+# would print them on our stderr (and over the dashboard). Each server's log file gets the
+# diagnosis instead, so the SDK's records are dropped unless the application routes them.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
+
+StatusCallback = Callable[[ServerStatus], None]
+
+#: A server that returns more pages than this is looping on its cursor.
+MAX_PAGES = 1000
+#: How many per-run log directories are kept.
+KEEP_RUNS = 20
+#: HTTP transports: connect/write timeout and SSE read timeout when the entry sets none
+#: (the defaults of Semantic Kernel's MCP plugins and the mcp SDK).
+HTTP_TIMEOUT = 5.0
+SSE_READ_TIMEOUT = 300.0
+
+
+class ServerFailure(Exception):
+    """A failure we diagnosed ourselves; its message is the one line the user sees."""
+
+
+def log_root() -> Path:
+    """``$XDG_CACHE_HOME/holo-tune/logs`` (``~/.cache`` when XDG_CACHE_HOME is unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "holo-tune" / "logs"
+
+
+def new_log_dir(root: Path | None = None) -> Path:
+    """A fresh directory for this run's server logs; older runs beyond KEEP_RUNS are removed."""
+    root = root or log_root()
+    root.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = root / f"{stamp}-{os.getpid()}-{time.monotonic_ns() % 100000:05d}"
+    path.mkdir()
+    runs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
+    for old in runs[:-KEEP_RUNS]:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def _log_name(server: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", server) + ".log"
+
+
+def _notify(on_status: StatusCallback | None, status: ServerStatus) -> None:
+    if on_status is None:
+        return
+    try:
+        on_status(status)
+    except Exception:  # a broken display must not stop the listing
+        logger.exception("on_status callback failed for %s", status.name)
+
+
+class _Phase:
+    """Which step a server's listing is in, so a failure says where it happened."""
+
+    def __init__(self) -> None:
+        self.step = "connect"
+        self.http_error: str | None = None
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        """httpx event hook: remember the first HTTP error status (the SDK hides it)."""
+        if response.status_code >= 400 and self.http_error is None:
+            reason = response.reason_phrase
+            self.http_error = f"HTTP {response.status_code} {reason} from {response.request.url}"
+
+
+class _Garbage:
+    """Collects what a server wrote on stdout that is not JSON-RPC (for the error message)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, Exception) and len(self.lines) < 5:
+            self.lines.append(_garbage_text(message))
+
+    def describe(self) -> str:
+        if not self.lines:
+            return ""
+        return f"; it wrote non-JSON-RPC output on stdout: {self.lines[0]!r}"
+
+
+def _garbage_text(err: Exception) -> str:
+    if isinstance(err, ValidationError):
+        for detail in err.errors():
+            raw = detail.get("input")
+            if isinstance(raw, str):
+                return raw[:120]
+    return str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+
+
+async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]:
+    """Every tool of a session, following ``nextCursor`` page after page."""
+    tools: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    pages = 0
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        result = await session.list_tools(params=params)
+        pages += 1
+        tools += [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in result.tools]
+        cursor = result.next_cursor
+        if cursor is None:
+            return tools, pages
+        if cursor in seen or pages >= MAX_PAGES:
+            raise ServerFailure(f"tools/list pagination does not end (cursor {cursor!r} repeats)")
+        seen.add(cursor)
+
+
+async def _open_transport(
+    spec: McpServerSpec, stack: AsyncExitStack, errlog: TextIO, phase: _Phase
+) -> tuple[Any, Any]:
+    """Enter the spec's transport on ``stack``; returns (read stream, write stream)."""
+    if spec.transport == "stdio":
+        if spec.env_error:
+            raise ServerFailure(spec.env_error)
+        if not spec.command:
+            raise ServerFailure("no command to start")
+        params = StdioServerParameters(
+            command=spec.command,
+            args=list(spec.args),
+            env=dict(spec.env) if spec.env is not None else None,
+            cwd=spec.cwd,
+            encoding=spec.encoding,
+        )
+        streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        return streams[0], streams[1]
+    if not spec.url:
+        raise ServerFailure(f"no url for the {spec.transport} transport")
+    headers = dict(spec.headers) if spec.headers else None
+    connect = spec.timeout or HTTP_TIMEOUT
+    read = spec.sse_read_timeout or SSE_READ_TIMEOUT
+    if spec.transport == "sse":
+        streams = await stack.enter_async_context(
+            sse_client(spec.url, headers=headers, timeout=connect, sse_read_timeout=read)
+        )
+        return streams[0], streams[1]
+    if spec.transport == "http":
+        client = await stack.enter_async_context(
+            httpx2.AsyncClient(
+                headers=headers,
+                timeout=httpx2.Timeout(connect, read=read),
+                event_hooks={"response": [phase.on_response]},
+            )
+        )
+        streams = await stack.enter_async_context(
+            streamable_http_client(
+                spec.url, http_client=client, terminate_on_close=spec.terminate_on_close
+            )
+        )
+        return streams[0], streams[1]
+    raise ServerFailure(f"the {spec.transport} transport is not supported by the mcp client")
+
+
+async def _list_tools(
+    spec: McpServerSpec, errlog: TextIO, garbage: _Garbage, phase: _Phase
+) -> tuple[list[dict[str, Any]], int]:
+    """Connect, initialize, list every page, and leave: all inside this one task."""
+    async with AsyncExitStack() as stack:
+        read, write = await _open_transport(spec, stack, errlog, phase)
+        session = await stack.enter_async_context(
+            ClientSession(read, write, message_handler=garbage)
+        )
+        phase.step = "initialize"
+        await session.initialize()
+        phase.step = "tools/list"
+        return await _all_tools(session)
+
+
+def _leaf(err: BaseException) -> BaseException:
+    """The first real cause inside (nested) exception groups."""
+    while isinstance(err, BaseExceptionGroup):
+        inner = [e for e in err.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        err = (inner or list(err.exceptions))[0]
+    return err
+
+
+def _stderr_tail(path: Path) -> str:
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return f"; stderr: {lines[-1][:200]!r}" if lines else ""
+
+
+def describe_failure(err: BaseException, spec: McpServerSpec, phase: _Phase | None = None) -> str:
+    """One line saying why a server's listing failed."""
+    err = _leaf(err)
+    step = phase.step if phase else "connect"
+    if isinstance(err, ServerFailure):
+        return str(err)
+    if isinstance(err, FileNotFoundError) and spec.transport == "stdio":
+        return f"command not found: {spec.command}"
+    if isinstance(err, PermissionError) and spec.transport == "stdio":
+        return f"command cannot be run: {spec.command} ({err.strerror})"
+    if isinstance(err, httpx2.HTTPStatusError):
+        response = err.response
+        return f"HTTP {response.status_code} {response.reason_phrase} from {err.request.url}"
+    if isinstance(err, httpx2.ConnectError):
+        return f"cannot connect to {spec.url}: {err or 'connection failed'}"
+    if isinstance(err, httpx2.HTTPError):
+        return f"HTTP error from {spec.url}: {type(err).__name__}: {err}"
+    if isinstance(err, MCPError):
+        text = str(err) or "MCP error"
+        if "closed" in text.lower():
+            return "the server closed the connection"
+        if phase is not None and phase.http_error:
+            return f"{step} failed: {phase.http_error}"
+        return f"{step} failed: {text}"
+    if isinstance(err, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
+        return "the server closed the connection"
+    text = str(err).splitlines()[0] if str(err) else ""
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _explain(
+    status: ServerStatus, spec: McpServerSpec, garbage: _Garbage, failure: BaseException | None
+) -> None:
+    """Complete a failed server's error with its stderr and stdout clues; log the details."""
+    assert status.log_path is not None
+    error = status.error or "failed"
+    if spec.transport == "stdio" and not isinstance(_leaf(failure or Exception()), OSError):
+        error += _stderr_tail(status.log_path)
+    status.error = error + garbage.describe()
+    with status.log_path.open("a", encoding="utf-8") as log:
+        if failure is not None:
+            log.write("\n[holo-tune] " + "".join(traceback.format_exception(failure)))
+        log.write(f"\n[holo-tune] {spec.name}: {status.error}\n")
+
+
+async def list_server(
+    spec: McpServerSpec,
+    *,
+    log_dir: Path,
+    timeout: float | None = None,
+    on_status: StatusCallback | None = None,
+    status: ServerStatus | None = None,
+) -> ServerListing:
+    """List one server's tools; never raises for a server failure (the status carries it)."""
+    status = status or ServerStatus(name=spec.name, transport=spec.transport)
+    status.log_path = log_dir / _log_name(spec.name)
+    if not spec.load_tools:
+        status.state, status.seconds = "ok", 0.0
+        _notify(on_status, status)
+        return ServerListing(status=status)
+    status.state = "connecting"
+    _notify(on_status, status)
+    limit = spec.request_timeout if timeout is None else timeout
+    garbage = _Garbage()
+    phase = _Phase()
+    started = time.perf_counter()
+    tools: list[dict[str, Any]] = []
+    pages = 0
+    failure: BaseException | None = None
+    with status.log_path.open("w", encoding="utf-8") as errlog:
+        try:
+            with anyio.fail_after(limit):
+                tools, pages = await _list_tools(spec, errlog, garbage, phase)
+            status.state, status.tools = "ok", len(tools)
+        except TimeoutError:
+            status.state, status.error = "error", f"no answer within {limit:g} s"
+        except Exception as err:
+            failure = err
+            status.state, status.error = "error", describe_failure(err, spec, phase)
+    status.seconds = time.perf_counter() - started
+    if status.state == "error":
+        _explain(status, spec, garbage, failure)
+    _notify(on_status, status)
+    return ServerListing(status=status, tools=tools, pages=max(pages, 1))
+
+
+async def list_servers(
+    specs: Sequence[McpServerSpec],
+    *,
+    timeout: float | None = None,
+    on_status: StatusCallback | None = None,
+    log_dir: Path | None = None,
+    concurrent: bool = True,
+) -> list[ServerListing]:
+    """Every server's listing, in the order of ``specs``; all run at once unless told not to."""
+    if not specs:
+        return []
+    log_dir = log_dir or new_log_dir()
+    statuses = [ServerStatus(name=s.name, transport=s.transport) for s in specs]
+    for status in statuses:
+        _notify(on_status, status)
+    results: list[ServerListing | None] = [None] * len(specs)
+
+    async def one(i: int) -> None:
+        results[i] = await list_server(
+            specs[i], log_dir=log_dir, timeout=timeout, on_status=on_status, status=statuses[i]
+        )
+
+    if concurrent:
+        async with anyio.create_task_group() as tg:
+            for i in range(len(specs)):
+                tg.start_soon(one, i)
+    else:
+        for i in range(len(specs)):
+            await one(i)
+    return [r for r in results if r is not None]
