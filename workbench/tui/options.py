@@ -1,0 +1,19 @@
+"""What the dashboard was opened with (the CLI's arguments, or a test's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Options:
+    agent: Path
+    catalog: Path | None = None
+    timeout: float | None = None
+    embedder: str | None = None
+    usage: Path | None = None
+    #: A query typed in at start (demo, screenshots, tests).
+    query: str = ""
+    environ: Mapping[str, str] | None = None

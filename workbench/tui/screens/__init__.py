@@ -1,0 +1,1 @@
+"""The dashboard's screens and modals, one per file."""

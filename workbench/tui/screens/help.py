@@ -1,0 +1,53 @@
+"""The help screen (``?`` or F1): what each key does, drawn from the live bindings."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP = """\
+# holo-tune
+
+Type a query: the ranking updates as you type. **Tab** / **↓** moves into the ranking;
+**/** comes back to the query.
+
+| key | what it does |
+|---|---|
+| `m` | cycle search_method (semantic → bm25 → hybrid) |
+| `[` `]` | top_k − / + (shift: by 5) |
+| `-` `+` | similarity_threshold − / + 0.01 (shift: by 0.1) |
+| `a` | toggle always_include for the highlighted tool (ranking or catalog) |
+| `e` | toggle enabled |
+| `n` `N` | always_include_top_n_used + / − |
+| `c` | compare semantic, bm25 and hybrid for this query |
+| `h` | recent queries (Enter runs one again) |
+| `s` | sort the catalog by tokens, name or server |
+| `l` `r` | the highlighted server's log / reconnect it |
+| `ctrl+s` | write the block back to the YAML (diff first) |
+| `ctrl+e` | export the block (shown and copied) |
+| `ctrl+r` | revert the knobs to the file's values |
+| `ctrl+p` | command palette: every action by name |
+| `f2` | show or hide the servers and catalog panel |
+| `q` | quit |
+
+In the sliders: **←/→** fine step, **shift+←/→** or **PgUp/PgDn** coarse step,
+**Home/End** the ends. The number next to a slider takes a typed value (checked against
+HoloDeck's bounds). A `*` marks a value that differs from the file.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys and what they do."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "dismiss", "close", id="close-help")
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Markdown(HELP)

@@ -1,0 +1,89 @@
+"""Write back: the YAML diff first (syntax-coloured), then an atomic write with a backup, both
+done by the core (``workbench.config.writeback``). Errors (the file changed on disk, a value
+HoloDeck would reject) are shown in place; nothing is written then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from workbench.config import writeback
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import HoloTuneError
+
+
+class WriteBackScreen(ModalScreen[Path | None]):
+    """Dismisses with the backup path (or the file path with no backup) once written, None if
+    cancelled."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "cancel", "cancel", id="writeback-cancel"),
+        Binding("y,ctrl+s", "confirm", "write", id="writeback-confirm"),
+    ]
+
+    def __init__(self, path: Path, setting: ToolFiltering) -> None:
+        super().__init__()
+        self.path = path
+        self.setting = setting
+        self.plan: writeback.WritePlan | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="writeback-box"):
+            yield Static(f"Write tool_filtering back to {self.path.name}?", id="writeback-title")
+            yield Static("", id="writeback-warnings")
+            with VerticalScroll(id="writeback-diff-scroll"):
+                yield Static("", id="writeback-diff")
+            yield Static("", id="writeback-error")
+            with Horizontal(id="writeback-buttons"):
+                yield Button("Write (y)", variant="primary", id="writeback-write")
+                yield Button("Cancel (esc)", id="writeback-cancel-button")
+
+    def on_mount(self) -> None:
+        try:
+            self.plan = writeback.plan_write(self.path, self.setting)
+        except HoloTuneError as err:
+            self._error(str(err))
+            self.query_one("#writeback-write", Button).disabled = True
+            return
+        diff = self.plan.diff
+        body = self.query_one("#writeback-diff", Static)
+        if diff.strip():
+            body.update(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True))
+        else:
+            body.update(Text("No change: the file already holds this setting.", style="dim"))
+            self.query_one("#writeback-write", Button).disabled = True
+        warnings = self.query_one("#writeback-warnings", Static)
+        if self.plan.warnings:
+            warnings.update(Text("\n".join(f"⚠ {w}" for w in self.plan.warnings), style="yellow"))
+        else:
+            warnings.display = False
+        self.query_one("#writeback-write", Button).focus()
+
+    def _error(self, message: str) -> None:
+        error = self.query_one("#writeback-error", Static)
+        error.update(Text(f"✗ {message}", style="bold red"))
+        error.display = True
+
+    @on(Button.Pressed, "#writeback-write")
+    def action_confirm(self) -> None:
+        if self.plan is None or self.query_one("#writeback-write", Button).disabled:
+            return
+        try:
+            backup = writeback.apply_plan(self.plan, backup=True)
+        except HoloTuneError as err:
+            self._error(str(err))
+            return
+        self.dismiss(backup if backup is not None else self.path)
+
+    @on(Button.Pressed, "#writeback-cancel-button")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

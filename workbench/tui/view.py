@@ -1,0 +1,179 @@
+"""Pure presentation helpers: turn a ranking, a selection and token counts into rows and bars.
+
+No scoring happens here (the scores come from the core); these functions decide what to draw,
+and are unit-tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.catalog import Catalog
+from workbench.config.filtering import ToolFiltering
+from workbench.search.types import FloatArray, IntArray, Ranking, Reason, Selection
+
+#: Token counts per catalog tool (the core gives a numpy array).
+Counts = Sequence[int] | IntArray
+
+BLOCKS = " ▏▎▍▌▋▊▉█"
+SPARKS = "▁▂▃▄▅▆▇█"
+REASON_LABEL: dict[Reason, str] = {
+    "search": "search",
+    "always_include": "always",
+    "top_n_used": "top_n",
+}
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar of ``width`` cells filled to ``fraction`` (eighth-cell resolution)."""
+    fraction = min(max(fraction, 0.0), 1.0)
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    text = "█" * full + (BLOCKS[part] if part else "")
+    return text.ljust(width)
+
+
+def thousands(n: int) -> str:
+    return f"{n:,}"
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One ranked tool as the ranking table draws it."""
+
+    rank: int
+    index: int
+    tool: str
+    server: str
+    score: float
+    tokens: int
+    reason: Reason | None
+
+
+@dataclass(frozen=True)
+class CutRow:
+    """A separator: where ``top_k`` or the threshold stops the search."""
+
+    label: str
+
+
+def cut_labels(ranking: Ranking, selection: Selection, setting: ToolFiltering) -> dict[int, str]:
+    """Where the cut lines go: ``{rank after which to draw: label}``.
+
+    The threshold line sits after the last tool scoring at least the threshold
+    (``selection.passing``); the top_k line after the last tool the search added.
+    """
+    cuts: dict[int, str] = {}
+    searched = [ranking.rank_of(i) for i, why in selection.reasons.items() if why == "search"]
+    passing = selection.passing
+    last = max(searched, default=0)
+    if setting.enabled and last < passing:
+        cuts[last] = f"top_k cut (k={setting.top_k})"
+    threshold = f"threshold {setting.similarity_threshold:.2f}"
+    cuts[passing] = f"{cuts[passing]} · {threshold}" if passing in cuts else threshold
+    return cuts
+
+
+def ranking_rows(
+    ranking: Ranking,
+    selection: Selection,
+    catalog: Catalog,
+    per_tool: Counts,
+    setting: ToolFiltering,
+    limit: int = 100,
+) -> list[RankRow | CutRow]:
+    """The first ``limit`` ranked tools with the cut lines between them, then any selected tool
+    ranked below ``limit`` (an always-included tool far down is still shown as sent)."""
+    cuts = cut_labels(ranking, selection, setting)
+    rows: list[RankRow | CutRow] = []
+    if 0 in cuts:
+        rows.append(CutRow(cuts[0]))
+    order = [int(i) for i in ranking.order]
+    shown = order[:limit]
+    for rank, index in enumerate(shown, start=1):
+        rows.append(_row(rank, index, ranking, selection, catalog, per_tool))
+        if rank in cuts and rank < len(order):
+            rows.append(CutRow(cuts[rank]))
+    below = [i for i in selection.indices if i not in set(shown)]
+    for index in sorted(below, key=ranking.rank_of):
+        rows.append(_row(ranking.rank_of(index), index, ranking, selection, catalog, per_tool))
+    return rows
+
+
+def _row(
+    rank: int,
+    index: int,
+    ranking: Ranking,
+    selection: Selection,
+    catalog: Catalog,
+    per_tool: Counts,
+) -> RankRow:
+    tool = catalog.tools[index]
+    return RankRow(
+        rank=rank,
+        index=index,
+        tool=tool.full_name,
+        server=tool.plugin,
+        score=float(ranking.scores[index]),
+        tokens=int(per_tool[index]),
+        reason=selection.reasons.get(index),
+    )
+
+
+def histogram(scores: FloatArray, bins: int) -> list[int]:
+    """How many tools score in each of ``bins`` slices of 0..1 (scores outside are clipped)."""
+    if bins <= 0:
+        return []
+    clipped = np.clip(np.asarray(scores, dtype=np.float64), 0.0, 1.0)
+    counts, _ = np.histogram(clipped, bins=bins, range=(0.0, 1.0))
+    return [int(c) for c in counts]
+
+
+def sparkline(counts: Sequence[int]) -> str:
+    """Counts as block characters, scaled to the largest (an empty slice is a space).
+
+    A log scale: one tool in a slice is still visible next to a slice of a thousand.
+    """
+    top = max(counts, default=0)
+    if top == 0:
+        return " " * len(counts)
+    scale = np.log1p(top)
+    chars = []
+    for c in counts:
+        if c == 0:
+            chars.append(" ")
+        else:
+            level = round(float(np.log1p(c) / scale) * (len(SPARKS) - 1))
+            chars.append(SPARKS[max(level, 0)])
+    return "".join(chars)
+
+
+@dataclass(frozen=True)
+class ServerTokens:
+    server: str
+    all: int
+    sent: int
+    tools: int
+    chosen: int
+
+
+def server_tokens(catalog: Catalog, per_tool: Counts, chosen: Sequence[int]) -> list[ServerTokens]:
+    """Tokens of every server's tools, all of them and those sent, in catalog order."""
+    picked = set(chosen)
+    rows: dict[str, list[int]] = {}
+    for i, tool in enumerate(catalog.tools):
+        acc = rows.setdefault(tool.plugin, [0, 0, 0, 0])
+        acc[0] += int(per_tool[i])
+        acc[2] += 1
+        if i in picked:
+            acc[1] += int(per_tool[i])
+            acc[3] += 1
+    return [ServerTokens(name, a, s, t, c) for name, (a, s, t, c) in rows.items()]
+
+
+def saved(all_tokens: int, sent: int) -> float:
+    """Share of tokens saved, 0..1 (0 when there is nothing to send)."""
+    return 0.0 if all_tokens <= 0 else max(0.0, 1.0 - sent / all_tokens)

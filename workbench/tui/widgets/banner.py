@@ -1,0 +1,13 @@
+"""A one-line warning strip for what the runtime does differently (e.g. semantic is BM25)."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+
+class Banner(Static):
+    """Hidden while empty; shows the most important runtime caveat otherwise."""
+
+    def show(self, message: str | None) -> None:
+        self.display = bool(message)
+        self.update(f"⚠ {message}" if message else "")

@@ -1,0 +1,38 @@
+"""The diagnostics of the core (``workbench.evaluate.diagnostics``): one line per finding with
+its evidence, errors first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rich.text import Text
+from textual.widgets import Static
+
+_MARK = {"error": ("✗", "bold red"), "warning": ("⚠", "yellow"), "info": ("ℹ", "cyan")}
+
+
+def findings_text(findings: Sequence[Any]) -> Text:
+    """Findings as text; each has ``severity``, ``code``, ``message`` and ``evidence``."""
+    if not findings:
+        return Text("No findings: the runtime will do what this config says.", style="green")
+    text = Text()
+    for n, finding in enumerate(findings):
+        mark, style = _MARK.get(str(finding.severity), ("•", ""))
+        if n:
+            text.append("\n")
+        text.append(f"{mark} ", style=style)
+        text.append(f"{finding.code} ", style="bold")
+        text.append(str(finding.message))
+        evidence = getattr(finding, "evidence", None)
+        if evidence:
+            items = evidence if isinstance(evidence, list | tuple) else [evidence]
+            text.append("\n    " + ", ".join(str(e) for e in items), style="dim")
+    return text
+
+
+class FindingsList(Static):
+    """Shows the findings."""
+
+    def show(self, findings: Sequence[Any]) -> None:
+        self.update(findings_text(findings))
