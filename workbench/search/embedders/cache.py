@@ -1,0 +1,218 @@
+"""Embedding caches: tool vectors on disk (a second start is instant), query vectors in memory.
+
+The disk cache is one SQLite file (stdlib, WAL journal): rows keyed by (model id, sha256 of the
+text), written in one transaction per batch, so concurrent holo-tune processes can share it and a
+crash never leaves half a row. It is only an optimisation: if the file cannot be read or written,
+the vectors are computed again and a warning is logged, never raised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from workbench.search.types import Embedder, FloatArray
+
+log = logging.getLogger(__name__)
+
+#: Rows per SELECT (SQLite's default limit on bound variables is 999 in old builds).
+_CHUNK = 500
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    model_id TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, text_sha256)
+) WITHOUT ROWID
+"""
+
+
+def text_key(text: str) -> str:
+    """The cache key of one text: sha256 of its UTF-8 bytes (hex)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME/holo-tune/embeddings`` (``~/.cache`` when XDG_CACHE_HOME is unset)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "holo-tune" / "embeddings"
+
+
+def _pack(vector: FloatArray) -> tuple[str, bytes]:
+    """Store float32 when that loses nothing (local models), float64 otherwise (JSON floats)."""
+    narrow = vector.astype(np.float32)
+    if np.array_equal(narrow.astype(np.float64), vector):
+        return "f4", narrow.tobytes()
+    return "f8", vector.astype(np.float64).tobytes()
+
+
+def _unpack(dtype: str, blob: bytes) -> FloatArray:
+    return np.frombuffer(blob, dtype=np.float32 if dtype == "f4" else np.float64).astype(np.float64)
+
+
+class ToolEmbeddingCache:
+    """Tool vectors on disk, keyed by (model id, text hash); safe for concurrent processes."""
+
+    FILENAME = "embeddings.sqlite3"
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / self.FILENAME
+        self._ready = False
+        self._lock = threading.Lock()
+
+    @classmethod
+    def default(cls, environ: Mapping[str, str] | None = None) -> ToolEmbeddingCache:
+        """The user's cache under XDG_CACHE_HOME."""
+        return cls(default_cache_dir(environ))
+
+    def get(self, model_id: str, keys: Sequence[str]) -> dict[str, FloatArray]:
+        """The cached vectors among ``keys`` (text hashes); an unreadable file holds none."""
+        found: dict[str, FloatArray] = {}
+        if not keys or not self.path.exists():
+            return found
+        try:
+            with self._connect() as db:
+                for start in range(0, len(keys), _CHUNK):
+                    chunk = list(keys[start : start + _CHUNK])
+                    marks = ",".join("?" * len(chunk))
+                    rows = db.execute(
+                        "SELECT text_sha256, dtype, vector FROM vectors "
+                        f"WHERE model_id = ? AND text_sha256 IN ({marks})",
+                        [model_id, *chunk],
+                    )
+                    for key, dtype, blob in rows:
+                        found[key] = _unpack(dtype, blob)
+        except (sqlite3.Error, OSError) as err:
+            log.warning("embedding cache %s not read: %s", self.path, err)
+            return {}
+        return found
+
+    def put(self, model_id: str, vectors: Mapping[str, FloatArray]) -> None:
+        """Store ``vectors`` (text hash -> vector) in one transaction; errors are only logged."""
+        if not vectors:
+            return
+        rows = [(model_id, key, *_pack(np.asarray(v))) for key, v in vectors.items()]
+        try:
+            with self._connect() as db, db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO vectors (model_id, text_sha256, dtype, vector) "
+                    "VALUES (?, ?, ?, ?)",
+                    rows,
+                )
+        except (sqlite3.Error, OSError) as err:
+            log.warning("embedding cache %s not written: %s", self.path, err)
+
+    def count(self, model_id: str | None = None) -> int:
+        """Rows stored (for one model, or all)."""
+        if not self.path.exists():
+            return 0
+        with self._connect() as db:
+            if model_id is None:
+                (n,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
+            else:
+                (n,) = db.execute(
+                    "SELECT COUNT(*) FROM vectors WHERE model_id = ?", [model_id]
+                ).fetchone()
+        return int(n)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A fresh connection per operation: cheap, and safe to use from any thread."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with closing(sqlite3.connect(self.path, timeout=30.0)) as db:
+            self._prepare(db)
+            yield db
+
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        with self._lock:
+            if self._ready:
+                return
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_SCHEMA)
+            db.commit()
+            self._ready = True
+
+
+def embed_cached(
+    embedder: Embedder, texts: Sequence[str], cache: ToolEmbeddingCache | None = None
+) -> FloatArray:
+    """Vectors of ``texts`` (one row each, in order), sending only the texts not on disk.
+
+    ``cache`` defaults to the user's cache (:meth:`ToolEmbeddingCache.default`). Duplicate texts
+    are sent once. A query-caching wrapper is bypassed so tool texts do not flood its LRU.
+    """
+    inner = embedder.inner if isinstance(embedder, CachingEmbedder) else embedder
+    store = cache if cache is not None else ToolEmbeddingCache.default()
+    keys = [text_key(t) for t in texts]
+    found = store.get(inner.model_id, keys)
+    missing: dict[str, str] = {}
+    for key, text in zip(keys, texts, strict=True):
+        if key not in found:
+            missing.setdefault(key, text)
+    if missing:
+        fresh = inner.embed(list(missing.values()))
+        computed = dict(
+            zip(missing, (np.asarray(row, dtype=np.float64) for row in fresh), strict=True)
+        )
+        store.put(inner.model_id, computed)
+        found.update(computed)
+    if not keys:
+        return np.zeros((0, 0), dtype=np.float64)
+    return np.vstack([found[key] for key in keys])
+
+
+class CachingEmbedder:
+    """An Embedder that remembers the last ``maxsize`` texts it embedded (query vectors).
+
+    Typing re-scores on every keystroke and users go back and forth between queries; a remembered
+    query costs nothing. Only texts not remembered are sent, in one call to the inner embedder.
+    """
+
+    def __init__(self, inner: Embedder, maxsize: int = 1024) -> None:
+        self.inner = inner
+        self.maxsize = maxsize
+        self._memory: OrderedDict[str, FloatArray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def spec(self) -> str:
+        return self.inner.spec
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        if not texts:
+            return self.inner.embed([])
+        with self._lock:
+            known = {t: self._memory[t] for t in texts if t in self._memory}
+            for text in known:
+                self._memory.move_to_end(text)
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            fresh = self.inner.embed(missing)
+            with self._lock:
+                for text, row in zip(missing, fresh, strict=True):
+                    vector = np.asarray(row, dtype=np.float64)
+                    vector.flags.writeable = False
+                    self._memory[text] = vector
+                    known[text] = vector
+                while len(self._memory) > self.maxsize:
+                    self._memory.popitem(last=False)
+        return np.vstack([known[t] for t in texts])
+
+    def __repr__(self) -> str:
+        return f"CachingEmbedder({self.inner!r})"

