@@ -93,7 +93,8 @@ def test_loads_with_the_network_blocked(tmp_path: Path) -> None:
         def refuse(*args, **kwargs):
             raise OSError("network blocked by the test")
 
-        socket.socket = refuse
+        socket.socket.connect = refuse
+        socket.socket.connect_ex = refuse
         socket.create_connection = refuse
         socket.getaddrinfo = refuse
 

@@ -249,3 +249,32 @@ def test_bfcl_catalog() -> None:
     assert len(flat) > 300
     for i, tool in flat:
         assert table.per_tool[i] == plain_cookbook_count(dict(tool.definition), tool.full_name)
+
+
+def test_the_filter_s_stand_in_description_is_not_sent() -> None:
+    """HoloDeck indexes 'Function <f> from plugin <p>' for an undescribed tool; none is sent."""
+    listing = {"name": "ping", "inputSchema": {"type": "object", "properties": {}}}
+    tool = Tool(
+        full_name="srv-ping",
+        plugin="srv",
+        name="ping",
+        description="Function ping from plugin srv",
+        parameters=(),
+        kind="mcp",
+        definition=listing,
+    )
+    assert tool_function(tool).description == ""
+    table = token_table(Catalog(tools=[tool], servers=[]), "openai", "gpt-4o")
+    assert table.per_tool[0] == expected_count("srv-ping", "", {})
+
+
+def test_counts_tools_as_the_catalog_builder_makes_them() -> None:
+    from workbench.catalog.build import mcp_tools
+
+    tools, _ = mcp_tools("brave", [NEWS, SEARCH, {"name": "bare"}])
+    table = token_table(Catalog(tools=tools, servers=[]), "openai", "gpt-4o")
+    by_name = dict(zip([t.full_name for t in tools], table.per_tool.tolist(), strict=True))
+    assert by_name["brave-web_search"] == expected_count(
+        "brave-web_search", "Search the web.", SEARCH["inputSchema"]
+    )
+    assert by_name["brave-bare"] == expected_count("brave-bare", "", {})

@@ -115,17 +115,26 @@ def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
 def tool_function(tool: Tool) -> FunctionDef:
     """A catalog tool as the runtime sends it: full name, description, input schema.
 
-    A tool listed without any schema (a local tool known only by its parameter names) is sent
-    with each parameter as a string property, as Semantic Kernel declares untyped parameters.
+    The description is the source's own, ``definition["description"]`` (empty when the source
+    gave none); ``Tool.description`` is used only for a tool without a definition, because it may
+    hold HoloDeck's stand-in ``Function <f> from plugin <p>``, which the filter's index sees and
+    the model never does. A tool listed without any schema (known only by its parameter names) is
+    sent with each parameter as a string property, as Semantic Kernel declares untyped parameters.
     """
-    has_schema = any(key in tool.definition for key in ("inputSchema", "input_schema"))
+    definition = tool.definition
+    description = definition.get("description") if definition else tool.description
+    has_schema = any(key in definition for key in ("inputSchema", "input_schema"))
     schema: Mapping[str, Any] = tool.input_schema
     if not has_schema and tool.parameters:
         schema = {
             "type": "object",
             "properties": {name: {"type": "string"} for name in tool.parameters},
         }
-    return FunctionDef(name=tool.full_name, description=tool.description, parameters=schema)
+    return FunctionDef(
+        name=tool.full_name,
+        description=description if isinstance(description, str) else "",
+        parameters=schema,
+    )
 
 
 def count_functions(
