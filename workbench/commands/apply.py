@@ -1,0 +1,65 @@
+"""``holo-tune apply AGENT.yaml [setting flags] [--dry-run] [--no-backup]``: write the block back.
+
+stdout carries the unified diff and nothing else (``--dry-run | patch AGENT.yaml`` works); every
+warning and status line goes to stderr. The diff is shown first, then the file is written
+atomically after a backup (``AGENT.yaml.bak``). Warnings that the target HoloDeck would not use
+the block (a 0.7+ config, an anthropic model) are printed before the diff; the write still happens,
+as asked. Refusals (an out-of-range value, a file changed since it was read, a file that does not
+load) exit 2 with one line and leave the file untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.commands.common import use_color
+from workbench.commands.export import load_setting, warn
+from workbench.config.writeback import WritePlan, apply_plan, plan_write
+
+_RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
+
+
+def run(args: argparse.Namespace) -> int:
+    agent, setting = load_setting(args)
+    plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
+    for message in plan.warnings:
+        warn(message)
+    if not plan.changed:
+        _status(f"{plan.path}: no change (the tool_filtering block already says that)")
+        return 0
+    sys.stdout.write(colored_diff(plan.diff) if use_color(sys.stdout) else plan.diff)
+    sys.stdout.flush()
+    if args.dry_run:
+        _status(f"{plan.path}: dry run, nothing written")
+        return 0
+    saved = apply_plan(plan, backup=not args.no_backup)
+    _status(_written(plan, saved))
+    return 0
+
+
+def _written(plan: WritePlan, saved: object) -> str:
+    where = f"previous file kept in {saved}" if saved else "no backup kept"
+    return f"{plan.path}: tool_filtering written ({where})"
+
+
+def _status(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def colored_diff(diff: str) -> str:
+    """The diff with removed lines red, added lines green and hunk headers cyan."""
+    out: list[str] = []
+    for line in diff.splitlines(keepends=True):
+        body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
+        if line.startswith(("---", "+++")):
+            out.append(line)
+        elif line.startswith("-"):
+            out.append(f"{_RED}{body}{_RESET}{end}")
+        elif line.startswith("+"):
+            out.append(f"{_GREEN}{body}{_RESET}{end}")
+        elif line.startswith("@@"):
+            out.append(f"{_CYAN}{body}{_RESET}{end}")
+        else:
+            out.append(line)
+    return "".join(out)

@@ -1,0 +1,260 @@
+"""Write a setting back into the agent YAML: only the ``tool_filtering`` block changes.
+
+Two steps, so that a caller can show the change before making it (the CLI's ``--dry-run``, the
+TUI's confirmation):
+
+* :func:`plan_write` reads the file, works out the new bytes by splicing the block's text (see
+  :mod:`workbench.config.writeback_splice` for the rules), checks that the result reads back as the
+  old document with just the new block, and returns a :class:`WritePlan` with the unified diff and
+  the warnings. It writes nothing and prints nothing.
+* :func:`apply_plan` writes the plan atomically, after a backup, unless the file changed on disk
+  since the plan read it.
+
+Every byte outside the block stays identical; ``${VAR}`` references are never expanded (the file
+is edited as text, never re-dumped from loaded data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
+from workbench.config.writeback_io import atomic_write
+from workbench.config.writeback_render import (
+    BLOCK_NAME,
+    Style,
+    render_block,
+    render_block_text,
+)
+from workbench.config.writeback_splice import Splice, coerced, where
+from workbench.config.writeback_text import apply_edits, unified_diff
+from workbench.errors import ConfigError, WriteBackError
+
+__all__ = [
+    "Style",
+    "WritePlan",
+    "apply_plan",
+    "backup_path",
+    "plan_write",
+    "render_block",
+    "render_block_text",
+    "runtime_warnings",
+    "start_setting",
+]
+
+WARN_07 = (
+    "this is a HoloDeck 0.7+ config (it has an `openai:` block): 0.7 removed tool_filtering "
+    "and refuses to load a file that has it"
+)
+WARN_ANTHROPIC = (
+    "the model provider is anthropic: HoloDeck reads tool_filtering but filters tools only for "
+    "openai, azure_openai and ollama models, so this block will have no effect"
+)
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """What a write would do. ``diff`` is exactly the change from ``old`` to ``new``."""
+
+    path: Path
+    setting: ToolFiltering
+    old: bytes
+    new: bytes
+    diff: str
+    warnings: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    @property
+    def old_digest(self) -> str:
+        return hashlib.sha256(self.old).hexdigest()
+
+    @property
+    def new_text(self) -> str:
+        return self.new.decode("utf-8")
+
+
+def start_setting(filtering: ToolFiltering | None) -> ToolFiltering:
+    """What export/apply start from before the flags: the file's block, else the defaults with
+    ``enabled: true`` (writing a new block that leaves filtering off is rarely what is meant)."""
+    return filtering if filtering is not None else DEFAULT_FILTERING.with_(enabled=True)
+
+
+def backup_path(path: str | Path) -> Path:
+    """Where :func:`apply_plan` keeps the previous file: ``AGENT.yaml.bak`` next to it."""
+    path = Path(path)
+    return path.with_name(path.name + ".bak")
+
+
+def plan_write(
+    path: str | Path,
+    setting: ToolFiltering | Mapping[str, Any],
+    *,
+    original: bytes | None = None,
+    current: ToolFiltering | None = None,
+) -> WritePlan:
+    """Work out how the file at ``path`` changes when its block becomes ``setting``.
+
+    ``original`` is the file as the caller read it (``AgentConfig.raw``): the plan is refused if
+    the file on disk differs. ``current`` is the block as loaded with ``${VAR}`` expanded
+    (``AgentConfig.filtering``): a key whose reference already gives the wanted value is left
+    alone instead of being replaced by the literal. Raises WriteBackError (refused: out-of-range
+    value, changed file, a layout it will not edit) or ConfigError (the file does not load).
+    """
+    path = Path(path)
+    name = str(path)
+    checked = validated(setting, name)
+    old = _read(path)
+    if original is not None and _digest(original) != _digest(old):
+        raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
+    text = _decode(old, name)
+    data = _load(text, name)
+    literal = data.get(BLOCK_NAME)
+    splice = Splice(
+        text=text,
+        path=name,
+        setting=checked,
+        literal=literal if isinstance(literal, dict) else None,
+        current=current,
+    )
+    splice.run()
+    new_text = apply_edits(text, splice.edits)
+    _verify(data, new_text, checked, splice.untouched, name)
+    warnings = runtime_warnings(data) + splice.warnings
+    return WritePlan(
+        path=path,
+        setting=checked,
+        old=old,
+        new=new_text.encode("utf-8"),
+        diff=unified_diff(text, new_text, label=name),
+        warnings=tuple(warnings),
+    )
+
+
+def apply_plan(plan: WritePlan, *, backup: bool = True) -> Path | None:
+    """Write ``plan`` atomically; returns the backup's path (None: no backup, or no change).
+
+    Refused (WriteBackError, nothing written) when the file on disk is no longer the one the plan
+    was made from. A symbolic link is followed: the file it points to is replaced, the link stays.
+    """
+    if not plan.changed:
+        return None
+    name = str(plan.path)
+    target = plan.path.resolve()
+    try:
+        now = target.read_bytes()
+        mode = os.stat(target).st_mode & 0o7777
+    except OSError as err:
+        raise WriteBackError(f"{name}: cannot read: {err.strerror}; nothing written") from None
+    if _digest(now) != plan.old_digest:
+        raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
+    saved = backup_path(plan.path) if backup else None
+    try:
+        if saved is not None:
+            atomic_write(saved, plan.old, mode=mode)
+        atomic_write(target, plan.new, mode=mode)
+    except OSError as err:
+        raise WriteBackError(f"{name}: cannot write: {err.strerror}; file unchanged") from None
+    return saved
+
+
+def validated(setting: ToolFiltering | Mapping[str, Any], name: str) -> ToolFiltering:
+    """The setting checked against HoloDeck's bounds again (it may come from anywhere)."""
+    data = setting.block() if isinstance(setting, ToolFiltering) else dict(setting)
+    try:
+        return ToolFiltering.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "setting"
+        cause = f"{first['msg']} (got {first.get('input')!r}); nothing written"
+        raise WriteBackError(where(name, None, f"{BLOCK_NAME}.{key}", cause)) from None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror}", file=str(path)) from None
+
+
+def _decode(raw: bytes, name: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"not UTF-8 text (byte {err.start})", file=name) from None
+
+
+def _load(text: str, name: str) -> dict[str, Any]:
+    """The document as HoloDeck's loader (PyYAML, YAML 1.1) reads it, ``${VAR}`` unexpanded."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        raise ConfigError(f"not valid YAML: {err.problem}", file=name, line=line) from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=name) from None
+    if not isinstance(data, dict):
+        raise ConfigError("not an agent config: the top level is not a mapping", file=name)
+    return data
+
+
+def _verify(
+    old: dict[str, Any], new_text: str, setting: ToolFiltering, untouched: set[str], name: str
+) -> None:
+    """The new text must read as the old document with only the block changed, to ``setting``.
+
+    A guard against layouts the splicer does not foresee: better refuse than write a wrong file.
+    """
+    refusal = WriteBackError(
+        f"{name}: this file's layout defeats a safe edit of {BLOCK_NAME}; nothing written "
+        "(edit the block by hand; `holo-tune export` prints it)"
+    )
+    try:
+        new = yaml.safe_load(new_text)
+    except yaml.YAMLError:
+        raise refusal from None
+    if not isinstance(new, dict) or not isinstance(new.get(BLOCK_NAME), dict):
+        raise refusal
+    if {k: v for k, v in new.items() if k != BLOCK_NAME} != {
+        k: v for k, v in old.items() if k != BLOCK_NAME
+    }:
+        raise refusal
+    block: dict[str, Any] = new[BLOCK_NAME]
+    found = old.get(BLOCK_NAME)
+    old_block: dict[str, Any] = found if isinstance(found, dict) else {}
+    want, defaults = setting.block(), DEFAULT_FILTERING.block()
+    if not set(block) <= set(BLOCK_KEYS):
+        raise refusal
+    for key in BLOCK_KEYS:
+        if key in untouched:
+            ok = block.get(key) == old_block.get(key)
+        else:
+            ok = coerced(key, block.get(key, defaults[key])) == want[key]
+        if not ok:
+            raise refusal
+
+
+def runtime_warnings(data: dict[str, Any]) -> list[str]:
+    """What the user must know before writing: the target HoloDeck will not use the block."""
+    warnings: list[str] = []
+    if "openai" in data:
+        warnings.append(WARN_07)
+    model = data.get("model")
+    if isinstance(model, dict) and str(model.get("provider", "")).strip() == "anthropic":
+        warnings.append(WARN_ANTHROPIC)
+    return warnings
