@@ -178,7 +178,7 @@ def test_model_decides_encoding_framing_and_exactness() -> None:
     catalog = small_catalog()
     gpt4 = token_table(catalog, "openai", "gpt-4")
     claude = token_table(catalog, "anthropic", "claude-sonnet-4-5")
-    assert (gpt4.encoding, gpt4.exact, gpt4.format.func_init) == ("cl100k_base", True, 10)
+    assert (gpt4.encoding, gpt4.exact, gpt4.tool_format.func_init) == ("cl100k_base", True, 10)
     assert (claude.encoding, claude.exact) == ("cl100k_base", False)
     assert claude.note.startswith("estimate")
     # Same tokenizer, different framing constants: 3 more per function for gpt-4.

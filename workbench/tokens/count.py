@@ -48,7 +48,7 @@ class TokenTable:
     per_tool: IntArray
     overhead: int
     note: str = ""
-    format: ToolFormat = FORMATS["gpt-4o"]
+    tool_format: ToolFormat = FORMATS["gpt-4o"]
 
     def __post_init__(self) -> None:
         per_tool = np.asarray(self.per_tool, dtype=np.int64)
@@ -89,7 +89,7 @@ class TokenTable:
             functions = [as_function(definition) for definition in defs]
         except ValueError as err:
             raise InputError(str(err), field="tools") from err
-        counts = count_functions(functions, get_encoding(self.encoding), self.format)
+        counts = count_functions(functions, get_encoding(self.encoding), self.tool_format)
         return self._with_overhead(int(counts.sum()), len(functions))
 
     def _with_overhead(self, subtotal: int, tools: int) -> int:
@@ -108,7 +108,7 @@ def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
         per_tool=count_functions(functions, get_encoding(choice.name), fmt),
         overhead=fmt.func_end,
         note=choice.note,
-        format=fmt,
+        tool_format=fmt,
     )
 
 
