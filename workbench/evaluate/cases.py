@@ -1,0 +1,283 @@
+"""Labelled queries: load them, and resolve their expected tool names against a catalog.
+
+Sources (DESIGN.md, Files):
+
+- a YAML file ``cases: [{query, expected: [...], category?}]``;
+- a JSON Lines file, one ``{"query", "expected", "category"?}`` object a line;
+- the agent's own HoloDeck ``test_cases`` (``input`` + ``expected_tools``; multi-turn cases give
+  one case per turn that names tools, since the runtime filters on the last user message alone).
+
+Name matching. In a cases file an expected name is a full name ``<server>-<tool>`` or a bare tool
+name, which matches that tool on any server. HoloDeck's own test runner matches ``expected_tools``
+as *substrings* of the called tool's full name (``search`` passes when ``vectorstore-search`` is
+called), so for ``test_cases`` an entry that is neither a full nor a bare name falls back to every
+tool whose full name contains it. Each expected entry becomes a *group* of catalog indices: the
+entry counts as sent when any tool of its group is sent. Names that match nothing are reported with
+``file:line``; a case left with no resolvable name is skipped (and counted), never scored 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError
+
+from workbench.catalog.models import Catalog
+from workbench.errors import CasesError
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One labelled query as written: the user message and the names of the tools it needs."""
+
+    query: str
+    expected: tuple[str, ...]
+    category: str | None = None
+    #: Where it was written (``file:line``), for messages.
+    source: str = ""
+    #: HoloDeck test_cases semantics: a name may match as a substring of a full name.
+    substring: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedCase:
+    """A case whose expected names are catalog indices.
+
+    ``groups[i]`` holds the catalog indices that satisfy ``names[i]`` (one for a full name, several
+    for a bare name found on several servers or a substring), in catalog order.
+    """
+
+    case: Case
+    names: tuple[str, ...]
+    groups: tuple[tuple[int, ...], ...]
+
+    @property
+    def query(self) -> str:
+        return self.case.query
+
+    @property
+    def category(self) -> str | None:
+        return self.case.category
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownName:
+    """An expected name that matches no catalog tool, and where it was written."""
+
+    name: str
+    source: str
+
+
+@dataclass(slots=True)
+class CaseSet:
+    """Resolved cases plus what could not be resolved."""
+
+    cases: list[ResolvedCase]
+    unknown: list[UnknownName] = field(default_factory=list)
+    skipped: list[Case] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def warnings(self) -> list[str]:
+        """One line per problem, ready to print on stderr."""
+        lines = [f"{u.source}: unknown expected tool {u.name!r}" for u in self.unknown]
+        if self.skipped:
+            lines.append(
+                f"{len(self.skipped)} case(s) skipped: none of their expected tools is in the "
+                "catalog"
+            )
+        return lines
+
+    def subset(self, indices: Iterable[int]) -> CaseSet:
+        """The cases at ``indices`` (for folds and samples); problems are kept."""
+        return CaseSet([self.cases[i] for i in indices], list(self.unknown), list(self.skipped))
+
+
+# --------------------------------------------------------------------------------------- loading
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Read a cases file: YAML by suffix (``.yaml``/``.yml``), JSON Lines otherwise."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CasesError("no such file", file=path) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise CasesError(f"cannot read: {err}", file=path) from None
+    if path.suffix.lower() in YAML_SUFFIXES:
+        return _cases_from_yaml(text, path)
+    return _cases_from_jsonl(text, path)
+
+
+def _cases_from_jsonl(text: str, path: Path) -> list[Case]:
+    cases: list[Case] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise CasesError(f"not JSON: {err.msg}", file=path, line=number) from None
+        cases.append(_case(obj, path, number, query_key="query", expected_key="expected"))
+    if not cases:
+        raise CasesError("no cases", file=path)
+    return cases
+
+
+def _cases_from_yaml(text: str, path: Path) -> list[Case]:
+    try:
+        data = YAML(typ="rt").load(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else None
+        raise CasesError(f"bad YAML: {err.problem or err.context}", file=path, line=line) from None
+    items = data.get("cases") if isinstance(data, Mapping) else data
+    if not isinstance(items, list):
+        raise CasesError("expected a 'cases:' list", file=path, line=1, field="cases")
+    if not items:
+        raise CasesError("no cases", file=path, field="cases")
+    return [
+        _case(item, path, _item_line(items, i), query_key="query", expected_key="expected")
+        for i, item in enumerate(items)
+    ]
+
+
+def _item_line(seq: Any, index: int) -> int | None:
+    """1-based line of item ``index`` of a ruamel sequence (None when unknown)."""
+    try:
+        return int(seq.lc.item(index)[0]) + 1
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _case(
+    obj: Any,
+    path: Path,
+    line: int | None,
+    *,
+    query_key: str,
+    expected_key: str,
+    substring: bool = False,
+) -> Case:
+    if not isinstance(obj, Mapping):
+        raise CasesError("a case must be an object", file=path, line=line)
+    query = obj.get(query_key)
+    if not isinstance(query, str) or not query.strip():
+        raise CasesError("must be a non-empty string", file=path, line=line, field=query_key)
+    expected = _expected_names(obj.get(expected_key), path, line, expected_key)
+    category = obj.get("category")
+    if category is not None and not isinstance(category, str | int):
+        raise CasesError("must be a string", file=path, line=line, field="category")
+    return Case(
+        query=query,
+        expected=expected,
+        category=None if category is None else str(category),
+        source=f"{path}:{line}" if line is not None else str(path),
+        substring=substring,
+    )
+
+
+def _expected_names(value: Any, path: Path, line: int | None, key: str) -> tuple[str, ...]:
+    """Expected names: strings, or objects with ``name`` (HoloDeck's ExpectedTool form)."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise CasesError("must be a non-empty list of tool names", file=path, line=line, field=key)
+    names: list[str] = []
+    for entry in value:
+        name = entry.get("name") if isinstance(entry, Mapping) else entry
+        if not isinstance(name, str) or not name.strip():
+            raise CasesError(
+                "entries must be tool names or objects with a 'name'",
+                file=path,
+                line=line,
+                field=key,
+            )
+        if name.strip() not in names:
+            names.append(name.strip())
+    return tuple(names)
+
+
+def cases_from_test_cases(agent_path: str | Path) -> list[Case]:
+    """The agent's own HoloDeck ``test_cases`` that name tools, as cases (substring matching).
+
+    Read from the file itself so every case keeps its line. A test case (or turn) without
+    ``expected_tools`` measures nothing here and is left out.
+    """
+    path = Path(agent_path)
+    try:
+        data = YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, MarkedYAMLError) as err:
+        raise CasesError(f"cannot read test_cases: {err}", file=path) from None
+    items = data.get("test_cases") if isinstance(data, Mapping) else None
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise CasesError("must be a list", file=path, field="test_cases")
+    cases: list[Case] = []
+    for i, item in enumerate(items):
+        line = _item_line(items, i)
+        if not isinstance(item, Mapping):
+            raise CasesError("a test case must be a mapping", file=path, line=line)
+        turns = item.get("turns")
+        if isinstance(turns, list):
+            for j, turn in enumerate(turns):
+                if isinstance(turn, Mapping) and turn.get("expected_tools"):
+                    cases.append(_test_case(turn, path, _item_line(turns, j) or line))
+        elif item.get("expected_tools"):
+            cases.append(_test_case(item, path, line))
+    return cases
+
+
+def _test_case(obj: Mapping[str, Any], path: Path, line: int | None) -> Case:
+    return _case(obj, path, line, query_key="input", expected_key="expected_tools", substring=True)
+
+
+# ------------------------------------------------------------------------------------ resolution
+
+
+def resolve_name(name: str, catalog: Catalog, *, substring: bool = False) -> tuple[int, ...]:
+    """Catalog indices that satisfy an expected name (empty when none).
+
+    Full name first; else a bare tool name on any server; else, with ``substring`` (HoloDeck
+    test_cases), every tool whose full name contains it.
+    """
+    try:
+        return (catalog.position(name),)
+    except KeyError:
+        pass
+    bare = tuple(i for i, tool in enumerate(catalog.tools) if tool.name == name)
+    if bare or not substring:
+        return bare
+    return tuple(i for i, tool in enumerate(catalog.tools) if name in tool.full_name)
+
+
+def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
+    """Resolve every case against ``catalog``; unknown names and empty cases are reported."""
+    resolved: list[ResolvedCase] = []
+    unknown: list[UnknownName] = []
+    skipped: list[Case] = []
+    for case in cases:
+        names: list[str] = []
+        groups: list[tuple[int, ...]] = []
+        for name in case.expected:
+            group = resolve_name(name, catalog, substring=case.substring)
+            if not group:
+                unknown.append(UnknownName(name, case.source))
+            elif group not in groups:
+                names.append(name)
+                groups.append(group)
+        if groups:
+            resolved.append(ResolvedCase(case, tuple(names), tuple(groups)))
+        else:
+            skipped.append(case)
+    return CaseSet(resolved, unknown, skipped)

@@ -1,0 +1,270 @@
+"""The tuner: the setting with the best recall within a token budget, and an honest promise.
+
+How a setting is chosen (:func:`choose`), on the cases of some folds:
+
+1. *Robust figures.* A threshold that sits right at a cliff of the score distribution is a bet on
+   the next queries scoring like these ones. So a setting at threshold ``t`` is credited with the
+   recall it would have at ``t + MARGIN`` and charged the tokens it would send at ``t - MARGIN``
+   (recall only falls and tokens only fall as the threshold rises, so these are the worst cases in
+   the window). Recall is then lowered by ``VARIANCE_PENALTY`` x its standard deviation across
+   the folds: a setting that is good on every fold beats one that is great on some.
+2. *Budget.* Only settings whose robust mean tokens sent fit the budget compete: ``--max-tokens``
+   N, or ``--min-reduction`` R (at most ``(1 - R)`` of all tokens), or both. With neither, the
+   default is the *knee*: at most ``DEFAULT_SHARE`` (30 %) of all tokens, and among settings
+   within ``KNEE_TOLERANCE`` (0.02) of the best robust recall there, the cheapest.
+3. *Ties.* Settings within ``TIE_TOLERANCE`` of the best robust recall tie; the one with fewer
+   robust tokens wins, then fewer always-sent tools, then bm25 over semantic over hybrid (equal
+   figures mean the embeddings bought nothing), then the smaller top_k, then the lower threshold.
+
+The promise (:func:`cross_validate`) is k-fold: the same procedure is run on k-1 folds and the
+chosen setting measured on the fold left out; the held-out figures pool those measurements, so they
+estimate what the procedure's setting does on queries it has not seen. The proposed setting itself
+is then chosen on all folds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import InputError
+from workbench.evaluate.metrics import Metrics
+from workbench.evaluate.sweep import (
+    THRESHOLDS,
+    TOP_KS,
+    FloatArray,
+    FrontPoint,
+    MethodSweep,
+    SweepResult,
+    method_rank,
+)
+from workbench.search.types import IntArray
+
+#: Threshold grid steps (of 0.01) a setting must keep from a cliff in each direction.
+MARGIN = 3
+#: How much of the across-fold standard deviation of recall is taken off.
+VARIANCE_PENALTY = 0.5
+#: Robust recalls this close count as equal (then fewer tokens win).
+TIE_TOLERANCE = 0.001
+#: With no budget: at most this share of all tokens ...
+DEFAULT_SHARE = 0.30
+#: ... and the cheapest setting this close to the best recall there (the knee).
+KNEE_TOLERANCE = 0.02
+DEFAULT_FOLDS = 5
+FOLD_SEED = 20240607
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Mean tokens sent per request the proposed setting may cost."""
+
+    max_tokens: int | None = None
+    min_reduction: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None and self.max_tokens < 0:
+            raise InputError("must be at least 0", field="--max-tokens")
+        if self.min_reduction is not None and not 0.0 <= self.min_reduction <= 1.0:
+            raise InputError("must be between 0 and 1", field="--min-reduction")
+
+    @property
+    def explicit(self) -> bool:
+        return self.max_tokens is not None or self.min_reduction is not None
+
+    def limit(self, tokens_all: int) -> float:
+        """The largest mean tokens sent allowed (the default share when no budget is given)."""
+        limits = [math.inf]
+        if self.max_tokens is not None:
+            limits.append(float(self.max_tokens))
+        if self.min_reduction is not None:
+            limits.append((1.0 - self.min_reduction) * tokens_all)
+        if not self.explicit:
+            limits.append(DEFAULT_SHARE * tokens_all)
+        return min(limits)
+
+    @property
+    def tolerance(self) -> float:
+        return TIE_TOLERANCE if self.explicit else KNEE_TOLERANCE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "min_reduction": self.min_reduction}
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A grid point of one sweep, with the figures it was chosen on."""
+
+    sweep: int
+    method: str
+    top_k: int
+    threshold: int
+    robust_recall: float
+    robust_tokens: float
+    within_budget: bool
+
+    def setting(self, sweeps: Sequence[SweepResult]) -> ToolFiltering:
+        return sweeps[self.sweep].setting(self.method, self.top_k, self.threshold)
+
+
+def fold_assignment(cases: int, folds: int, seed: int = FOLD_SEED) -> IntArray:
+    """``out[c]``: the fold of case ``c``: a seeded shuffle dealt round-robin (deterministic)."""
+    if folds < 2:
+        raise InputError("k-fold needs at least 2 folds", field="--folds")
+    if cases < folds:
+        raise InputError(f"{cases} case(s) cannot fill {folds} folds", field="--folds")
+    permutation = np.random.default_rng(seed).permutation(cases)
+    out = np.empty(cases, dtype=np.int64)
+    out[permutation] = np.arange(cases) % folds
+    return out
+
+
+def _robust(ms: MethodSweep, folds: Sequence[int]) -> tuple[FloatArray, FloatArray]:
+    """Robust recall and robust tokens over ``folds`` for every (top_k, threshold)."""
+    recall, _, tokens = ms.means(folds)
+    if len(folds) > 1:
+        per_fold = np.stack([ms.means([f])[0] for f in folds])
+        recall = recall - VARIANCE_PENALTY * per_fold.std(axis=0)
+    t = np.arange(THRESHOLDS.size)
+    up = np.minimum(t + MARGIN, THRESHOLDS.size - 1)
+    down = np.maximum(t - MARGIN, 0)
+    return recall[:, up], tokens[:, down]
+
+
+def choose(sweeps: Sequence[SweepResult], folds: Sequence[int], budget: Budget) -> Choice:
+    """The setting the procedure of this module's docstring picks on the cases of ``folds``."""
+    candidates: list[np.ndarray[Any, np.dtype[np.float64]]] = []
+    labels: list[tuple[int, str]] = []
+    for s_index, result in enumerate(sweeps):
+        limit = budget.limit(result.tokens_all)
+        for method, ms in result.methods.items():
+            recall, tokens = _robust(ms, folds)
+            k, t = np.meshgrid(np.arange(TOP_KS.size), np.arange(THRESHOLDS.size), indexing="ij")
+            candidates.append(
+                np.stack(
+                    [
+                        recall.ravel(),
+                        tokens.ravel(),
+                        (tokens <= limit + 1e-9).ravel(),
+                        np.full(k.size, len(ms.fixed)),
+                        np.full(k.size, method_rank(method)),
+                        k.ravel(),
+                        t.ravel(),
+                        np.full(k.size, len(labels)),
+                    ]
+                )
+            )
+            labels.append((s_index, method))
+    if not candidates:
+        raise ValueError("nothing was swept")
+    table = np.concatenate(candidates, axis=1)
+    fits = table[2] > 0
+    if not fits.any():  # the budget is below the cheapest setting: offer the cheapest
+        cheapest = table[1].min()
+        pool = table[:, table[1] <= cheapest + 1e-9]
+        within = False
+    else:
+        pool = table[:, fits]
+        best = pool[0].max()
+        pool = pool[:, pool[0] >= best - budget.tolerance - 1e-12]
+        within = True
+    # fewer tokens, fewer fixed tools, preferred method, smaller k, lower threshold, higher recall
+    order = np.lexsort((-pool[0], pool[6], pool[5], pool[4], pool[3], pool[1]))
+    col = pool[:, order[0]]
+    s_index, method = labels[int(col[7])]
+    return Choice(
+        sweep=s_index,
+        method=method,
+        top_k=int(col[5]) + 1,
+        threshold=int(col[6]),
+        robust_recall=float(col[0]),
+        robust_tokens=float(col[1]),
+        within_budget=within,
+    )
+
+
+def measure(
+    sweeps: Sequence[SweepResult], choice: Choice, folds: Sequence[int] | None = None
+) -> Metrics:
+    """The figures of ``choice`` on the cases of ``folds`` (all when None)."""
+    result = sweeps[choice.sweep]
+    return result.methods[choice.method].metrics(
+        choice.top_k, choice.threshold, result.tokens_all, folds
+    )
+
+
+def cross_validate(
+    sweeps: Sequence[SweepResult], n_folds: int, budget: Budget
+) -> tuple[Metrics, list[Choice]]:
+    """Held-out figures of the procedure: tune on k-1 folds, measure on the last, pool."""
+    choices: list[Choice] = []
+    sums = {"hit": 0.0, "top1": 0.0, "tokens": 0.0}
+    recall = Fraction(0)
+    mrr: list[float] = []
+    total = 0
+    tokens_all = sweeps[0].tokens_all
+    for held in range(n_folds):
+        train = [f for f in range(n_folds) if f != held]
+        choice = choose(sweeps, train, budget)
+        choices.append(choice)
+        ms = sweeps[choice.sweep].methods[choice.method]
+        at = (held, choice.top_k - 1, choice.threshold)
+        n = int(ms.counts[held])
+        total += n
+        sums["hit"] += float(ms.hit[at])
+        sums["tokens"] += float(ms.tokens[at])
+        recall += Fraction(round(float(ms.recall[at])), ms.recall_scale)
+        in_fold = ms.fold_of == held
+        sums["top1"] += float(ms.top1_case[in_fold].sum())
+        mrr.extend(ms.mrr_case[in_fold].tolist())
+    d = max(total, 1)
+    heldout = Metrics(
+        cases=total,
+        hit=sums["hit"] / d,
+        recall=float(recall / d),
+        top1=sums["top1"] / d,
+        mrr=math.fsum(mrr) / d,
+        tokens_selected_mean=sums["tokens"] / d,
+        tokens_all=tokens_all,
+    )
+    return heldout, choices
+
+
+@dataclass(frozen=True)
+class TuneOutcome:
+    """What the tuner proposes and how far to trust it."""
+
+    setting: ToolFiltering
+    choice: Choice
+    budget: Budget
+    folds: int
+    #: The procedure's figures on folds it did not tune on (the promise).
+    heldout: Metrics
+    #: The proposed setting's figures on every case (in-sample: optimistic).
+    insample: Metrics
+    #: The setting each held-out round chose (how stable the procedure is).
+    fold_choices: list[ToolFiltering]
+    front: list[FrontPoint]
+
+
+def tune(
+    sweeps: Sequence[SweepResult], budget: Budget, n_folds: int, front: list[FrontPoint]
+) -> TuneOutcome:
+    """Propose a setting (chosen on all folds) and its held-out figures (k-fold)."""
+    heldout, choices = cross_validate(sweeps, n_folds, budget)
+    final = choose(sweeps, list(range(n_folds)), budget)
+    return TuneOutcome(
+        setting=final.setting(sweeps),
+        choice=final,
+        budget=budget,
+        folds=n_folds,
+        heldout=heldout,
+        insample=measure(sweeps, final),
+        fold_choices=[c.setting(sweeps) for c in choices],
+        front=front,
+    )
