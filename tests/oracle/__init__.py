@@ -1,0 +1,1 @@
+"""Test support for the search tests: HoloDeck's own filter as the oracle, catalogs, embedders."""

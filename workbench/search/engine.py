@@ -1,0 +1,248 @@
+"""The ``holodeck`` engine: HoloDeck 0.6.40's tool search over a whole catalog, with numpy.
+
+Built once per catalog: BM25 postings now, tool embeddings on :meth:`HoloDeckEngine.prepare` (slow:
+the TUI runs it in a worker; an embedding cache makes a second start instant). A query is then
+scored for every tool in a few array operations, and the ranking is cached per (query, method), so
+a change of top_k, threshold, always_include or top_n_used only re-runs the selection.
+
+Every fallback of the runtime (``holodeck.lib.tool_filter.index.ToolIndex``) is reproduced:
+
+- no embedding service: semantic is BM25 (normalised), and hybrid fuses BM25 with itself;
+- the query embedding fails: the same, for that query;
+- a tool without an embedding (the tool batch failed at start): that tool scores its *raw*,
+  un-normalised BM25 next to the other tools' cosines.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+import numpy as np
+
+from workbench.catalog.models import Catalog
+from workbench.config.filtering import SearchMethod
+from workbench.search.bm25 import BM25Index, normalise
+from workbench.search.hybrid import best_first, rrf
+from workbench.search.semantic import ToolVectors
+from workbench.search.tokenize import tokenize
+from workbench.search.types import Embedder, FloatArray, Ranking
+
+RANKING_CACHE_SIZE = 512
+QUERY_CACHE_SIZE = 2048
+
+
+class EmbeddingStore(Protocol):
+    """A disk cache of tool embeddings keyed by model and text (the embedders' cache)."""
+
+    def get_many(self, model_id: str, texts: Sequence[str]) -> list[FloatArray | None]:
+        """The cached vector of each text, None where there is none."""
+        ...
+
+    def put_many(self, model_id: str, texts: Sequence[str], vectors: FloatArray) -> None:
+        """Remember one vector per text."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Semantic:
+    """The semantic half of a query: scores, what really produced them, and why if not cosine."""
+
+    scores: FloatArray
+    method: str
+    fallback: str | None
+    model_id: str | None
+    cacheable: bool = True
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _LRU(Generic[K, V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+
+class HoloDeckEngine:
+    """HoloDeck's filter ranking (semantic, bm25, hybrid) for one catalog and one embedder."""
+
+    name = "holodeck"
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        embedder: Embedder | None,
+        *,
+        embedding_cache: EmbeddingStore | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.embedder = embedder
+        self._store = embedding_cache
+        self._texts = [tool.search_text for tool in catalog.tools]
+        self.bm25 = BM25Index(self._texts)
+        self._vectors: ToolVectors | None = None
+        self._tool_error: str | None = None
+        self._prepared = embedder is None
+        self._prepare_lock = threading.Lock()
+        self._rankings: _LRU[tuple[str, str], Ranking] = _LRU(RANKING_CACHE_SIZE)
+        self._queries: _LRU[str, FloatArray] = _LRU(QUERY_CACHE_SIZE)
+
+    # -- tool embeddings -------------------------------------------------------------------
+    @property
+    def prepared(self) -> bool:
+        """True once the tool embeddings exist (or failed, or there is no embedder)."""
+        return self._prepared
+
+    @property
+    def tool_embedding_error(self) -> str | None:
+        """Why the tool embeddings failed at start (the runtime then scores raw BM25), if so."""
+        return self._tool_error
+
+    def prepare(self) -> None:
+        """Embed every tool's searchable text once, as the runtime does at start (idempotent).
+
+        A failure is not raised: the runtime logs it and runs on without tool embeddings, and so
+        does this engine (see :attr:`tool_embedding_error`).
+        """
+        if self._prepared:
+            return
+        with self._prepare_lock:
+            if self._prepared:
+                return
+            try:
+                self._vectors = self._embed_tools()
+            except Exception as err:  # the runtime catches everything here too
+                self._tool_error = _one_line(err)
+            self._prepared = True
+
+    def _embed_tools(self) -> ToolVectors | None:
+        embedder = self.embedder
+        if embedder is None or not self._texts:
+            return None
+        found: list[FloatArray | None] = [None] * len(self._texts)
+        if self._store is not None:
+            found = list(self._store.get_many(embedder.model_id, self._texts))
+        missing = [i for i, vector in enumerate(found) if vector is None]
+        if missing:
+            fresh = np.asarray(embedder.embed([self._texts[i] for i in missing]), dtype=np.float64)
+            if fresh.ndim != 2:
+                raise ValueError(f"embedder returned an array of shape {fresh.shape}")
+            # Like the runtime's zip(strict=False): texts past the last vector get none.
+            got = missing[: fresh.shape[0]]
+            for row, index in enumerate(got):
+                found[index] = fresh[row]
+            if self._store is not None and got:
+                self._store.put_many(
+                    embedder.model_id, [self._texts[i] for i in got], fresh[: len(got)]
+                )
+        return _stack(found)
+
+    # -- ranking ---------------------------------------------------------------------------
+    def rank(self, query: str, method: SearchMethod | str) -> Ranking:
+        """Every tool's score for ``query`` by ``method`` and the runtime's order (cached)."""
+        key = (query, method)
+        cached = self._rankings.get(key)
+        if cached is not None:
+            return cached
+        ranking, cacheable = self._rank(query, method)
+        if cacheable:
+            self._rankings.put(key, ranking)
+        return ranking
+
+    def _rank(self, query: str, method: str) -> tuple[Ranking, bool]:
+        if method not in ("semantic", "bm25", "hybrid"):
+            raise ValueError(f"unknown search method {method!r}")
+        raw = self.bm25.raw_scores(tokenize(query))
+        bm25 = normalise(raw)
+        if method == "bm25":
+            return Ranking(query, method, "bm25", bm25, best_first(bm25)), True
+        semantic = self._semantic(query, raw, bm25)
+        if method == "semantic":
+            ranking = Ranking(
+                query,
+                method,
+                semantic.method,
+                semantic.scores,
+                best_first(semantic.scores),
+                fallback=semantic.fallback,
+                model_id=semantic.model_id,
+            )
+            return ranking, semantic.cacheable
+        fused, order = rrf(semantic.scores, bm25)
+        fallback = semantic.fallback and f"its semantic half is BM25: {semantic.fallback}"
+        ranking = Ranking(
+            query, method, "hybrid", fused, order, fallback=fallback, model_id=semantic.model_id
+        )
+        return ranking, semantic.cacheable
+
+    def _semantic(self, query: str, raw: FloatArray, bm25: FloatArray) -> _Semantic:
+        """The runtime's ``_semantic_search``, fallbacks included, for every tool at once."""
+        embedder = self.embedder
+        if embedder is None:
+            return _Semantic(bm25, "bm25", "no embedding service at run time", None)
+        self.prepare()
+        try:
+            query_vector = self._query_vector(query, embedder)
+        except Exception as err:  # the runtime falls back on any error
+            reason = f"the query embedding failed ({_one_line(err)})"
+            return _Semantic(bm25, "bm25", reason, None, cacheable=False)
+        vectors = self._vectors
+        if vectors is None or not vectors.present.any():
+            why = self._tool_error or "no tool has an embedding"
+            reason = f"tool embeddings unavailable ({why}): every tool scores its raw BM25"
+            return _Semantic(raw, "bm25", reason, None)
+        scores = np.where(vectors.present, vectors.cosine(query_vector), raw)
+        missing = int((~vectors.present).sum())
+        partial = f"{missing} tools have no embedding and score their raw BM25" if missing else None
+        return _Semantic(scores, "semantic", partial, embedder.model_id)
+
+    def _query_vector(self, query: str, embedder: Embedder) -> FloatArray:
+        cached = self._queries.get(query)
+        if cached is None:
+            cached = np.asarray(embedder.embed([query])[0], dtype=np.float64)
+            self._queries.put(query, cached)
+        return cached
+
+
+def _stack(found: Sequence[FloatArray | None]) -> ToolVectors | None:
+    """One matrix of the tool vectors; a tool without one (or with an empty one) is absent."""
+    dims = {int(np.asarray(v).size) for v in found if v is not None and np.asarray(v).size}
+    if not dims:
+        return None
+    if len(dims) > 1:
+        raise ValueError(f"tool embeddings of different sizes: {sorted(dims)}")
+    dim = dims.pop()
+    matrix = np.zeros((len(found), dim), dtype=np.float64)
+    present = np.zeros(len(found), dtype=bool)
+    for index, vector in enumerate(found):
+        if vector is not None and np.asarray(vector).size == dim:
+            matrix[index] = np.asarray(vector, dtype=np.float64).reshape(-1)
+            present[index] = True
+    return ToolVectors(matrix, present)
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip().replace("\n", " ") or type(err).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
