@@ -6,7 +6,12 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # The CPU build of torch that sentence-transformers needs (the local embedding extra).
 TORCH ?= torch==2.13.0
-NPM_SERVERS := @modelcontextprotocol/server-memory @modelcontextprotocol/server-filesystem @brave/brave-search-mcp-server
+NPM_SERVERS := @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 @brave/brave-search-mcp-server@2.1.4
+# An npx stand-in that runs the servers above from $(NPM_PREFIX) with no registry fetch.
+NPX_OFFLINE := sample_configs/npm/npx-offline
+# Listing Brave's tools needs no valid key, but its server refuses to start with none.
+BRAVE_API_KEY ?= placeholder-not-a-real-key
+export BRAVE_API_KEY
 NPM_PREFIX := .cache/npm-servers
 
 .PHONY: demo test lint bench screenshots servers clean
@@ -27,9 +32,9 @@ $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 
 # The npm MCP servers the sample agents and the tests start, installed ahead so npx finds them.
 servers: $(NPM_PREFIX)/.installed
-$(NPM_PREFIX)/.installed:
+$(NPM_PREFIX)/.installed: $(NPX_OFFLINE)/package.json $(NPX_OFFLINE)/npx.js
 	mkdir -p $(NPM_PREFIX)
-	npm install --silent --no-audit --no-fund --prefix $(NPM_PREFIX) $(NPM_SERVERS)
+	npm install --silent --no-audit --no-fund --install-links --prefix $(NPM_PREFIX) $(NPM_SERVERS) ./$(NPX_OFFLINE)
 	touch $@
 
 demo: $(VENV)/.demo-installed servers

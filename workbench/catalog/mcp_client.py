@@ -219,11 +219,16 @@ def _leaf(err: BaseException) -> BaseException:
 
 
 def _stderr_tail(path: Path) -> str:
+    """The telling line of a server's stderr: the last one naming an error, else the last one."""
     try:
         lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
         return ""
-    return f"; stderr: {lines[-1][:200]!r}" if lines else ""
+    tail = lines[-5:]
+    if not tail:
+        return ""
+    errors = [ln for ln in tail if "error" in ln.lower()]
+    return f"; stderr: {(errors or tail)[-1][:200]!r}"
 
 
 def describe_failure(err: BaseException, spec: McpServerSpec, phase: _Phase | None = None) -> str:

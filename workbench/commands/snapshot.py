@@ -1,0 +1,30 @@
+"""``holo-tune snapshot AGENT.yaml -o FILE``: save the enumerated catalog for offline replay.
+
+The file holds each MCP server's raw ``tools/list`` output (DESIGN.md, "Files");
+``--catalog FILE`` replays it later with no process started.
+
+Exit status: 0 when every MCP server listed its tools; 1 when some failed (the file is still
+written with the servers that answered, and each failure is named on stderr), so a script never
+mistakes a partial snapshot for a whole one; 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.catalog import save_snapshot
+from workbench.commands.tools import list_agent
+
+
+def run(args: argparse.Namespace) -> int:
+    listed = list_agent(args)
+    catalog = listed.catalog
+    path = save_snapshot(catalog, args.output)
+    failed = [s for s in catalog.servers if not s.ok]
+    for server in failed:
+        print(f"warning: {server.name}: {server.error} (not in the snapshot)", file=sys.stderr)
+    servers = len(catalog.listings)
+    tools = sum(len(t) for t in catalog.listings.values())
+    print(f"wrote {path}: {servers} server(s), {tools} MCP tool(s)")
+    return 1 if failed else 0
