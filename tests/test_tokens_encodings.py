@@ -165,3 +165,29 @@ def test_unreadable_rank_lines_are_refused(contents: bytes, cause: str) -> None:
 
     with pytest.raises(EncodingError, match=cause):
         _parse_ranks("cl100k_base", contents)
+
+
+@pytest.mark.parametrize(
+    ("name", "next_def"), [("cl100k_base", "o200k_base"), ("o200k_base", None)]
+)
+def test_specs_match_tiktoken_s_published_definitions(name: str, next_def: str | None) -> None:
+    """Our pattern, special tokens and hash read against tiktoken_ext/openai_public.py's text.
+
+    The file is read, not imported: its functions would download the rank files.
+    """
+    import importlib.util
+    import re
+
+    from workbench.tokens.encodings import SPECS
+
+    found = importlib.util.find_spec("tiktoken_ext.openai_public")
+    assert found is not None and found.origin is not None
+    source = Path(found.origin).read_text(encoding="utf-8")
+    start = source.index(f"def {name}():")
+    end = source.index(f"def {next_def}():") if next_def else source.index("def o200k_harmony():")
+    body = source[start:end]
+    spec = SPECS[name]
+    assert "|".join(re.findall(r'r"""(.*?)"""', body)) == spec.pat_str
+    assert f'expected_hash="{spec.sha256}"' in body
+    for token, rank in spec.special_tokens.items():
+        assert f"{token.strip('<|>').upper()}: {rank}" in body
