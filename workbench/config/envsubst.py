@@ -25,6 +25,9 @@ from workbench.errors import ConfigError
 #: ``$VAR``, ``${VAR:-default}`` and ``$${VAR}`` are left as text.
 VAR_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+#: What stands in for a missing variable when the caller asked for warnings, not errors.
+PLACEHOLDER = "holo-tune-unset-{name}"
+
 #: Where HoloDeck's user-level defaults live, relative to the home directory.
 USER_DOTENV = Path(".holodeck") / ".env"
 
@@ -54,8 +57,9 @@ def substitute(
     """Replace every ``${NAME}`` as HoloDeck does.
 
     A missing variable raises :class:`ConfigError` naming it and its line, unless ``missing`` is
-    given: then it is replaced by an empty string and recorded there (name -> first line), for a
-    caller that prefers a warning (e.g. listing tools needs no API key).
+    given: then :data:`PLACEHOLDER` stands in and the name is recorded there (name -> first line),
+    for a caller that prefers a warning (listing tools needs no API key). The placeholder is a
+    plain YAML string in any context, so the file still parses and a server still starts.
     """
     out: list[str] = []
     line_map: list[int] = []
@@ -81,7 +85,7 @@ def _value(
         return env[name]
     if missing is not None:
         missing.setdefault(name, line)
-        return ""
+        return PLACEHOLDER.format(name=name)
     raise ConfigError(
         f"environment variable '{name}' is not set (set it, or add {name}=... to a .env file "
         "beside the agent file)",

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from workbench.config import checks
 from workbench.config.envsubst import (
+    PLACEHOLDER,
     Substituted,
     default_dotenv_files,
     merged_environ,
@@ -102,8 +103,8 @@ def load_agent(
 
     ``environ`` defaults to ``os.environ``; ``dotenv_files`` to the ``.env`` beside the agent file
     and ``~/.holodeck/.env`` (filling only names the environment lacks, as HoloDeck's CLI does).
-    With ``missing_env="warn"`` a missing variable becomes an empty string and a warning instead of
-    HoloDeck's error (e.g. to list tools with no API key at hand).
+    With ``missing_env="warn"`` a missing variable becomes a placeholder and a warning instead of
+    HoloDeck's error (to list tools with no API key at hand).
     """
     path = Path(path)
     raw = _read(path)
@@ -136,7 +137,7 @@ def load_agent(
     warnings = [where.line(problem) for problem in sorted(found, key=where.sort_key)]
     warnings += [
         f"{path}:{line}: environment variable '{name}' is not set; "
-        "an empty string stands in (HoloDeck would refuse the file)"
+        f"'{PLACEHOLDER.format(name=name)}' stands in (HoloDeck would refuse the file)"
         for name, line in (missing or {}).items()
     ]
     warnings += [
