@@ -278,3 +278,18 @@ def test_counts_tools_as_the_catalog_builder_makes_them() -> None:
         "brave-web_search", "Search the web.", SEARCH["inputSchema"]
     )
     assert by_name["brave-bare"] == expected_count("brave-bare", "", {})
+
+
+def test_selection_as_a_boolean_mask() -> None:
+    table = token_table(small_catalog(), "openai", "gpt-4o")
+    mask = np.array([True, False, False, True])
+    assert table.total(mask) == table.total([0, 3])
+    assert table.total(np.zeros(4, dtype=bool)) == 0
+
+
+def test_the_callers_array_is_not_frozen_or_shared() -> None:
+    counts = np.array([5, 6], dtype=np.int64)
+    table = TokenTable("o200k_base", True, "gpt-4o", counts, 12)
+    counts[0] = 100
+    assert table.per_tool.tolist() == [5, 6]
+    assert table.all == 23

@@ -51,7 +51,7 @@ class TokenTable:
     tool_format: ToolFormat = FORMATS["gpt-4o"]
 
     def __post_init__(self) -> None:
-        per_tool = np.asarray(self.per_tool, dtype=np.int64)
+        per_tool = np.array(self.per_tool, dtype=np.int64)  # a private, read-only copy
         per_tool.setflags(write=False)
         object.__setattr__(self, "per_tool", per_tool)
 
@@ -64,8 +64,8 @@ class TokenTable:
         return self._with_overhead(int(self.per_tool.sum()), len(self))
 
     def total(self, indices: Indices) -> int:
-        """Tokens of sending the tools at these catalog indices (0 for none)."""
-        idx = np.asarray(indices, dtype=np.intp)
+        """Tokens of sending the tools at these catalog indices, or a boolean mask (0 for none)."""
+        idx = _positions(indices)
         return self._with_overhead(int(self.per_tool[idx].sum()), int(idx.size))
 
     def cumulative(self, order: Indices) -> IntArray:
@@ -73,7 +73,7 @@ class TokenTable:
 
         Length ``len(order) + 1``; ``out[top_k]`` is the bill of sending the first ``top_k``.
         """
-        idx = np.asarray(order, dtype=np.intp)
+        idx = _positions(order)
         out = np.zeros(idx.size + 1, dtype=np.int64)
         np.cumsum(self.per_tool[idx], out=out[1:])
         out[1:] += self.overhead
@@ -94,6 +94,14 @@ class TokenTable:
 
     def _with_overhead(self, subtotal: int, tools: int) -> int:
         return subtotal + self.overhead if tools > 0 else 0
+
+
+def _positions(indices: Indices) -> npt.NDArray[np.intp]:
+    """Catalog indices as an index array (a boolean mask becomes the indices it selects)."""
+    idx = np.asarray(indices)
+    if idx.dtype == np.bool_:
+        return np.flatnonzero(idx)
+    return idx.astype(np.intp, copy=False)
 
 
 def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
