@@ -1,25 +1,24 @@
-"""Catalogs for the search tests, built from holo-tune catalog snapshots in the runtime's order.
+"""The labelled data sets of ../shared/datasets, opened as a user opens them.
 
-A small stand-in for the catalog layer's snapshot loader (reference: "The catalog the filter
-sees"): servers in file order, tools of a server in alphabetical order of their local name, names
-normalised to ``A-Za-z0-9_.-``, collisions skipped, empty descriptions replaced as Semantic Kernel
-does, parameters = the top-level property names of ``inputSchema``.
+``load_agent(agent.yaml)`` plus ``load_catalog(..., catalog_file=catalog.json)``: the catalog
+layer's own snapshot replay, so the tools, their order and their searchable texts are the ones
+holo-tune shows (no server process is started).
 """
 
 from __future__ import annotations
 
 import json
-import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workbench.catalog.models import Catalog, ServerStatus, Tool
+from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.models import Catalog
+from workbench.config import load_agent
 
 REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO / ".." / "shared" / "datasets"
 DATASET_NAMES = ("azure_mcp", "bfcl", "livemcpbench", "metatool", "stackone")
-
-_OUTSIDE = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 def dataset_path(name: str) -> Path:
@@ -30,40 +29,12 @@ def datasets_available() -> bool:
     return all((DATASETS / name / "catalog.json").is_file() for name in DATASET_NAMES)
 
 
-def catalog_from_snapshot(data: dict[str, Any]) -> Catalog:
-    tools: list[Tool] = []
-    servers: list[ServerStatus] = []
-    for server, entry in data["servers"].items():
-        taken: set[str] = set()
-        listed = sorted(
-            ((_OUTSIDE.sub("-", raw["name"]), raw) for raw in entry["tools"]),
-            key=lambda pair: pair[0],
-        )
-        for name, raw in listed:
-            if name in taken:
-                continue
-            taken.add(name)
-            schema = raw.get("inputSchema") or {}
-            properties = schema.get("properties") or {}
-            description = raw.get("description") or f"Function {name} from plugin {server}"
-            tools.append(
-                Tool(
-                    full_name=f"{server}-{name}",
-                    plugin=server,
-                    name=name,
-                    description=description,
-                    parameters=tuple(properties),
-                    kind="mcp",
-                    definition=raw,
-                )
-            )
-        servers.append(ServerStatus(name=server, transport="snapshot", state="snapshot"))
-    return Catalog(tools=tools, servers=servers)
-
-
+@lru_cache(maxsize=8)
 def load_dataset_catalog(name: str) -> Catalog:
-    path = dataset_path(name) / "catalog.json"
-    return catalog_from_snapshot(json.loads(path.read_text(encoding="utf-8")))
+    """The data set's catalog in runtime order (cached: tests only read it)."""
+    folder = dataset_path(name)
+    agent = load_agent(folder / "agent.yaml")
+    return load_catalog(agent, catalog_file=folder / "catalog.json")
 
 
 def load_cases(name: str, limit: int | None = None, stride: int = 1) -> list[dict[str, Any]]:

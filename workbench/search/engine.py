@@ -19,13 +19,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import SearchMethod
 from workbench.search.bm25 import BM25Index, normalise
+from workbench.search.embedders.cache import ToolEmbeddingCache, embed_cached
 from workbench.search.hybrid import best_first, rrf
 from workbench.search.semantic import ToolVectors
 from workbench.search.tokenize import tokenize
@@ -33,18 +34,6 @@ from workbench.search.types import Embedder, FloatArray, Ranking
 
 RANKING_CACHE_SIZE = 512
 QUERY_CACHE_SIZE = 2048
-
-
-class EmbeddingStore(Protocol):
-    """A disk cache of tool embeddings keyed by model and text (the embedders' cache)."""
-
-    def get_many(self, model_id: str, texts: Sequence[str]) -> list[FloatArray | None]:
-        """The cached vector of each text, None where there is none."""
-        ...
-
-    def put_many(self, model_id: str, texts: Sequence[str], vectors: FloatArray) -> None:
-        """Remember one vector per text."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -95,7 +84,7 @@ class HoloDeckEngine:
         catalog: Catalog,
         embedder: Embedder | None,
         *,
-        embedding_cache: EmbeddingStore | None = None,
+        embedding_cache: ToolEmbeddingCache | None = None,
     ) -> None:
         self.catalog = catalog
         self.embedder = embedder
@@ -138,25 +127,20 @@ class HoloDeckEngine:
             self._prepared = True
 
     def _embed_tools(self) -> ToolVectors | None:
+        """All tool vectors in one batch, as the runtime asks for them (through the disk cache)."""
         embedder = self.embedder
         if embedder is None or not self._texts:
             return None
-        found: list[FloatArray | None] = [None] * len(self._texts)
         if self._store is not None:
-            found = list(self._store.get_many(embedder.model_id, self._texts))
-        missing = [i for i, vector in enumerate(found) if vector is None]
-        if missing:
-            fresh = np.asarray(embedder.embed([self._texts[i] for i in missing]), dtype=np.float64)
-            if fresh.ndim != 2:
-                raise ValueError(f"embedder returned an array of shape {fresh.shape}")
-            # Like the runtime's zip(strict=False): texts past the last vector get none.
-            got = missing[: fresh.shape[0]]
-            for row, index in enumerate(got):
-                found[index] = fresh[row]
-            if self._store is not None and got:
-                self._store.put_many(
-                    embedder.model_id, [self._texts[i] for i in got], fresh[: len(got)]
-                )
+            vectors = embed_cached(embedder, self._texts, self._store)
+        else:
+            vectors = np.asarray(embedder.embed(self._texts), dtype=np.float64)
+        if vectors.ndim != 2:
+            raise ValueError(f"the embedder returned an array of shape {vectors.shape}")
+        # Like the runtime's zip(strict=False): tools past the last vector get none.
+        found: list[FloatArray | None] = [None] * len(self._texts)
+        for index in range(min(len(found), vectors.shape[0])):
+            found[index] = vectors[index]
         return _stack(found)
 
     # -- ranking ---------------------------------------------------------------------------
