@@ -120,7 +120,12 @@ class LocalEmbedder:
     def dimension(self) -> int:
         """Length of the vectors (loads the model)."""
         with self._lock:
-            return int(self._loaded().get_sentence_embedding_dimension())
+            model = self._loaded()
+        # Newer sentence-transformers renamed the method; older releases have only the old name.
+        method = getattr(model, "get_embedding_dimension", None)
+        if method is None:
+            method = model.get_sentence_embedding_dimension
+        return int(method())
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         if not texts:
