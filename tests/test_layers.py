@@ -9,10 +9,14 @@ import sys
 import workbench
 
 
+#: The dashboard entry (it imports the TUI on purpose) and ``python -m workbench`` (runs the CLI).
+_NOT_CORE = {"workbench.commands.dashboard", "workbench.__main__"}
+
+
 def _core_modules() -> list[str]:
     names = []
     for info in pkgutil.walk_packages(workbench.__path__, prefix="workbench."):
-        if info.name.startswith("workbench.tui") or info.name == "workbench.commands.dashboard":
+        if info.name.startswith("workbench.tui") or info.name in _NOT_CORE:
             continue
         names.append(info.name)
     return names
