@@ -30,6 +30,17 @@ COMMANDS: dict[str, str] = {
 }
 
 
+APPLY_EPILOG = (
+    "Only the tool_filtering block changes; every other byte stays. Keys the block has keep "
+    "their place and comments; a missing key is added only when its value is not HoloDeck's "
+    "default; a flow-style block stays flow; a file without a block gets it appended after one "
+    "blank line. The diff goes to stdout (--dry-run | patch works), warnings and status to "
+    "stderr. Refused, file untouched (exit 2): out-of-range values, a file changed since it "
+    "was read, a file that does not load. A 0.7+ config or an anthropic model is warned about, "
+    "then written."
+)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line with exit code 2 (no usage dump)."""
 
@@ -61,7 +72,9 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
 
 
 def _setting_flags(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("setting (unset flags take the YAML's block, then HoloDeck's defaults)")
+    g = p.add_argument_group(
+        "setting (unset flags take the YAML's block, then HoloDeck's defaults)"
+    )
     g.add_argument("--method", choices=["semantic", "bm25", "hybrid"], help="search_method")
     g.add_argument("--top-k", type=int, metavar="K", help="top_k (1-50)")
     g.add_argument("--threshold", type=float, metavar="T", help="similarity_threshold (0-1)")
@@ -75,7 +88,7 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--enabled",
         choices=["true", "false"],
-        help="enabled (default: the YAML's value; export/apply write true unless told)",
+        help="enabled (default: the YAML's value; export/apply: true if the file has no block)",
     )
 
 
@@ -116,7 +129,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _common(p, catalog=False)
     _setting_flags(p)
 
-    p = sub.add_parser("apply", help=COMMANDS["apply"], description=COMMANDS["apply"])
+    p = sub.add_parser(
+        "apply", help=COMMANDS["apply"], description=COMMANDS["apply"], epilog=APPLY_EPILOG
+    )
     _common(p, catalog=False)
     _setting_flags(p)
     p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
