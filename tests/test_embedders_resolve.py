@@ -73,7 +73,7 @@ def server() -> Iterator[FakeEmbeddingServer]:
 
 def test_mcp_only_agent_has_no_embeddings_and_says_so(tmp_path: Path) -> None:
     choice = resolve(tmp_path, agent_yaml(OPENAI_MODEL, MCP_TOOL), OPENAI_API_KEY="sk-x")
-    assert choice.embedder is None and choice.model_id is None
+    assert choice.embedder is None and choice.model_id is None and choice.cache is None
     assert (choice.spec, choice.runtime, choice.explicit) == ("none", "none", False)
     assert choice.note is not None
     assert "no embedding service at run time" in choice.note
@@ -84,8 +84,16 @@ def test_vectorstore_agent_embeds_with_the_providers_default(
     tmp_path: Path, server: FakeEmbeddingServer
 ) -> None:
     text = agent_yaml(OPENAI_MODEL, MCP_TOOL + VECTORSTORE_TOOL)
-    choice = resolve(tmp_path, text, OPENAI_API_KEY=OPENAI_KEY, OPENAI_BASE_URL=f"{server.url}/v1")
+    choice = resolve(
+        tmp_path,
+        text,
+        OPENAI_API_KEY=OPENAI_KEY,
+        OPENAI_BASE_URL=f"{server.url}/v1",
+        XDG_CACHE_HOME=str(tmp_path / "xdg"),
+    )
     assert choice.runtime == choice.spec == "openai:text-embedding-3-small"
+    assert choice.cache is not None
+    assert choice.cache.directory == tmp_path / "xdg" / "holo-tune" / "embeddings"
     assert choice.note is None and not choice.explicit and choice.matches_runtime
     assert isinstance(choice.embedder, CachingEmbedder)
     assert isinstance(choice.embedder.inner, OpenAIEmbedder)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from workbench.errors import InputError
 from workbench.search.embedders.azure import AzureOpenAIEmbedder
 from workbench.search.embedders.base import ENV_VAR, FLAG, NONE, EmbedderSpec, parse_spec
-from workbench.search.embedders.cache import CachingEmbedder
+from workbench.search.embedders.cache import CachingEmbedder, ToolEmbeddingCache
 from workbench.search.embedders.local import LocalEmbedder
 from workbench.search.embedders.ollama import OllamaEmbedder
 from workbench.search.embedders.openai import OpenAIEmbedder
@@ -47,7 +47,8 @@ class EmbedderChoice:
     ``spec`` is what is used (``none`` when there is no embedder); ``runtime`` is what HoloDeck
     would use at run time (``none`` when it has no embedding service); ``note`` is the warning the
     UI shows next to semantic/hybrid scores; ``explicit`` is True when the user chose (flag or
-    environment) rather than holo-tune following the runtime.
+    environment) rather than holo-tune following the runtime. ``cache`` is where tool vectors
+    are kept between runs (pass it to the engine; None when there is no embedder).
     """
 
     embedder: Embedder | None
@@ -56,6 +57,7 @@ class EmbedderChoice:
     runtime: str
     note: str | None = None
     explicit: bool = False
+    cache: ToolEmbeddingCache | None = None
 
     @property
     def matches_runtime(self) -> bool:
@@ -175,9 +177,14 @@ def resolve_embedder(
     runtime = runtime_embedding(agent.agent)
     chosen, source = _user_choice(spec, env)
     if chosen is None:
-        return _follow_runtime(agent.agent, runtime, env)
-    embedder = build_embedder(chosen, agent=agent.agent, environ=env, source=source)
-    return _choice(embedder, runtime, note=_explicit_note(chosen, runtime, source), explicit=True)
+        choice = _follow_runtime(agent.agent, runtime, env)
+    else:
+        embedder = build_embedder(chosen, agent=agent.agent, environ=env, source=source)
+        note = _explicit_note(chosen, runtime, source)
+        choice = _choice(embedder, runtime, note=note, explicit=True)
+    if choice.embedder is None:
+        return choice
+    return replace(choice, cache=ToolEmbeddingCache.default(env))
 
 
 def _user_choice(spec: str | None, env: Mapping[str, str]) -> tuple[EmbedderSpec | None, str]:
