@@ -46,7 +46,7 @@ def test_cut_lines_sit_after_the_last_searched_tool_and_after_the_threshold() ->
     ranking = _ranking([0.1, 0.9, 0.5, 0.8, 0.2])  # order: 1, 3, 2, 4, 0
     setting = ToolFiltering(enabled=True, top_k=2, similarity_threshold=0.3)
     selection = Selection(indices=(1, 3), reasons={1: "search", 3: "search"}, passing=3)
-    assert cut_labels(ranking, selection, setting) == {2: "top_k cut (k=2)", 3: "threshold 0.30"}
+    assert cut_labels(ranking, selection, setting) == {2: "top_k 2", 3: "threshold 0.30"}
     same = Selection(indices=(1, 3, 2), reasons={1: "search", 3: "search", 2: "search"}, passing=3)
     labels = cut_labels(ranking, same, setting.with_(top_k=3))
     assert labels == {3: "threshold 0.30"}
@@ -61,7 +61,7 @@ def test_ranking_rows_interleave_cuts_and_keep_far_selected_tools() -> None:
     )
     rows = ranking_rows(ranking, selection, catalog, [10, 20, 30, 40, 50], setting, limit=3)
     kinds = [r.tool if isinstance(r, RankRow) else r.label for r in rows]
-    assert kinds == ["s1-t1", "s1-t3", "top_k cut (k=3)", "s0-t2", "threshold 0.30", "s0-t0"]
+    assert kinds == ["s1-t1", "s1-t3", "top_k 3", "s0-t2", "threshold 0.30", "s0-t0"]
     last = rows[-1]
     assert isinstance(last, RankRow) and last.rank == 5 and last.reason == "always_include"
     assert last.tokens == 10

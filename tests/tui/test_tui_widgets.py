@@ -109,7 +109,7 @@ def test_header_names_encoding_and_servers() -> None:
 
 def test_server_lines() -> None:
     ok = ServerStatus("memory", "stdio", state="ok", tools=9)
-    assert server_line(ok, 1234).plain == "● memory  9 · 1,234 tok"
+    assert server_line(ok, 1234).plain == "● memory  9 · 1.2k"
     bad = ServerStatus("github", "stdio", state="error", error="command not found: nope")
     assert server_line(bad, None).plain == "✗ github  command not found: nope"
     busy = ServerStatus("brave", "stdio", state="connecting")

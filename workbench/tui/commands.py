@@ -28,6 +28,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Compare methods", "semantic, bm25 and hybrid side by side", "show_tab('tab-compare')"),
     ("Ranking", "The ranking of the current query", "show_tab('tab-ranking')"),
     ("History", "Recent queries", "show_tab('tab-history')"),
+    ("Catalog", "Every tool with its token cost", "show_tab('tab-catalog')"),
     ("Findings", "What the runtime will do differently", "show_tab('tab-findings')"),
     ("Evaluate", "Measure the setting on labelled queries", "evaluate"),
     ("Focus query", "Back to the query input", "focus_query"),

@@ -36,8 +36,15 @@ def bar(fraction: float, width: int) -> str:
     return text.ljust(width)
 
 
-def thousands(n: int) -> str:
-    return f"{n:,}"
+def compact(n: int) -> str:
+    """A token count in at most five cells: 777, 9.5k, 35k, 1.2M."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
 
 
 @dataclass(frozen=True)
@@ -71,7 +78,7 @@ def cut_labels(ranking: Ranking, selection: Selection, setting: ToolFiltering) -
     passing = selection.passing
     last = max(searched, default=0)
     if setting.enabled and last < passing:
-        cuts[last] = f"top_k cut (k={setting.top_k})"
+        cuts[last] = f"top_k {setting.top_k}"
     threshold = f"threshold {setting.similarity_threshold:.2f}"
     cuts[passing] = f"{cuts[passing]} · {threshold}" if passing in cuts else threshold
     return cuts

@@ -21,7 +21,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import Provider
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -125,6 +125,7 @@ class DashboardScreen(Screen[None]):
         _b("h", "show_tab('tab-history')", "history", "Recent queries", show=False),
         _b("g", "show_tab('tab-ranking')", "ranking", "The ranking", show=False),
         _b("d", "show_tab('tab-findings')", "findings", "Diagnostics", show=False),
+        _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
         _b("slash", "focus_query", "query", "Back to the query", key_display="/"),
         _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
         _b("f2", "toggle_sidebar", "panel", "Show or hide servers and catalog", show=False),
@@ -141,6 +142,7 @@ class DashboardScreen(Screen[None]):
         self._setting = agent.filtering or ToolFiltering()
         self._rank_started = 0.0
         self.rank_seconds: float | None = None
+        self._shown_query = ""
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -149,7 +151,7 @@ class DashboardScreen(Screen[None]):
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
                 yield ServersPanel(id="servers")
-                yield CatalogTable(id="catalog")
+                yield CatalogTable(compact=True, id="catalog")
             with Vertical(id="lab"):
                 yield QueryInput(
                     self.options.query,
@@ -164,9 +166,11 @@ class DashboardScreen(Screen[None]):
                         yield CompareView(id="compare")
                     with TabPane("history", id="tab-history"):
                         yield HistoryList(id="history")
+                    with TabPane("catalog", id="tab-catalog"):
+                        yield CatalogTable(id="catalog-full")
                     with TabPane("findings", id="tab-findings"):
                         yield FindingsList(id="findings")
-            with Vertical(id="side"):
+            with VerticalScroll(id="side"):
                 yield KnobsPanel(self._setting, id="knobs")
                 yield TokenBars(id="tokens")
                 yield ScoreStrip(id="scores")
@@ -299,7 +303,8 @@ class DashboardScreen(Screen[None]):
         per_tool = ws.tokens.per_tool
         by_server = {row.server: row.all for row in server_tokens(ws.catalog, per_tool, ())}
         self.query_one(ServersPanel).set_servers(list(ws.catalog.servers), by_server)
-        self.query_one(CatalogTable).set_catalog(ws.catalog, per_tool)
+        for table in self.query(CatalogTable):
+            table.set_catalog(ws.catalog, per_tool)
         self._show_header()
         self._show_setting()
         self._rank_now()
@@ -440,7 +445,8 @@ class DashboardScreen(Screen[None]):
             catalog = self.lab.workspace.catalog
             found = (match_always_include(catalog, e) for e in setting.always_include)
             names = frozenset(catalog.tools[i].full_name for i in found if i is not None)
-            self.query_one(CatalogTable).set_always(names)
+            for table in self.query(CatalogTable):
+                table.set_always(names)
 
     # -- drawing ---------------------------------------------------------------------------
     def _status(self, text: str, *, error: bool = False) -> None:
@@ -493,7 +499,9 @@ class DashboardScreen(Screen[None]):
         rows = ranking_rows(
             ranking, selection, ws.catalog, ws.tokens.per_tool, setting, limit=RANKING_ROWS
         )
-        self.query_one(RankingTable).show(rows)
+        follow = ranking.query == self._shown_query
+        self._shown_query = ranking.query
+        self.query_one(RankingTable).show(rows, follow=follow)
         self._show_bill(selection)
         self.query_one(ScoreStrip).shape = ScoreShape(
             ranking.scores, setting.similarity_threshold, ranking.method
@@ -568,6 +576,8 @@ class DashboardScreen(Screen[None]):
             "tab-ranking": "#ranking",
             "tab-history": "#history",
             "tab-compare": "#compare-semantic DataTable",
+            "tab-catalog": "#catalog-full",
+            "tab-findings": "#findings",
         }.get(tabs.active, "#ranking")
         self.query_one(target).focus()
 

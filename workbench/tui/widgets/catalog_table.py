@@ -1,5 +1,8 @@
-"""The catalog as a table: tool, server, tokens; sortable (``s`` cycles tokens → name → server,
-or click a column header). Biggest token hogs first by default. ``a`` toggles always_include."""
+"""The catalog as a table, sortable by tokens (biggest hogs first), name or server: ``s`` cycles,
+a click on a column header picks. ``a`` toggles always_include for the highlighted tool.
+
+Two forms: ``compact`` (tool and tokens, for the side column) and full (tool, server, tokens and
+description, for the catalog tab)."""
 
 from __future__ import annotations
 
@@ -23,14 +26,13 @@ def sorted_indices(catalog: Catalog, per_tool: Counts, key: SortKey) -> list[int
     if key == "tokens":
         return sorted(indices, key=lambda i: (-int(per_tool[i]), i))
     if key == "name":
-        return sorted(indices, key=lambda i: catalog.tools[i].full_name)
+        return sorted(indices, key=lambda i: (catalog.tools[i].name, i))
     return sorted(indices, key=lambda i: (catalog.tools[i].plugin, catalog.tools[i].name))
 
 
-class CatalogTable(DataTable[Text | str]):
+class CatalogTable(DataTable[Text]):
     """Every tool of the catalog with its token cost."""
 
-    BORDER_TITLE = "CATALOG"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "cycle_sort", "sort", tooltip="Sort by tokens, name or server", id="sort"),
         Binding(
@@ -42,43 +44,64 @@ class CatalogTable(DataTable[Text | str]):
         ),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+    def __init__(self, *, compact: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id, cursor_type="row", zebra_stripes=False, cell_padding=0)
+        self.compact = compact
         self._catalog: Catalog | None = None
         self._per_tool: Counts = ()
         self._always: frozenset[str] = frozenset()
+        self._width = 0
         self.sort_key: SortKey = "tokens"
-
-    def on_mount(self) -> None:
-        self.add_column("tool", key="name")
-        self.add_column("server", key="server")
-        self.add_column("tok", key="tokens")
 
     def set_catalog(self, catalog: Catalog, per_tool: Counts) -> None:
         self._catalog, self._per_tool = catalog, per_tool
         self._fill()
 
     def set_always(self, names: frozenset[str]) -> None:
-        """Full names of the tools always_include currently resolves to (marked with ★)."""
+        """Full names of the tools always_include resolves to (marked with ★)."""
         if names != self._always:
             self._always = names
             self._fill()
 
+    def on_resize(self) -> None:
+        if self.size.width != self._width:
+            self._fill()
+
+    def _columns(self) -> tuple[int, int]:
+        """(tool width, server width); re-made when the widget's width changes."""
+        width = max(self.size.width - 2, 20)
+        server = 0 if self.compact else 12
+        tool = width - 7 - server if self.compact else min(32, width - 7 - server - 10)
+        if width != self._width:
+            self.clear(columns=True)
+            self.add_column(" tool", width=tool, key="name")
+            if not self.compact:
+                self.add_column(" server", width=server, key="server")
+            self.add_column(Text("tok ", justify="right"), width=7, key="tokens")
+            if not self.compact:
+                self.add_column(" description", width=max(width - tool - server - 7, 10),
+                                key="description")
+            self._width = width
+        return tool, server
+
     def _fill(self) -> None:
         catalog = self._catalog
-        if catalog is None:
+        if catalog is None or not self.size.width:
             return
         row = self.cursor_row
+        tool_width, server_width = self._columns()
         self.clear()
         for i in sorted_indices(catalog, self._per_tool, self.sort_key):
             tool = catalog.tools[i]
-            mark = "★ " if tool.full_name in self._always else ""
-            self.add_row(
-                Text(mark + tool.name, style="bold" if mark else ""),
-                Text(tool.plugin, style="dim"),
-                Text(f"{int(self._per_tool[i]):,}", justify="right"),
-                key=tool.full_name,
-            )
+            mark = "★" if tool.full_name in self._always else " "
+            name = tool.name if len(tool.name) < tool_width - 1 else tool.name[: tool_width - 3] + "…"
+            cells = [Text(mark + name, style="bold" if mark != " " else "")]
+            if not self.compact:
+                cells.append(Text(" " + tool.plugin[: server_width - 1], style="dim"))
+            cells.append(Text(f"{int(self._per_tool[i]):>6,} "))
+            if not self.compact:
+                cells.append(Text(" " + tool.description.replace("\n", " "), style="dim"))
+            self.add_row(*cells, key=tool.full_name)
         self.border_title = f"CATALOG by {self.sort_key}"
         if self.row_count:
             self.move_cursor(row=min(row, self.row_count - 1), animate=False)

@@ -16,7 +16,16 @@ from textual.message import Message
 from textual.validation import Number
 from textual.widgets import Input, Label
 
+from workbench.tui.widgets.query_input import TYPED_KEYS
+
 from workbench.tui.widgets.slider import Slider
+
+
+class KnobInput(Input):
+    """The number next to a slider: typed keys stay in it."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return key in TYPED_KEYS or super().check_consume_key(key, character)
 
 
 class NumberKnob(Horizontal):
@@ -26,8 +35,8 @@ class NumberKnob(Horizontal):
     NumberKnob { height: 1; }
     NumberKnob > Label { width: 8; }
     NumberKnob > Slider { width: 1fr; }
-    NumberKnob > Input { width: 7; height: 1; border: none; padding: 0 1; }
-    NumberKnob > Input.-invalid { background: $error 40%; }
+    NumberKnob > KnobInput { width: 7; height: 1; border: none; padding: 0 1; }
+    NumberKnob > KnobInput.-invalid { background: $error 40%; }
     NumberKnob.-changed > Label { color: $warning; text-style: bold; }
     """
 
@@ -57,7 +66,7 @@ class NumberKnob(Horizontal):
         self.label = label
         self.integer = integer
         self._slider = Slider(value, minimum=minimum, maximum=maximum, step=step, coarse=coarse)
-        self._input = Input(
+        self._input = KnobInput(
             self._format(value),
             type="integer" if integer else "number",
             validators=[Number(minimum=minimum, maximum=maximum)],

@@ -7,6 +7,10 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.widgets import Input
 
+#: Printable keys whose Textual names do not map back to a character (so the stock Input would
+#: let a screen binding on them fire instead of typing them).
+TYPED_KEYS = frozenset({"minus", "plus", "slash", "underscore", "full_stop", "comma"})
+
 
 class QueryInput(Input):
     """A user message to rank the tools for."""
@@ -14,3 +18,7 @@ class QueryInput(Input):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("down", "screen.focus_results", "results", show=False, id="to-results"),
     ]
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        """Every printable key types into the query, never triggers a knob."""
+        return key in TYPED_KEYS or super().check_consume_key(key, character)

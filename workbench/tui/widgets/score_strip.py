@@ -13,8 +13,10 @@ from workbench.search.types import FloatArray
 from workbench.tui.view import histogram, sparkline
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ScoreShape:
+    """What the strip draws (compared by identity: it holds an array)."""
+
     scores: FloatArray
     threshold: float
     method: str

@@ -15,6 +15,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from workbench.catalog import ServerStatus
+from workbench.tui.view import compact
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -37,9 +38,7 @@ def server_line(status: ServerStatus, tokens: int | None, frame: int = 0) -> Tex
     text.append(status.name)
     text.append(f"  {status.tools}", style="bold")
     if tokens is not None:
-        text.append(f" · {tokens:,} tok", style="dim")
-    if status.state == "snapshot":
-        text.append(" (snapshot)", style="dim")
+        text.append(f" · {compact(tokens)}", style="dim")
     return text
 
 
@@ -47,6 +46,7 @@ class ServersPanel(OptionList):
     """The servers as a list; the highlighted one is the target of ``l`` and ``r``."""
 
     BORDER_TITLE = "SERVERS"
+    BORDER_SUBTITLE = "● live ◆ snapshot"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l", "log", "log", tooltip="Show the highlighted server's log", id="server-log"),
         Binding(

@@ -25,8 +25,9 @@ class TokenBill:
     filtering: bool = True
 
 
-def bill_text(bill: TokenBill, width: int) -> Text:
-    """The bars as text for a panel ``width`` cells wide (pure: unit-tested)."""
+def bill_text(bill: TokenBill, width: int, max_servers: int = 6) -> Text:
+    """The bars as text for a panel ``width`` cells wide, the servers sending most first (pure:
+    unit-tested)."""
     bar_width = max(width - 15, 4)
     text = Text()
     text.append("all  ", style="bold")
@@ -45,12 +46,15 @@ def bill_text(bill: TokenBill, width: int) -> Text:
     text.append(bill.encoding)
     text.append(" exact" if bill.exact else " estimate", style="dim" if bill.exact else "yellow")
     name_width = max(width - 18, 6)
-    for row in bill.servers:
+    shown = sorted(bill.servers, key=lambda r: (-r.sent, -r.all))
+    for row in shown[:max_servers]:
         text.append("\n")
         name = row.server if len(row.server) <= name_width else row.server[: name_width - 1] + "…"
         text.append(f"{name:<{name_width}}", style="dim")
         text.append(f"{row.sent:>7,}", style="green" if row.sent else "dim")
         text.append(f"/{row.all:<7,}", style="dim")
+    if len(shown) > max_servers:
+        text.append(f"\n+{len(shown) - max_servers} more servers", style="dim")
     return text
 
 
