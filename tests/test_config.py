@@ -109,7 +109,9 @@ def test_bytes_text_digest_and_untouched_data(full: AgentConfig) -> None:
     assert "${HOLO_TUNE_TEST_KEY}" in full.text  # before substitution
     assert full.data["model"]["api_key"] == "sk-test"  # after
     # Sections the schema does not model are carried along as parsed.
-    assert full.data["evaluations"] == {"metrics": [{"metric": "groundedness", "threshold": 0.7}]}
+    assert full.data["evaluations"] == {
+        "metrics": [{"type": "standard", "metric": "groundedness", "threshold": 0.7}]
+    }
 
 
 def test_crlf_bytes_are_kept_exactly(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ line, not the whole entry's.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -375,6 +376,40 @@ class ExpectedTool(_Strict):
     @classmethod
     def _name(cls, value: str) -> str:
         return _non_empty(value, "name") or value
+
+    @model_validator(mode="after")
+    def _matchers(self) -> ExpectedTool:
+        for key, value in (self.args or {}).items():
+            problem = _matcher_problem(value)
+            if problem:
+                raise field_error(problem, "args", key)
+        return self
+
+
+def _matcher_problem(value: Any) -> str | None:
+    """HoloDeck's rule for an argument matcher: ``{fuzzy: str}`` or ``{regex: str}``, alone.
+
+    Any other value (a scalar, a list, a mapping without those keys) is a literal to compare.
+    """
+    if not isinstance(value, dict):
+        return None
+    kinds = [k for k in ("fuzzy", "regex") if k in value]
+    if not kinds:
+        return None
+    if len(kinds) == 2:
+        return "a matcher takes one of fuzzy or regex, not both"
+    if len(value) > 1:
+        others = ", ".join(sorted(str(k) for k in value if k != kinds[0]))
+        return f"a {kinds[0]} matcher takes no other keys (got {others})"
+    pattern = value[kinds[0]]
+    if not isinstance(pattern, str):
+        return f"the {kinds[0]} pattern must be a string"
+    if kinds[0] == "regex":
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            return f"the regex does not compile: {err}"
+    return None
 
 
 def _expected_entries(value: Any) -> Any:
