@@ -155,6 +155,10 @@ class HoloDeckEngine:
             self._rankings.put(key, ranking)
         return ranking
 
+    def compute(self, query: str, method: SearchMethod | str) -> Ranking:
+        """:meth:`rank` without its ranking cache (query vectors stay cached): for benchmarks."""
+        return self._rank(query, method)[0]
+
     def _rank(self, query: str, method: str) -> tuple[Ranking, bool]:
         if method not in ("semantic", "bm25", "hybrid"):
             raise ValueError(f"unknown search method {method!r}")
