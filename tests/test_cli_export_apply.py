@@ -195,3 +195,14 @@ def test_dry_run_output_patches_the_file(tmp_path: Path) -> None:
     subprocess.run(["patch", "--quiet", str(copy)], input=dry.stdout, check=True, timeout=30)
     assert main(["apply", str(path), "--method", "hybrid"]) == 0
     assert copy.read_bytes() == path.read_bytes()
+
+
+def test_the_coloured_diff_is_the_diff_plus_colour_codes() -> None:
+    import re
+
+    from workbench.commands.apply import colored_diff
+
+    diff = "--- a\r\n+++ a\r\n@@ -1 +1 @@\r\n-x: 1\r\n+x: 2\r\n"
+    coloured = colored_diff(diff)
+    assert "\x1b[31m-x: 1\x1b[0m\r\n" in coloured and "\x1b[32m+x: 2\x1b[0m\r\n" in coloured
+    assert re.sub(r"\x1b\[\d+m", "", coloured) == diff

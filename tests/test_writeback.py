@@ -355,3 +355,54 @@ def test_names_that_need_quotes_read_back(tmp_path: Path, name: str) -> None:
     setting = ToolFiltering(enabled=True, always_include=(name, "plain-name"))
     apply_plan(plan_write(path, setting))
     assert loaded(path.read_bytes())["tool_filtering"]["always_include"] == [name, "plain-name"]
+
+
+@pytest.mark.parametrize(
+    ("old", "expected"),
+    [
+        # A document end marker: the block goes before it.
+        (b"name: a\n...\n", b"name: a\n\ntool_filtering:\n  enabled: true\n  top_k: 2\n"),
+        # A byte order mark stays first.
+        (
+            b"\xef\xbb\xbfname: a\ntool_filtering:  # tuned\n  'top_k': 5\n",
+            b"\xef\xbb\xbfname: a\ntool_filtering:  # tuned\n  'top_k': 2\n",
+        ),
+        # An indentless list gets its new items at its own column.
+        (
+            b"tool_filtering:\n  always_include:\n  - a\n  top_k: 5\n",
+            b"tool_filtering:\n  always_include:\n  - a\n  - b\n  top_k: 2\n",
+        ),
+        # An empty value gets one.
+        (b"tool_filtering:\n  top_k:\n  enabled: true\n", b"tool_filtering:\n  top_k: 2\n"),
+    ],
+)
+def test_small_layouts(tmp_path: Path, old: bytes, expected: bytes) -> None:
+    path = _write(tmp_path, old)
+    always = ("a", "b") if b"always_include" in old else ()
+    plan = plan_write(path, ToolFiltering(enabled=True, top_k=2, always_include=always))
+    assert plan.new.startswith(expected)
+    assert _expanded_block(plan.new).top_k == 2
+    if old.endswith(b"...\n"):
+        assert plan.new.endswith(b"  search_method: semantic\n...\n")
+
+
+def test_a_splice_that_would_change_more_than_the_block_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last guard: the new text must read as the old document with only the block changed.
+
+    The splicer is made to go wrong on purpose (a fake edit) to see the guard refuse it.
+    """
+    from workbench.config import writeback_splice
+    from workbench.config.writeback_text import Edit
+    from workbench.errors import WriteBackError
+
+    def wrong(self: writeback_splice.Splice) -> None:
+        self.edits.append(Edit(0, 0, "extra: 1\n"))
+
+    monkeypatch.setattr(writeback_splice.Splice, "run", wrong)
+    old = (FIXTURES / "commented.yaml").read_bytes()
+    path = _write(tmp_path, old)
+    with pytest.raises(WriteBackError, match="nothing written"):
+        plan_write(path, SETTINGS["values"])
+    assert path.read_bytes() == old

@@ -20,6 +20,7 @@ The rules (DESIGN.md, Write-back; documented for users in ``holo-tune apply --he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -54,6 +55,8 @@ from workbench.errors import ConfigError, InputError, WriteBackError
 _LIST_KEY = "always_include"
 _DEFAULTS = DEFAULT_FILTERING.block()
 _MISSING = object()
+#: A document end marker line (``...``), which the appended block must precede.
+_DOC_END = re.compile(r"(?m)^\.\.\.(?=[ \t]*(?:#.*)?$)")
 
 
 def where(path: str, line: int | None, field_name: str | None, message: str) -> str:
@@ -203,8 +206,12 @@ class Splice:
             raise self.refuse(value, None, "is not a mapping")
 
     def append_block(self) -> None:
-        """No block: append it at the end, after one blank line, at the top level's column."""
-        text, nl = self.text, self.style.newline
+        """No block: append it at the end (before a ``...`` end marker), after one blank line,
+        at the top level's column."""
+        nl = self.style.newline
+        marker = _DOC_END.search(self.text, self.content_end(self.root))
+        at = marker.start() if marker else len(self.text)
+        text = self.text[:at]
         prefix = ""
         if text.lstrip("\ufeff") and not ends_with_break(text):
             prefix += nl
@@ -213,7 +220,7 @@ class Splice:
             prefix += nl
         column = self.root.value[0][0].start_mark.column if self.root.value else 0
         lines = block_lines(self.setting, column=column, style=self.style)
-        self.edits.append(Edit(len(text), len(text), prefix + "".join(ln + nl for ln in lines)))
+        self.edits.append(Edit(at, at, prefix + "".join(ln + nl for ln in lines)))
 
     def fill_null_block(self, key: ScalarNode, value: ScalarNode) -> None:
         """``tool_filtering:`` (``~``, ``null``): the runtime reads no block; write every key."""
