@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
@@ -207,32 +207,37 @@ def _expected_names(value: Any, path: Path, line: int | None, key: str) -> tuple
     return tuple(names)
 
 
-def cases_from_test_cases(agent_path: str | Path) -> list[Case]:
+class AgentCases(Protocol):
+    """What reading test_cases needs of a loaded agent (``workbench.config.AgentConfig``)."""
+
+    path: Path
+    data: dict[str, Any]
+
+    def line_of(self, *keys: str | int) -> int | None: ...
+
+
+def cases_from_agent(agent: AgentCases) -> list[Case]:
     """The agent's own HoloDeck ``test_cases`` that name tools, as cases (substring matching).
 
-    Read from the file itself so every case keeps its line. A test case (or turn) without
-    ``expected_tools`` measures nothing here and is left out.
+    A test case (or turn) without ``expected_tools`` measures nothing here and is left out.
     """
-    path = Path(agent_path)
-    try:
-        data = YAML(typ="rt").load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, MarkedYAMLError) as err:
-        raise CasesError(f"cannot read test_cases: {err}", file=path) from None
-    items = data.get("test_cases") if isinstance(data, Mapping) else None
+    path = agent.path
+    items = agent.data.get("test_cases")
     if items is None:
         return []
     if not isinstance(items, list):
-        raise CasesError("must be a list", file=path, field="test_cases")
+        raise CasesError("must be a list", file=path, line=agent.line_of("test_cases"))
     cases: list[Case] = []
     for i, item in enumerate(items):
-        line = _item_line(items, i)
+        line = agent.line_of("test_cases", i)
         if not isinstance(item, Mapping):
             raise CasesError("a test case must be a mapping", file=path, line=line)
         turns = item.get("turns")
         if isinstance(turns, list):
             for j, turn in enumerate(turns):
                 if isinstance(turn, Mapping) and turn.get("expected_tools"):
-                    cases.append(_test_case(turn, path, _item_line(turns, j) or line))
+                    where = agent.line_of("test_cases", i, "turns", j) or line
+                    cases.append(_test_case(turn, path, where))
         elif item.get("expected_tools"):
             cases.append(_test_case(item, path, line))
     return cases

@@ -8,7 +8,7 @@ code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from workbench.catalog.models import Catalog
@@ -145,7 +145,8 @@ def tune_cases(
         on_progress=on_progress,
     )
     sweeps = [sweep(scores, cases, tokens, v, catalog, folds=fold_of) for v in variants]
-    outcome = tune(sweeps, budget, folds, pareto_front(sweeps))
+    honest = [honest_methods(result, scores) for result in sweeps]
+    outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
     return TuneReport(
         cases=len(cases),
@@ -154,6 +155,17 @@ def tune_cases(
         default=default,
         scored_by={s.method: s.scored_by for s in scores},
     )
+
+
+def honest_methods(result: SweepResult, scores: Sequence[CaseScores]) -> SweepResult:
+    """``result`` without the methods that were BM25 in disguise for every case.
+
+    With no embedding service the runtime's semantic *is* BM25 and its hybrid fuses BM25 with
+    itself; proposing them would name a method that does not run. bm25 is always kept.
+    """
+    disguised = {s.method for s in scores if s.all_fallback and s.method != "bm25"}
+    kept = {m: ms for m, ms in result.methods.items() if m not in disguised}
+    return replace(result, methods=kept)
 
 
 def measure_setting(

@@ -79,10 +79,17 @@ class CaseScores:
     top1: BoolArray
     model_id: str | None = None
     fallback: str | None = None
+    #: Rankings that fell back to BM25 (no embedding service, or the query embedding failed).
+    fallbacks: int = 0
 
     @property
     def cases(self) -> int:
         return int(self.head.shape[0])
+
+    @property
+    def all_fallback(self) -> bool:
+        """Every ranking fell back: the method is not what it says (BM25 in disguise)."""
+        return self.cases > 0 and self.fallbacks == self.cases
 
     @property
     def depth(self) -> int:
@@ -118,6 +125,7 @@ def score_cases(
     scored_by: set[str] = set()
     model_id: str | None = None
     fallback: str | None = None
+    fallbacks = 0
     for c, (case, ranking) in enumerate(zip(items, _rankings(engine, items, method), strict=True)):
         order = np.asarray(ranking.order, dtype=np.int64)
         descending = np.asarray(ranking.scores, dtype=np.float64)[order]
@@ -133,6 +141,7 @@ def score_cases(
         scored_by.add(ranking.method)
         model_id = model_id or ranking.model_id
         fallback = fallback or ranking.fallback
+        fallbacks += ranking.fallback is not None
         if on_progress is not None:
             on_progress(c + 1, len(items))
     return CaseScores(
@@ -146,6 +155,7 @@ def score_cases(
         top1=top1,
         model_id=model_id,
         fallback=fallback,
+        fallbacks=fallbacks,
     )
 
 

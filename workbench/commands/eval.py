@@ -1,0 +1,143 @@
+"""``holo-tune eval AGENT.yaml [--cases FILE] [setting flags] [--json] [--min-recall R]``.
+
+Measures one setting (the flags over the file's block, then HoloDeck's defaults) on labelled
+queries: every case is ranked and run through the runtime's selection. Without ``--cases`` the
+agent's own ``test_cases`` are used. Problems with the cases (unknown tool names, skipped cases) go
+to stderr as warnings; ``--min-recall R`` turns the run into a gate (exit 1 below R).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.commands.common import print_json, setting_from_args
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import CheckFailed, InputError
+from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.metrics import EvalReport, Metrics, evaluate
+from workbench.workspace import Workspace, open_workspace
+
+PROG = "holo-tune"
+#: Warning lines about unknown names printed before "... and N more".
+WARNINGS_SHOWN = 10
+MISSES_SHOWN = 5
+
+
+def warn(message: str) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
+    """The workspace and the resolved cases (``--cases`` or the agent's test_cases)."""
+    ws = open_workspace(
+        args.agent,
+        catalog_file=args.catalog,
+        embedder_spec=getattr(args, "embedder", None),
+        timeout=args.timeout,
+    )
+    for server in ws.catalog.servers:
+        if server.state == "error":
+            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    if args.cases:
+        raw = load_cases(args.cases)
+    else:
+        raw = cases_from_agent(ws.agent)
+        if not raw:
+            raise InputError(
+                "no cases: pass --cases FILE, or give the agent test_cases with expected_tools",
+                file=args.agent,
+            )
+    cases = resolve_cases(raw, ws.catalog)
+    report_case_problems(cases)
+    if not len(cases):
+        where = args.cases or args.agent
+        raise InputError("no case names a tool of this catalog", file=where)
+    return ws, cases
+
+
+def report_case_problems(cases: CaseSet) -> None:
+    lines = cases.warnings()
+    unknown = [line for line in lines if "unknown expected tool" in line]
+    rest = [line for line in lines if line not in unknown]
+    for line in unknown[:WARNINGS_SHOWN]:
+        warn(line)
+    if len(unknown) > WARNINGS_SHOWN:
+        warn(f"... and {len(unknown) - WARNINGS_SHOWN} more unknown expected tool names")
+    for line in rest:
+        warn(line)
+
+
+def measured_setting(args: argparse.Namespace, ws: Workspace) -> ToolFiltering:
+    return setting_from_args(args, ws.agent.filtering)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.min_recall is not None and not 0.0 <= args.min_recall <= 1.0:
+        raise InputError("must be between 0 and 1", field="--min-recall")
+    ws, cases = open_for_cases(args)
+    setting = measured_setting(args, ws)
+    if not setting.enabled:
+        warn(
+            "tool_filtering is disabled: the runtime sends every tool, and that is what is "
+            "measured (--enabled true measures the filter)"
+        )
+    report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
+    if args.json:
+        print_json(report.to_json(ws.catalog))
+    else:
+        sys.stdout.write(human_report(report, ws))
+    recall = report.metrics.recall
+    if args.min_recall is not None and recall < args.min_recall:
+        raise CheckFailed(f"recall {recall:.4f} is below --min-recall {args.min_recall:g}")
+    return 0
+
+
+def describe(setting: ToolFiltering) -> str:
+    """A setting on one line."""
+    always = ", ".join(setting.always_include) or "none"
+    state = "" if setting.enabled else " (disabled: all tools sent)"
+    return (
+        f"{setting.search_method} top_k {setting.top_k} threshold "
+        f"{setting.similarity_threshold:.2f} always_include [{always}] "
+        f"top_n_used {setting.always_include_top_n_used}{state}"
+    )
+
+
+def metric_line(m: Metrics) -> str:
+    return (
+        f"recall {m.recall:.3f}  hit {m.hit:.3f}  top1 {m.top1:.3f}  mrr {m.mrr:.3f}  "
+        f"tokens {m.tokens_selected_mean:,.0f} / {m.tokens_all:,} ({m.token_reduction:.1%} saved)"
+    )
+
+
+def human_report(report: EvalReport, ws: Workspace) -> str:
+    m = report.metrics
+    tokens = ws.tokens
+    lines = [
+        f"{ws.agent.name}: {m.cases} cases, {len(ws.catalog)} tools",
+        f"setting   {describe(report.setting)}",
+    ]
+    if report.scored_by:
+        lines.append(f"scored by {report.scored_by} (the runtime's fallback)")
+    lines += [
+        f"metrics   {metric_line(m)}",
+        f"tokens    {tokens.encoding} ({'exact' if tokens.exact else 'estimate'}), "
+        "mean per request",
+    ]
+    if len(report.by_category) > 1:
+        lines.append("by category")
+        width = max(len(c) for c in report.by_category)
+        for name, cm in report.by_category.items():
+            lines.append(
+                f"  {name:<{width}}  n={cm.cases:<5} recall {cm.recall:.3f}  hit {cm.hit:.3f}  "
+                f"tokens {cm.tokens_selected_mean:,.0f}"
+            )
+    misses = report.misses
+    if misses:
+        lines.append(f"misses    {len(misses)} case(s) with an expected tool not sent; first:")
+        for r in misses[:MISSES_SHOWN]:
+            rank = f"first expected at rank {r.rank_of_first}" if r.rank_of_first else "unranked"
+            query = r.case.query if len(r.case.query) <= 60 else r.case.query[:57] + "..."
+            lines.append(f"  {query!r}: missed {', '.join(r.missed)} ({rank})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+"""``holo-tune tune AGENT.yaml [--cases FILE] [--max-tokens N | --min-reduction R] [--folds K]
+[--json] [--apply]``: propose the best setting within a token budget, with held-out figures.
+
+The procedure (robust figures, budget, knee, ties) is :mod:`workbench.evaluate.tuner`'s. The
+proposal's figures are k-fold held-out; the agent's current block is measured beside it on the same
+cases. ``--apply`` writes the proposal back through the write-back (diff on stderr with ``--json``,
+on stdout otherwise; atomic, with a backup).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from workbench.commands.apply import colored_diff
+from workbench.commands.common import print_json, use_color
+from workbench.commands.eval import describe, metric_line, open_for_cases, warn
+from workbench.config.filtering import ToolFiltering
+from workbench.config.writeback import apply_plan, plan_write, render_block_text
+from workbench.errors import InputError
+from workbench.evaluate.runs import TuneReport, tune_cases
+from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.workspace import Workspace
+
+
+def run(args: argparse.Namespace) -> int:
+    budget = Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)
+    if args.folds < 2:
+        raise InputError("k-fold needs at least 2 folds", field="--folds")
+    ws, cases = open_for_cases(args)
+    current = ws.agent.filtering or ToolFiltering()
+    report = tune_cases(ws.engine, ws.catalog, ws.tokens, cases, current, budget, folds=args.folds)
+    outcome = report.outcome
+    if not outcome.choice.within_budget:
+        warn("no setting fits the budget; the cheapest setting is proposed")
+    if args.json:
+        print_json(report.to_json())
+    else:
+        sys.stdout.write(human_report(report, ws))
+    if args.apply:
+        write_back(ws, outcome.setting, diff_to_stdout=not args.json)
+    return 0
+
+
+def budget_text(budget: Budget, tokens_all: int) -> str:
+    if not budget.explicit:
+        cap = DEFAULT_SHARE * tokens_all
+        return (
+            f"the knee: the cheapest setting within {KNEE_TOLERANCE:g} recall of the best "
+            f"that sends at most {DEFAULT_SHARE:.0%} of all tokens ({cap:,.0f})"
+        )
+    parts = []
+    if budget.max_tokens is not None:
+        parts.append(f"at most {budget.max_tokens:,} tokens per request on average")
+    if budget.min_reduction is not None:
+        parts.append(f"at least {budget.min_reduction:.0%} fewer tokens")
+    return " and ".join(parts)
+
+
+def human_report(report: TuneReport, ws: Workspace) -> str:
+    o = report.outcome
+    scored = ", ".join(f"{m} is {by}" for m, by in report.scored_by.items() if by != m and by)
+    lines = [
+        f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, {o.folds}-fold",
+        f"budget    {budget_text(o.budget, ws.tokens.all)}",
+        f"proposed  {describe(o.setting)}",
+        f"  held-out  {metric_line(o.heldout)}",
+        f"  in-sample {metric_line(o.insample)}",
+        f"current   {describe(report.current)}",
+        f"            {metric_line(report.default)}",
+        "folds     "
+        + ", ".join(
+            f"{s.search_method}/{s.top_k}/{s.similarity_threshold:.2f}" for s in o.fold_choices
+        ),
+        f"front     {len(o.front)} settings no other beats on recall and tokens "
+        "(--json lists them)",
+    ]
+    if scored:
+        lines.append(f"note      {scored} here (no embedding service); only real methods proposed")
+    lines += ["", render_block_text(o.setting).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -> None:
+    agent = ws.agent
+    plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
+    for message in plan.warnings:
+        warn(message)
+    if not plan.changed:
+        print(f"{plan.path}: no change (the block already says that)", file=sys.stderr)
+        return
+    stream = sys.stdout if diff_to_stdout else sys.stderr
+    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
+    stream.flush()
+    saved = apply_plan(plan, backup=True)
+    kept = f"previous file kept in {saved}" if saved else "no backup kept"
+    print(f"{plan.path}: tool_filtering written ({kept})", file=sys.stderr)
