@@ -112,6 +112,17 @@ def test_a_corrupt_cache_file_is_a_miss(server: FakeEmbeddingServer, tmp_path: P
     assert vectors.shape == (len(TOOLS), 8)
 
 
+def test_vectors_of_another_size_are_replaced(server: FakeEmbeddingServer, tmp_path: Path) -> None:
+    cache = ToolEmbeddingCache(tmp_path)
+    embedder = openai(server)
+    cache.put(embedder.model_id, {text_key(TOOLS[0]): np.ones(3)})  # an older model's size
+    vectors = embed_cached(embedder, TOOLS, cache)
+    np.testing.assert_array_equal(
+        vectors, np.array([vector_of("text-embedding-3-small", t) for t in TOOLS])
+    )
+    assert cache.get(embedder.model_id, [text_key(TOOLS[0])])[text_key(TOOLS[0])].shape == (8,)
+
+
 def test_default_cache_lives_under_xdg_cache_home(tmp_path: Path) -> None:
     assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == (
         tmp_path / "holo-tune" / "embeddings"

@@ -88,3 +88,8 @@ def test_a_hub_name_that_is_not_cached_fails_without_downloading() -> None:
     message = str(caught.value)
     assert message.startswith("HOLO_TUNE_EMBEDDER: local:someone/some-model-not-here")
     assert "never downloads" in message and "local:FOLDER" in message
+
+
+def test_a_folder_without_a_model_is_an_input_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"the folder holds no model"):
+        LocalEmbedder(str(tmp_path))

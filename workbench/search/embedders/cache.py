@@ -155,22 +155,38 @@ def embed_cached(
     """
     inner = embedder.inner if isinstance(embedder, CachingEmbedder) else embedder
     store = cache if cache is not None else ToolEmbeddingCache.default()
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float64)
     keys = [text_key(t) for t in texts]
     found = store.get(inner.model_id, keys)
+    found.update(_embed_missing(inner, store, keys, texts, found))
+    if len({found[key].shape for key in keys}) > 1:
+        # The model behind this id changed size (a re-pulled Ollama tag): start over.
+        log.warning("embedding cache %s: stale vectors for %s", store.path, inner.model_id)
+        found = _embed_missing(inner, store, keys, texts, {})
+    return np.vstack([found[key] for key in keys])
+
+
+def _embed_missing(
+    embedder: Embedder,
+    store: ToolEmbeddingCache,
+    keys: Sequence[str],
+    texts: Sequence[str],
+    found: Mapping[str, FloatArray],
+) -> dict[str, FloatArray]:
+    """Embed the texts whose key is not in ``found`` (each distinct text once) and store them."""
     missing: dict[str, str] = {}
     for key, text in zip(keys, texts, strict=True):
         if key not in found:
             missing.setdefault(key, text)
-    if missing:
-        fresh = inner.embed(list(missing.values()))
-        computed = dict(
-            zip(missing, (np.asarray(row, dtype=np.float64) for row in fresh), strict=True)
-        )
-        store.put(inner.model_id, computed)
-        found.update(computed)
-    if not keys:
-        return np.zeros((0, 0), dtype=np.float64)
-    return np.vstack([found[key] for key in keys])
+    if not missing:
+        return {}
+    fresh = embedder.embed(list(missing.values()))
+    computed = {
+        key: np.asarray(row, dtype=np.float64) for key, row in zip(missing, fresh, strict=True)
+    }
+    store.put(embedder.model_id, computed)
+    return computed
 
 
 class CachingEmbedder:

@@ -9,6 +9,7 @@ loads only if it is already in the Hugging Face cache. Nothing here opens a netw
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,6 +56,11 @@ def locate_model(name_or_path: str, *, source: str = FLAG) -> tuple[Path, str]:
     path = Path(name_or_path).expanduser()
     if path.is_dir():
         folder = path.resolve()
+        if not any((folder / name).is_file() for name in ("modules.json", "config.json")):
+            raise InputError(
+                f"local:{name_or_path}: the folder holds no model (no modules.json or config.json)",
+                field=source,
+            )
         return folder, f"local:{folder}"
     if _looks_like_path(name_or_path):
         raise InputError(f"local:{name_or_path}: no such folder", field=source)
@@ -152,6 +158,9 @@ class LocalEmbedder:
 def _load(folder: Path, spec: str) -> Any:
     """Load ``folder`` with hub access off, and without progress bars (they would draw over the
     TUI)."""
+    # Hub access off for the whole load, even for libraries that ignore local_files_only (it
+    # only takes effect if huggingface_hub is not imported yet; local_files_only covers the rest).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
