@@ -7,12 +7,14 @@
 alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nextCursor``;
 ``--odd`` adds names the runtime rewrites or skips and a tool with no description;
 ``--slow-list S`` sleeps S seconds in every tools/list (a hang when S is large);
+``--echo-env NAME`` adds a tool ``env_probe`` whose description is ``NAME=<value or <unset>>``;
 ``--tag`` is ignored (tests put a unique tag on the command line to find the process).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 import anyio
@@ -54,6 +56,13 @@ def make_tools(count: int, odd: bool) -> list[types.Tool]:
 
 def build_server(args: argparse.Namespace) -> Server[Any]:
     tools = make_tools(args.tools, args.odd)
+    for name in args.echo_env:
+        value = os.environ.get(name, "<unset>")
+        tools.append(
+            types.Tool(
+                name="env_probe", description=f"{name}={value}", input_schema={"type": "object"}
+            )
+        )
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -112,6 +121,7 @@ def main() -> None:
     parser.add_argument("--slow-list", type=float, default=0.0)
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--echo-env", action="append", default=[])
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     server = build_server(args)

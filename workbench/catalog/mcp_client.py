@@ -218,16 +218,19 @@ def _leaf(err: BaseException) -> BaseException:
     return err
 
 
+_ERROR_LINE = re.compile(r"^\s*(\w*error\b|fatal\b)", re.IGNORECASE)
+
+
 def _stderr_tail(path: Path) -> str:
-    """The telling line of a server's stderr: the last one naming an error, else the last one."""
+    """The telling line of a server's stderr: the last error line near the end, else the last."""
     try:
         lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
         return ""
-    tail = lines[-5:]
+    tail = lines[-8:]
     if not tail:
         return ""
-    errors = [ln for ln in tail if "error" in ln.lower()]
+    errors = [ln for ln in tail if _ERROR_LINE.match(ln)]
     return f"; stderr: {(errors or tail)[-1][:200]!r}"
 
 

@@ -1,0 +1,63 @@
+"""Shared test setup: the npm servers on PATH, and finding processes a test started.
+
+``make servers`` installs the npm MCP servers (and an offline ``npx``) into .cache/npm-servers;
+their ``node_modules/.bin`` goes first on PATH here as in the Makefile, so ``npx -y <pkg>`` in a
+config starts the installed server with no registry fetch. Tests marked ``npm`` are skipped
+when they are not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NPM_BIN = REPO / ".cache" / "npm-servers" / "node_modules" / ".bin"
+TEST_SERVERS = Path(__file__).resolve().parent / "servers"
+
+if NPM_BIN.is_dir() and str(NPM_BIN) not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = f"{NPM_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if (NPM_BIN / "npx").exists():
+        return
+    skip = pytest.mark.skip(reason="npm MCP servers not installed (run: make servers)")
+    for item in items:
+        if "npm" in item.keywords:
+            item.add_marker(skip)
+
+
+ProcessFinder = Callable[[str], list[int]]
+
+
+def processes_with(tag: str) -> list[int]:
+    """PIDs of live processes whose command line contains ``tag`` (zombies excluded)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if tag.encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def tag() -> str:
+    """A unique word to put on a test server's command line, to find its processes later."""
+    return f"holo-tune-test-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def find_processes() -> ProcessFinder:
+    """``find_processes(tag)``: PIDs of live processes whose command line holds ``tag``."""
+    return processes_with

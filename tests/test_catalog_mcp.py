@@ -1,0 +1,285 @@
+"""Listing real MCP servers: stdio, streamable HTTP and SSE, pagination, every failure mode.
+
+Each failure mode runs in one concurrent listing next to a working server (which must still
+answer), and afterwards no process carrying the test's tag may be alive.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import anyio
+import pytest
+
+from workbench.catalog.build import ServerListing
+from workbench.catalog.mcp_client import list_servers, new_log_dir
+from workbench.catalog.models import ServerStatus
+from workbench.catalog.specs import McpServerSpec
+
+PY = sys.executable
+TEST_SERVERS = Path(__file__).resolve().parent / "servers"
+ProcessFinder = Callable[[str], list[int]]
+TOOLSERVER = str(TEST_SERVERS / "toolserver.py")
+MISBEHAVING = str(TEST_SERVERS / "misbehaving.py")
+
+
+def _list(specs: list[McpServerSpec], tmp_path: Path, **kw: object) -> dict[str, ServerListing]:
+    async def main() -> list[ServerListing]:
+        return await list_servers(specs, log_dir=tmp_path, **kw)  # type: ignore[arg-type]
+
+    return {r.status.name: r for r in anyio.run(main)}
+
+
+def _stdio(name: str, *args: str, timeout: float = 30.0, **kw: object) -> McpServerSpec:
+    return McpServerSpec(name=name, command=PY, args=args, request_timeout=timeout, **kw)  # type: ignore[arg-type]
+
+
+def test_stdio_pagination_is_followed_to_the_last_page(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    spec = _stdio("paged", TOOLSERVER, "--tools", "7", "--page-size", "3", "--tag", tag)
+    result = _list([spec], tmp_path)["paged"]
+    assert result.status.state == "ok", result.status.error
+    assert result.pages == 3
+    assert [t["name"] for t in result.tools] == [f"tool_{i:02d}" for i in reversed(range(7))]
+    assert result.tools[0]["inputSchema"]["required"] == ["query"]
+    assert result.status.tools == 7 and result.status.log_path == tmp_path / "paged.log"
+    assert find_processes(tag) == []
+
+
+def test_published_time_server_over_stdio(tmp_path: Path) -> None:
+    result = _list([_stdio("time", "-m", "mcp_server_time")], tmp_path)["time"]
+    assert result.status.state == "ok", result.status.error
+    assert sorted(t["name"] for t in result.tools) == ["convert_time", "get_current_time"]
+
+
+def test_stdio_env_is_the_entrys_over_a_minimal_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HoloDeck passes only the entry's env; the SDK adds HOME/PATH/...; the rest is not seen."""
+    monkeypatch.setenv("HOLO_TUNE_PARENT_ONLY", "leaked")
+    specs = [
+        _stdio(
+            "given", TOOLSERVER, "--tools", "0", "--echo-env", "PROBE", env={"PROBE": "from-entry"}
+        ),
+        _stdio("parent", TOOLSERVER, "--tools", "0", "--echo-env", "HOLO_TUNE_PARENT_ONLY"),
+    ]
+    results = _list(specs, tmp_path)
+    assert results["given"].tools[0]["description"] == "PROBE=from-entry"
+    assert results["parent"].tools[0]["description"] == "HOLO_TUNE_PARENT_ONLY=<unset>"
+
+
+@pytest.fixture(scope="module")
+def failures(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dict[str, ServerListing], str, list[str]]:
+    """Every failure mode at once, next to a good server; the tag; the status states seen."""
+    tag = f"holo-tune-fail-{time.monotonic_ns()}"
+    quick = 1.5
+    specs = [
+        _stdio("good", TOOLSERVER, "--tag", tag),
+        McpServerSpec(name="missing", command="holo-tune-no-such-command"),
+        _stdio("exits", MISBEHAVING, "exit", "--tag", tag),
+        _stdio("garbage", MISBEHAVING, "garbage", "--tag", tag),
+        _stdio("garbage_hang", MISBEHAVING, "garbage-hang", "--tag", tag, timeout=quick),
+        _stdio("hangs", MISBEHAVING, "hang", "--tag", tag, timeout=quick),
+        _stdio("slow_list", TOOLSERVER, "--slow-list", "600", "--tag", tag, timeout=quick),
+        _stdio("init_error", MISBEHAVING, "init-error", "--tag", tag),
+        _stdio("grandchild", MISBEHAVING, "child-hang", "--tag", tag, timeout=quick),
+        McpServerSpec(name="refused", transport="http", url=f"http://127.0.0.1:{_free_port()}/mcp"),
+        McpServerSpec(name="websocket", transport="websocket", url="ws://127.0.0.1:1/"),
+    ]
+    seen: list[str] = []
+
+    def on_status(status: ServerStatus) -> None:
+        seen.append(f"{status.name}:{status.state}")
+
+    results = _list(specs, tmp_path_factory.mktemp("logs"), on_status=on_status)
+    return results, tag, seen
+
+
+def test_other_servers_finish_while_some_fail(
+    failures: tuple[dict[str, ServerListing], str, list[str]],
+) -> None:
+    results, _, _ = failures
+    assert results["good"].status.state == "ok" and len(results["good"].tools) == 3
+    assert {n for n, r in results.items() if r.status.state == "error"} == set(results) - {"good"}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("missing", "command not found: holo-tune-no-such-command"),
+        ("exits", "closed the connection; stderr: 'fatal: missing configuration"),
+        ("garbage", "non-JSON-RPC output on stdout: 'Server starting... hello there'"),
+        ("garbage_hang", "no answer within 1.5 s; it wrote non-JSON-RPC output"),
+        ("hangs", "no answer within 1.5 s"),
+        ("slow_list", "no answer within 1.5 s"),
+        ("init_error", "initialize failed: initialization refused by test server"),
+        ("grandchild", "no answer within 1.5 s"),
+        ("refused", "cannot connect to http://127.0.0.1:"),
+        ("websocket", "websocket transport is not supported"),
+    ],
+)
+def test_failure_is_reported_with_its_cause(
+    failures: tuple[dict[str, ServerListing], str, list[str]], name: str, expected: str
+) -> None:
+    status = failures[0][name].status
+    assert status.state == "error"
+    assert status.error is not None and expected in status.error
+    assert "\n" not in status.error
+    assert status.log_path is not None and status.error in status.log_path.read_text()
+
+
+def test_no_process_outlives_the_listing(
+    failures: tuple[dict[str, ServerListing], str, list[str]], find_processes: ProcessFinder
+) -> None:
+    _, tag, _ = failures
+    assert find_processes(tag) == []
+
+
+def test_the_process_check_can_fail(tag: str, find_processes: ProcessFinder) -> None:
+    proc = subprocess.Popen([PY, MISBEHAVING, "hang", "--tag", tag], stdin=subprocess.PIPE)
+    try:
+        assert find_processes(tag) == [proc.pid]
+    finally:
+        proc.kill()
+        proc.wait()
+    assert find_processes(tag) == []
+
+
+def test_status_goes_pending_connecting_then_final(
+    failures: tuple[dict[str, ServerListing], str, list[str]],
+) -> None:
+    seen = failures[2]
+    good = [s for s in seen if s.startswith("good:")]
+    assert good == ["good:pending", "good:connecting", "good:ok"]
+    assert [s for s in seen if s.startswith("missing:")][-1] == "missing:error"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"test server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("test server did not start listening")
+
+
+@pytest.fixture(scope="module", params=["http", "sse"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
+    """A paginating test server over streamable HTTP or SSE on 127.0.0.1: (transport, url)."""
+    transport = str(request.param)
+    port = _free_port()
+    args = [
+        TOOLSERVER,
+        "--transport",
+        transport,
+        "--port",
+        str(port),
+        "--tools",
+        "5",
+        "--page-size",
+        "2",
+    ]
+    proc = subprocess.Popen([PY, *args])
+    try:
+        _wait_for_port(port, proc)
+        path = "/mcp" if transport == "http" else "/sse"
+        yield transport, f"http://127.0.0.1:{port}{path}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_http_transports_list_every_page(http_server: tuple[str, str], tmp_path: Path) -> None:
+    transport, url = http_server
+    result = _list([McpServerSpec(name="remote", transport=transport, url=url)], tmp_path)["remote"]
+    assert result.status.state == "ok", result.status.error
+    assert result.pages == 3 and len(result.tools) == 5
+
+
+def test_http_404_is_named(http_server: tuple[str, str], tmp_path: Path) -> None:
+    transport, url = http_server
+    if transport != "http":
+        pytest.skip("one 404 check is enough")
+    wrong = url.replace("/mcp", "/nowhere")
+    status = _list([McpServerSpec(name="r", transport="http", url=wrong)], tmp_path)["r"].status
+    assert status.state == "error" and status.error is not None
+    assert status.error.startswith("initialize failed: HTTP 404 Not Found from ")
+
+
+@pytest.fixture(scope="module")
+def broken_http() -> Iterator[str]:
+    """An HTTP server in this process that answers 500 to everything."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"boom")
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_http_500_is_named_for_both_transports(broken_http: str, tmp_path: Path) -> None:
+    specs = [
+        McpServerSpec(name="http", transport="http", url=f"{broken_http}/mcp", request_timeout=10),
+        McpServerSpec(name="sse", transport="sse", url=f"{broken_http}/sse", request_timeout=10),
+    ]
+    results = _list(specs, tmp_path)
+    for name in ("http", "sse"):
+        error = results[name].status.error
+        assert error is not None and "HTTP 500 Internal Server Error" in error, error
+
+
+def test_log_dirs_are_per_run_and_old_ones_pruned(tmp_path: Path) -> None:
+    runs = [new_log_dir(tmp_path) for _ in range(25)]
+    assert len(set(runs)) == 25
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert len(kept) == 20 and runs[-1].name in kept and runs[0].name not in kept
+
+
+def test_load_tools_false_starts_nothing(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    spec = _stdio("off", MISBEHAVING, "hang", "--tag", tag, load_tools=False)
+    result = _list([spec], tmp_path)["off"]
+    assert result.status.state == "ok" and result.tools == []
+    assert find_processes(tag) == []
+
+
+def test_one_after_another_gives_the_same_listing(tmp_path: Path) -> None:
+    specs = [_stdio("a", TOOLSERVER, "--tools", "2"), _stdio("b", TOOLSERVER, "--tools", "1")]
+    together = _list(specs, tmp_path)
+    serial = _list(specs, tmp_path, concurrent=False)
+    assert {n: r.tools for n, r in together.items()} == {n: r.tools for n, r in serial.items()}
