@@ -406,3 +406,28 @@ def test_a_splice_that_would_change_more_than_the_block_is_refused(
     with pytest.raises(WriteBackError, match="nothing written"):
         plan_write(path, SETTINGS["values"])
     assert path.read_bytes() == old
+
+
+_DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+
+
+@pytest.mark.skipif(not _DATASETS.is_dir(), reason="shared datasets not present")
+def test_the_data_sets_agents(tmp_path: Path) -> None:
+    """The agents that ship with the labelled data sets, as their users would tune them."""
+    agents = sorted(_DATASETS.glob("*/agent.yaml"))
+    assert agents
+    setting = ToolFiltering(
+        enabled=True,
+        top_k=8,
+        similarity_threshold=0.2,
+        always_include=("x-y",),
+        search_method="hybrid",
+    )
+    for source in agents:
+        old = source.read_bytes()
+        path = _write(tmp_path, old, f"{source.parent.name}.yaml")
+        plan = plan_write(path, setting)
+        apply_plan(plan, backup=False)
+        assert_outside_identical(old, path.read_bytes())
+        assert _expanded_block(path.read_bytes()) == setting
+        assert apply_unified_diff(old.decode(), plan.diff) == path.read_text()

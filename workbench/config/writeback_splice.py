@@ -21,6 +21,7 @@ The rules (DESIGN.md, Write-back; documented for users in ``holo-tune apply --he
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -94,19 +95,19 @@ def detect_style(text: str, root: MappingNode) -> Style:
     """The file's line ending, mapping indent and block-list offset (defaults 2 and the indent)."""
     indent: int | None = None
     seq_offset: int | None = None
-    stack: list[Node] = [root]
+    queue: deque[Node] = deque([root])  # breadth first: the top level's children decide
     seen: set[int] = set()
-    while stack and (indent is None or seq_offset is None):
-        node = stack.pop()
+    while queue and (indent is None or seq_offset is None):
+        node = queue.popleft()
         if id(node) in seen:
             continue
         seen.add(id(node))
         if isinstance(node, SequenceNode):
-            stack.extend(node.value)
+            queue.extend(node.value)
         if not isinstance(node, MappingNode) or node.flow_style:
             continue
         for key, value in node.value:
-            stack.append(value)
+            queue.append(value)
             col = key.start_mark.column
             if isinstance(value, MappingNode) and not value.flow_style and value.value:
                 step = value.value[0][0].start_mark.column - col
