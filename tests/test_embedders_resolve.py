@@ -283,3 +283,13 @@ def test_the_agents_dotenv_supplies_the_key(tmp_path: Path) -> None:
 def test_local_spec_resolves_without_loading(tmp_path: Path) -> None:
     choice = resolve(tmp_path, agent_yaml(OPENAI_MODEL, MCP_TOOL), "local:minilm")
     assert choice.model_id == "local:all-MiniLM-L6-v2" and choice.spec == "local:minilm"
+
+
+def test_an_unset_variable_in_the_file_is_named_in_the_note(tmp_path: Path) -> None:
+    model = OPENAI_MODEL + "  api_key: ${MY_OPENAI_KEY}\n"
+    path = tmp_path / "agent.yaml"
+    path.write_text(agent_yaml(model, VECTORSTORE_TOOL))
+    agent = load_agent(path, environ={}, dotenv_files=[], missing_env="warn")
+    choice = resolve_embedder(agent, None, environ={"OPENAI_API_KEY": "sk-not-this-one"})
+    assert choice.embedder is None
+    assert choice.note is not None and "semantic scores need MY_OPENAI_KEY" in choice.note

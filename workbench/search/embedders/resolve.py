@@ -15,10 +15,12 @@ Priority: ``--embedder`` > ``HOLO_TUNE_EMBEDDER`` > the runtime's.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from workbench.config.envsubst import PLACEHOLDER
 from workbench.errors import InputError
 from workbench.search.embedders.azure import AzureOpenAIEmbedder
 from workbench.search.embedders.base import ENV_VAR, FLAG, NONE, EmbedderSpec, parse_spec
@@ -38,6 +40,8 @@ EMBEDDING_TOOL_TYPES = ("vectorstore", "hierarchical_document")
 DEFAULT_MODEL = "text-embedding-3-small"
 DEFAULT_OLLAMA_MODEL = "nomic-embed-text:latest"
 BM25_AT_RUN_TIME = "HoloDeck's semantic and hybrid are BM25"
+#: The loader's stand-in for an unset ``${VAR}`` (when asked to warn rather than fail).
+_UNSET = re.compile(re.escape(PLACEHOLDER.format(name="")) + r"([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -143,28 +147,54 @@ def build_embedder(
         return LocalEmbedder(parsed.model, source=source)
     entry = settings if settings is not None else _entry_for(parsed.kind, agent)
     key = _secret(entry)
+    endpoint = entry.endpoint if entry else None
     if parsed.kind == "openai":
-        key = key or env.get("OPENAI_API_KEY")
-        if not key:
-            raise MissingCredentials(f"{parsed} needs OPENAI_API_KEY", field=source)
+        api_key = _needed(parsed, source, env, (key, "OPENAI_API_KEY"))[0]
         # The OpenAI SDK the runtime uses reads OPENAI_BASE_URL; HoloDeck passes no endpoint.
-        return OpenAIEmbedder(parsed.model, api_key=key, base_url=env.get("OPENAI_BASE_URL"))
+        return OpenAIEmbedder(parsed.model, api_key=api_key, base_url=env.get("OPENAI_BASE_URL"))
     if parsed.kind == "azure_openai":
-        endpoint = (entry.endpoint if entry else None) or env.get("AZURE_OPENAI_ENDPOINT")
-        key = key or env.get("AZURE_OPENAI_API_KEY")
-        lacking = [
-            name
-            for name, value in (("AZURE_OPENAI_ENDPOINT", endpoint), ("AZURE_OPENAI_API_KEY", key))
-            if not value
-        ]
-        if endpoint is None or key is None or lacking:
-            raise MissingCredentials(f"{parsed} needs {' and '.join(lacking)}", field=source)
-        version = entry.api_version if entry else env.get("AZURE_OPENAI_API_VERSION")
-        return AzureOpenAIEmbedder(
-            parsed.model, endpoint=endpoint, api_key=key, api_version=version
+        url, api_key = _needed(
+            parsed,
+            source,
+            env,
+            (endpoint, "AZURE_OPENAI_ENDPOINT"),
+            (key, "AZURE_OPENAI_API_KEY"),
         )
-    host = (entry.endpoint if entry else None) or env.get("OLLAMA_HOST")
+        version = entry.api_version if entry else env.get("AZURE_OPENAI_API_VERSION")
+        return AzureOpenAIEmbedder(parsed.model, endpoint=url, api_key=api_key, api_version=version)
+    host = _given(endpoint)[0] or env.get("OLLAMA_HOST")
     return OllamaEmbedder(parsed.model, host=host)
+
+
+def _needed(
+    spec: EmbedderSpec, source: str, env: Mapping[str, str], *wanted: tuple[str | None, str]
+) -> list[str]:
+    """Each value from the agent file, else its environment variable; MissingCredentials naming
+    every variable still lacking (the file's own ``${VAR}`` when that one is unset)."""
+    values: list[str] = []
+    lacking: list[str] = []
+    for given, variable in wanted:
+        value, unset = _given(given)
+        if value is None and unset is None:
+            value = env.get(variable) or None
+        if value is None:
+            lacking.append(unset or variable)
+        else:
+            values.append(value)
+    if lacking:
+        raise MissingCredentials(f"{spec} needs {' and '.join(lacking)}", field=source)
+    return values
+
+
+def _given(value: str | None) -> tuple[str | None, str | None]:
+    """A value from the agent file, or (None, VAR) when it holds the loader's stand-in for an
+    unset ``${VAR}`` (``load_agent(missing_env="warn")``), or (None, None) when it is empty."""
+    if not value:
+        return None, None
+    unset = _UNSET.search(value)
+    if unset:
+        return None, unset.group(1)
+    return value, None
 
 
 def resolve_embedder(
@@ -265,4 +295,4 @@ def _entry_for(kind: str, agent: Agent | None) -> LLMProvider | None:
 def _secret(entry: LLMProvider | None) -> str | None:
     if entry is None or entry.api_key is None:
         return None
-    return entry.api_key.get_secret_value() or None
+    return entry.api_key.get_secret_value()
