@@ -256,14 +256,14 @@ def test_first_error_in_file_order_and_how_many_more(tmp_path: Path) -> None:
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     assert str(error_of(tmp_path / "absent.yaml")) == f"{tmp_path / 'absent.yaml'}: no such file"
-    assert str(error_of(tmp_path)) == f"{tmp_path}: is a directory, not an agent file"
+    assert str(error_of(tmp_path)) == f"{tmp_path}: is a directory, not a YAML file"
 
 
 def test_not_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "agent.yaml"
     path.write_bytes(b"name: a\ndescription: caf\xe9\n")
     assert str(error_of(path)) == (
-        f"{path}:2: not UTF-8 text (byte 0xe9); HoloDeck reads agent files as UTF-8"
+        f"{path}:2: not UTF-8 text (byte 0xe9); HoloDeck reads YAML files as UTF-8"
     )
 
 

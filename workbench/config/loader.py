@@ -18,17 +18,13 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from workbench.config import checks
-from workbench.config.envsubst import (
-    PLACEHOLDER,
-    Substituted,
-    default_dotenv_files,
-    merged_environ,
-    substitute,
-)
+from workbench.config.casesfile import KEY, CasesFile, read_cases_file
+from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_environ
 from workbench.config.filtering import ToolFiltering
 from workbench.config.models import Agent, MCPTool, TestCase, Tool
-from workbench.config.validation import Problem, format_path, problems
-from workbench.config.yamltree import KeyPath, YamlSyntaxError, YamlTree, parse
+from workbench.config.source import read_source
+from workbench.config.validation import problems
+from workbench.config.yamltree import KeyPath
 from workbench.errors import ConfigError
 
 Generation = Literal["0.4-0.6", "0.7+"]
@@ -62,6 +58,8 @@ class AgentConfig:
     """The ``.env`` files that were read, highest priority first."""
     lines: dict[KeyPath, int] = field(default_factory=dict, repr=False)
     """1-based file line of every key and list item, by key path."""
+    cases_file: CasesFile | None = None
+    """The file ``test_cases_file`` names, when the agent has one (its cases are ``test_cases``)."""
 
     def line_of(self, *keys: str | int) -> int | None:
         """The file line of a key or list item (``line_of("tools", 2, "url")``), None if absent."""
@@ -107,32 +105,27 @@ def load_agent(
     HoloDeck's error (to list tools with no API key at hand).
     """
     path = Path(path)
-    raw = _read(path)
-    text = _decode(raw, path)
     env, env_read = merged_environ(
         os.environ if environ is None else environ,
         default_dotenv_files(path.parent) if dotenv_files is None else dotenv_files,
     )
     missing: dict[str, int] | None = {} if missing_env == "warn" else None
-    try:
-        subst = substitute(text, env, file=path, missing=missing)
-    except ConfigError as err:
-        raise _with_field(err, text) from None
-    tree = _parse(subst, path)
-    data = _mapping(tree, path)
-    lines = {key: subst.source_line(line0) for key, line0 in tree.lines0.items()}
-    where = _Where(path, lines)
+    source = read_source(path, env, missing)
+    data = _mapping(source.data, path)
+    where = source.where
 
     cleaned, soft = checks.soften(data, fallback_name=path.stem)
+    cases_file = read_cases_file(data, where, env, missing)
+    if cases_file is not None:
+        cleaned.pop(KEY)
+        cleaned["test_cases"] = cases_file.cases
     try:
         agent = Agent.model_validate(cleaned)
     except ValidationError as err:
         raise where.error(problems(Agent, err.errors())) from None
 
     found = list(soft)
-    found += checks.duplicate_keys(
-        tree.duplicates, [subst.source_line(d.first_line0) for d in tree.duplicates]
-    )
+    found += checks.duplicate_keys(source.tree.duplicates, source.duplicate_lines())
     found += checks.runtime_rules(agent, data)
     warnings = [where.line(problem) for problem in sorted(found, key=where.sort_key)]
     warnings += [
@@ -147,9 +140,9 @@ def load_agent(
     ]
     return AgentConfig(
         path=path,
-        text=text,
-        raw=raw,
-        digest=hashlib.sha256(raw).hexdigest(),
+        text=source.text,
+        raw=source.raw,
+        digest=hashlib.sha256(source.raw).hexdigest(),
         data=data,
         agent=agent,
         filtering=agent.tool_filtering,
@@ -157,107 +150,15 @@ def load_agent(
         warnings=warnings,
         env=env,
         env_files=env_read,
-        lines=lines,
+        lines=source.lines,
+        cases_file=cases_file,
     )
 
 
-@dataclass(frozen=True)
-class _Where:
-    """Turns a :class:`Problem` (a key path) into ``FILE:LINE: FIELD: cause``."""
-
-    path: Path
-    lines: dict[KeyPath, int]
-
-    def line_for(self, key: KeyPath) -> int | None:
-        """The key's line, else its nearest ancestor's (a missing key: the entry that lacks it)."""
-        for end in range(len(key), -1, -1):
-            line = self.lines.get(key[:end])
-            if line is not None:
-                return line
-        return None
-
-    def sort_key(self, problem: Problem) -> int:
-        return self.line_for(problem.path) or 0
-
-    def line(self, problem: Problem) -> str:
-        return self.exception(problem).one_line()
-
-    def exception(self, problem: Problem, more: int = 0) -> ConfigError:
-        message = problem.message
-        if more:
-            message += f" (and {more} more {'problem' if more == 1 else 'problems'})"
-        return ConfigError(
-            message,
-            file=self.path,
-            line=self.line_for(problem.path),
-            field=format_path(problem.path) or None,
-        )
-
-    def error(self, found: list[Problem]) -> ConfigError:
-        """The first problem in file order, saying how many more there are."""
-        first = min(found, key=self.sort_key)
-        return self.exception(first, more=len(found) - 1)
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, not an agent file", file=path) from None
-    except OSError as err:
-        raise ConfigError(f"cannot read: {err.strerror or err}", file=path) from None
-
-
-def _decode(raw: bytes, path: Path) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise ConfigError(
-            f"not UTF-8 text (byte 0x{raw[err.start]:02x}); HoloDeck reads agent files as UTF-8",
-            file=path,
-            line=line,
-        ) from None
-
-
-def _parse(subst: Substituted, path: Path) -> YamlTree:
-    try:
-        return parse(subst.text)
-    except YamlSyntaxError as err:
-        line = subst.source_line(err.line0) if err.line0 is not None else None
-        cause = err.cause + _tab_hint(subst.text, err.line0)
-        raise ConfigError(f"invalid YAML: {cause}", file=path, line=line) from None
-
-
-def _tab_hint(text: str, line0: int | None) -> str:
-    """YAML refuses tabs in indentation with a cryptic cause; name the likely culprit."""
-    lines = text.splitlines()
-    if line0 is not None and 0 <= line0 < len(lines) and "\t" in lines[line0]:
-        return " (a tab? YAML indents with spaces)"
-    return ""
-
-
-def _mapping(tree: YamlTree, path: Path) -> dict[str, Any]:
-    if tree.data is None:
+def _mapping(data: Any, path: Path) -> dict[str, Any]:
+    if data is None:
         return {}
-    if not isinstance(tree.data, dict):
-        kind = "a list" if isinstance(tree.data, list) else f"a {type(tree.data).__name__}"
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
         raise ConfigError(f"an agent file is a mapping of keys, not {kind}", file=path, line=1)
-    return tree.data
-
-
-def _with_field(err: ConfigError, text: str) -> ConfigError:
-    """A missing-variable error, with the key it sits under when the raw text parses."""
-    if err.line is None:
-        return err
-    try:
-        tree = parse(text)
-    except YamlSyntaxError:
-        return err
-    on_line = [key for key, line0 in tree.lines0.items() if line0 + 1 == err.line and key]
-    if not on_line:
-        return err
-    deepest = max(on_line, key=len)
-    return ConfigError(err.message, file=err.file, line=err.line, field=format_path(deepest))
+    return data

@@ -1,0 +1,149 @@
+"""One YAML file read as HoloDeck reads it (UTF-8, ``${VAR}`` substituted), with its key lines.
+
+Shared by the agent file and the files it refers to (``test_cases_file``, the project and user
+``config.yaml``), so each error names its own file and line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.config.envsubst import Substituted, substitute
+from workbench.config.validation import Problem, format_path
+from workbench.config.yamltree import KeyPath, YamlSyntaxError, YamlTree, parse
+from workbench.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Where:
+    """Turns a :class:`Problem` (a key path) into ``FILE:LINE: FIELD: cause``."""
+
+    path: Path
+    lines: Mapping[KeyPath, int]
+
+    def line_for(self, key: KeyPath) -> int | None:
+        """The key's line, else its nearest ancestor's (a missing key: the entry that lacks it)."""
+        for end in range(len(key), -1, -1):
+            line = self.lines.get(key[:end])
+            if line is not None:
+                return line
+        return None
+
+    def sort_key(self, problem: Problem) -> int:
+        return self.line_for(problem.path) or 0
+
+    def line(self, problem: Problem) -> str:
+        return self.exception(problem).one_line()
+
+    def exception(self, problem: Problem, more: int = 0) -> ConfigError:
+        message = problem.message
+        if more:
+            message += f" (and {more} more {'problem' if more == 1 else 'problems'})"
+        return ConfigError(
+            message,
+            file=self.path,
+            line=self.line_for(problem.path),
+            field=format_path(problem.path) or None,
+        )
+
+    def error(self, found: list[Problem]) -> ConfigError:
+        """The first problem in file order, saying how many more there are."""
+        first = min(found, key=self.sort_key)
+        return self.exception(first, more=len(found) - 1)
+
+
+@dataclass(frozen=True)
+class YamlSource:
+    """A file's bytes, its text, the substituted text, the parsed tree and the key lines."""
+
+    path: Path
+    raw: bytes
+    text: str
+    subst: Substituted
+    tree: YamlTree
+    lines: dict[KeyPath, int]
+
+    @property
+    def data(self) -> Any:
+        return self.tree.data
+
+    @property
+    def where(self) -> Where:
+        return Where(self.path, self.lines)
+
+    def duplicate_lines(self) -> list[int]:
+        """The file line of each duplicate key's first occurrence (``tree.duplicates`` order)."""
+        return [self.subst.source_line(d.first_line0) for d in self.tree.duplicates]
+
+
+def read_source(
+    path: Path, env: Mapping[str, str], missing: dict[str, int] | None = None
+) -> YamlSource:
+    """Read, substitute and parse ``path``; every failure is a one-line :class:`ConfigError`."""
+    raw = _read(path)
+    text = _decode(raw, path)
+    try:
+        subst = substitute(text, env, file=path, missing=missing)
+    except ConfigError as err:
+        raise _with_field(err, text) from None
+    tree = _parse(subst, path)
+    lines = {key: subst.source_line(line0) for key, line0 in tree.lines0.items()}
+    return YamlSource(path, raw, text, subst, tree, lines)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("no such file", file=path) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a YAML file", file=path) from None
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror or err}", file=path) from None
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise ConfigError(
+            f"not UTF-8 text (byte 0x{raw[err.start]:02x}); HoloDeck reads YAML files as UTF-8",
+            file=path,
+            line=line,
+        ) from None
+
+
+def _parse(subst: Substituted, path: Path) -> YamlTree:
+    try:
+        return parse(subst.text)
+    except YamlSyntaxError as err:
+        line = subst.source_line(err.line0) if err.line0 is not None else None
+        cause = err.cause + _tab_hint(subst.text, err.line0)
+        raise ConfigError(f"invalid YAML: {cause}", file=path, line=line) from None
+
+
+def _tab_hint(text: str, line0: int | None) -> str:
+    """YAML refuses tabs in indentation with a cryptic cause; name the likely culprit."""
+    lines = text.splitlines()
+    if line0 is not None and 0 <= line0 < len(lines) and "\t" in lines[line0]:
+        return " (a tab? YAML indents with spaces)"
+    return ""
+
+
+def _with_field(err: ConfigError, text: str) -> ConfigError:
+    """A missing-variable error, with the key it sits under when the raw text parses."""
+    if err.line is None:
+        return err
+    try:
+        tree = parse(text)
+    except YamlSyntaxError:
+        return err
+    on_line = [key for key, line0 in tree.lines0.items() if line0 + 1 == err.line and key]
+    if not on_line:
+        return err
+    deepest = max(on_line, key=len)
+    return ConfigError(err.message, file=err.file, line=err.line, field=format_path(deepest))
