@@ -110,3 +110,16 @@ def _names(catalog: Catalog) -> _NameIndex:
     built = _NameIndex(catalog=catalog, size=len(catalog.tools), first=first)
     _NAME_INDEXES[id(catalog)] = built
     return built
+
+
+def search_cut(ranking: Ranking, selection: Selection) -> int:
+    """Where the search stopped, as a position in the ranking (for drawing the cut line).
+
+    Tools ranked before it were taken by the search or were already in; from it on, the search
+    took none: either top_k was reached or the scores fell under the threshold.
+    """
+    searched = [i for i, why in selection.reasons.items() if why == "search"]
+    if not searched:
+        return 0
+    positions = np.flatnonzero(np.isin(ranking.order, np.asarray(searched)))
+    return int(positions.max()) + 1

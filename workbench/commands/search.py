@@ -1,0 +1,210 @@
+"""``holo-tune search AGENT.yaml (QUERY | --queries FILE) [...]``: what the runtime would send.
+
+Ranks every tool for the query as HoloDeck's filter does (the ``holodeck`` engine), selects with
+the setting (the YAML's block, overridden by the flags), and prints the ranking with its cut
+line and the token bill; ``--json`` prints DESIGN.md's ``search --json`` object, one a line with
+``--queries`` (every query in one process: the catalog and the tool embeddings are built once).
+
+When semantic or hybrid is really BM25 at run time (no embedding service, or a fallback), it
+says so loudly, on stderr with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from workbench.catalog.enumerate import load_catalog
+from workbench.commands.common import print_json, setting_from_args, use_color
+from workbench.config import load_agent
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import InputError
+from workbench.search.selection import ranked, search_cut, select
+from workbench.search.types import IntArray, Ranking, Selection
+from workbench.search.usage import load_usage
+from workbench.workspace import Workspace, build_workspace
+
+#: Rows the human table shows without ``--limit`` (at least: more when the cut is further down).
+DEFAULT_ROWS = 15
+WHY = {"search": "search", "always_include": "always", "top_n_used": "top-n"}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One query's ranking and selection under one setting."""
+
+    query: str
+    setting: ToolFiltering
+    ranking: Ranking
+    selection: Selection
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.limit is not None and args.limit < 0:
+        raise InputError("must be >= 0", field="--limit")
+    queries = read_queries(args.queries) if args.queries else [args.query]
+    workspace = open_for_search(args)
+    setting = setting_from_args(args, workspace.agent.filtering)
+    usage = load_usage(args.usage, workspace.catalog) if args.usage else None
+    out = sys.stdout
+    warned = False
+    for number, query in enumerate(queries):
+        result = search(workspace, query, setting, usage)
+        if args.json:
+            if not warned:
+                for line in warnings(workspace, result):
+                    print(f"warning: {line}", file=sys.stderr)
+                warned = True
+            print_json(search_json(workspace, result, args.limit), lines=args.queries is not None)
+            continue
+        if number:
+            out.write("\n")
+        print_human(workspace, result, args.limit, out, color=use_color(out))
+    return 0
+
+
+def open_for_search(args: argparse.Namespace) -> Workspace:
+    """The workspace (agent, catalog, tokens, embedder, engine); a missing ``${VAR}`` only warns.
+
+    Ranking needs no secret that the catalog does not: like ``tools``, a missing variable becomes
+    a warning, and an embedder that needs the key says so itself.
+    """
+    agent = load_agent(args.agent, missing_env="warn")
+    for warning in agent.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    return build_workspace(agent, catalog, embedder_spec=args.embedder)
+
+
+def read_queries(path: str) -> list[str]:
+    """One query a line; blank lines are skipped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the queries: {err}", file=path) from None
+    queries = [line.strip() for line in text.splitlines() if line.strip()]
+    if not queries:
+        raise InputError("no queries in the file (one a line)", file=path)
+    return queries
+
+
+def search(
+    workspace: Workspace, query: str, setting: ToolFiltering, usage: IntArray | None = None
+) -> Result:
+    ranking = workspace.engine.rank(query, setting.search_method)
+    selection = select(ranking, setting, workspace.catalog, usage)
+    return Result(query, setting, ranking, selection)
+
+
+def search_json(workspace: Workspace, result: Result, limit: int | None) -> dict[str, Any]:
+    """DESIGN.md's ``search --json`` object."""
+    catalog, tokens, setting = workspace.catalog, workspace.tokens, result.setting
+    indices = list(result.selection.indices)
+    return {
+        "query": result.query,
+        "method": setting.search_method,
+        "top_k": setting.top_k,
+        "similarity_threshold": setting.similarity_threshold,
+        "selected": sorted(catalog.tools[i].full_name for i in indices),
+        "ranking": [
+            {"tool": name, "score": score} for name, score in ranked(result.ranking, catalog, limit)
+        ],
+        "tokens": {
+            "all": tokens.all,
+            "selected": tokens.total(indices),
+            "encoding": tokens.encoding,
+            "exact": tokens.exact,
+        },
+    }
+
+
+def warnings(workspace: Workspace, result: Result) -> list[str]:
+    """What makes these scores differ from what the method's name suggests (loud lines)."""
+    method = result.setting.search_method
+    choice = workspace.embedder
+    lines: list[str] = []
+    if method != "bm25":
+        fallback = result.ranking.fallback
+        if choice.runtime == "none":
+            lines.append(f"{method} is BM25 at run time: {choice.note or fallback}")
+        elif workspace.engine.embedder is None:
+            lines.append(f"{method} is shown as BM25 here: {choice.note or fallback}")
+        elif fallback:
+            lines.append(f"{method} fell back to BM25 as HoloDeck would: {fallback}")
+        elif choice.note:
+            lines.append(choice.note)
+    if not result.setting.enabled:
+        lines.append(
+            "tool_filtering is not enabled: the runtime sends every tool; "
+            "shown is what it would select if enabled"
+        )
+    return lines
+
+
+def print_human(
+    workspace: Workspace, result: Result, limit: int | None, out: TextIO, *, color: bool
+) -> None:
+    catalog, tokens, setting = workspace.catalog, workspace.tokens, result.setting
+    ranking, selection = result.ranking, result.selection
+    bold, warn, dim, reset = ("\033[1m", "\033[33;1m", "\033[2m", "\033[0m") if color else ("",) * 4
+    source = ranking.model_id or ranking.method
+    out.write(
+        f"{bold}{result.query}{reset}\n"
+        f"{setting.search_method} (scores: {source}) · top_k {setting.top_k} · "
+        f"threshold {setting.similarity_threshold:g} · {len(catalog)} tools\n"
+    )
+    for line in warnings(workspace, result):
+        out.write(f"{warn}⚠ {line}{reset}\n")
+    cut = search_cut(ranking, selection)
+    rows = limit if limit is not None else max(DEFAULT_ROWS, cut + 3)
+    order = ranking.order.tolist()
+    shown = order[:rows]
+    extra = [i for i in selection.indices if i not in set(shown)]
+    width = max([len("tool")] + [len(catalog.tools[i].full_name) for i in shown + extra])
+    out.write(f"{dim}{'#':>5}  {'tool':<{width}}  {'score':>7}  {'tokens':>6}  why{reset}\n")
+    for position, index in enumerate(shown):
+        if position == cut:
+            out.write(f"{dim}{_cut_line(ranking, selection, setting, width)}{reset}\n")
+        out.write(_row(position + 1, index, workspace, result, width) + "\n")
+    if cut == len(shown) and cut < len(order):
+        out.write(f"{dim}{_cut_line(ranking, selection, setting, width)}{reset}\n")
+    if extra:
+        out.write(f"{dim}{'…':>5}{reset}\n")
+        for index in sorted(extra, key=ranking.rank_of):
+            out.write(_row(ranking.rank_of(index), index, workspace, result, width) + "\n")
+    chosen = tokens.total(list(selection.indices))
+    saved = 1 - chosen / tokens.all if tokens.all else 0.0
+    kind = "exact" if tokens.exact else "estimate"
+    out.write(
+        f"{bold}tokens{reset} all {tokens.all:,} · selected {chosen:,} "
+        f"({len(selection.indices)} tools) · saved {saved:.1%} · {tokens.encoding} ({kind})\n"
+    )
+
+
+def _row(rank: int, index: int, workspace: Workspace, result: Result, width: int) -> str:
+    tool = workspace.catalog.tools[index]
+    score = float(result.ranking.scores[index])
+    why = WHY.get(result.selection.reasons.get(index, ""), "")
+    count = int(workspace.tokens.per_tool[index])
+    return f"{rank:>5}  {tool.full_name:<{width}}  {score:>7.4f}  {count:>6,}  {why}"
+
+
+def _cut_line(ranking: Ranking, selection: Selection, setting: ToolFiltering, width: int) -> str:
+    cut = search_cut(ranking, selection)
+    if cut >= selection.passing:
+        label = f"threshold {setting.similarity_threshold:g}: {selection.passing} pass"
+    else:
+        label = f"top_k {setting.top_k}"
+    text = f" {label} "
+    return f"{'':>5}  " + text.center(width + 23, "─")
+
+
+def ranking_table(
+    workspace: Workspace, queries: Sequence[str], setting: ToolFiltering
+) -> list[Result]:
+    """Every query's result (for scripts that want the objects rather than the printout)."""
+    return [search(workspace, query, setting) for query in queries]
