@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
                 for line in warnings(workspace, result):
                     print(f"warning: {line}", file=sys.stderr)
                 warned = True
-            print_json(search_json(workspace, result, args.limit), lines=args.queries is not None)
+            obj = search_json(workspace, result, args.limit)
+            print_json(obj, stream=out, lines=args.queries is not None)
             continue
         if number:
             out.write("\n")

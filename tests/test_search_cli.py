@@ -1,0 +1,165 @@
+"""``holo-tune search``: DESIGN.md's JSON, the human table, the loud BM25 line, bad input.
+
+The JSON of a data set's agent is checked against HoloDeck's own filter (the oracle): what the
+command prints is what the runtime would select and rank.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from oracle.catalogs import dataset_path, datasets_available, load_cases, load_dataset_catalog
+from oracle.runner import run_oracle
+from oracle.stubs import holodeck_tool_filter, oracle_available
+
+from workbench.cli import main
+from workbench.config import load_agent
+from workbench.config.filtering import ToolFiltering
+
+pytestmark = pytest.mark.skipif(not datasets_available(), reason="../shared/datasets is absent")
+
+REPO = Path(__file__).resolve().parents[1]
+STACKONE = dataset_path("stackone")
+AGENT = str(STACKONE / "agent.yaml")
+CATALOG = str(STACKONE / "catalog.json")
+
+
+def search(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """Run the command in-process; the query (if any) goes first, right after AGENT.yaml."""
+    code = main(["search", AGENT, *args, "--catalog", CATALOG])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def tf() -> Iterator[Any]:
+    if not oracle_available():
+        pytest.skip("HoloDeck's tool filter is not in .cache/holodeck (make test fetches it)")
+    with holodeck_tool_filter() as module:
+        yield module
+
+
+def test_json_is_what_holodeck_selects_and_ranks(
+    tf: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    queries = [case["query"] for case in load_cases("stackone", limit=6, stride=31)]
+    file = tmp_path / "queries.txt"
+    file.write_text("\n".join(queries[:3]) + "\n\n" + "\n".join(queries[3:]) + "\n")
+    flags = ["--method", "hybrid", "--top-k", "4", "--threshold", "0.6", "--top-n-used", "1"]
+    code, out, _ = search(capsys, "--queries", str(file), "--json", *flags)
+    assert code == 0
+    objects = [json.loads(line) for line in out.splitlines()]
+    assert [o["query"] for o in objects] == queries
+
+    setting = ToolFiltering(
+        top_k=4, similarity_threshold=0.6, always_include_top_n_used=1, search_method="hybrid"
+    )
+    catalog = load_dataset_catalog("stackone")
+    oracle = run_oracle(tf, catalog, None, queries, ["hybrid"], [setting])
+    for obj in objects:
+        assert obj["method"] == "hybrid" and obj["top_k"] == 4
+        assert obj["similarity_threshold"] == 0.6
+        assert obj["selected"] == sorted(oracle.selections[(obj["query"], 0)])
+        expected = oracle.rankings[(obj["query"], "hybrid")]
+        assert [(r["tool"], r["score"]) for r in obj["ranking"]] == expected
+        tokens = obj["tokens"]
+        assert tokens["encoding"] == "o200k_base" and tokens["exact"] is True
+        assert 0 < tokens["selected"] < tokens["all"]
+
+
+def test_single_query_json_uses_the_yaml_block_and_limit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = search(capsys, "list employees", "--json", "--limit", "3")
+    assert code == 0
+    obj = json.loads(out)
+    block = load_agent(AGENT).filtering
+    assert block is not None
+    assert obj["method"] == block.search_method == "bm25"
+    assert obj["top_k"] == block.top_k
+    assert len(obj["ranking"]) == 3
+    assert obj["ranking"][0]["score"] == 1.0
+    assert obj["selected"] == sorted(obj["selected"]) and len(obj["selected"]) <= block.top_k
+    assert set(obj) == {
+        "query", "method", "top_k", "similarity_threshold", "selected", "ranking", "tokens"
+    }  # fmt: skip
+    assert err == ""
+
+
+def test_human_table_has_cut_line_bill_and_bm25_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = search(
+        capsys,
+        "create a connect session",
+        "--method",
+        "semantic",
+        "--limit",
+        "8",
+        "--threshold",
+        "0",
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "create a connect session"
+    assert any(
+        line.startswith("⚠ semantic is BM25 at run time: no embedding service") for line in lines
+    )
+    assert any("top_k 5" in line and "─" in line for line in lines)
+    assert (
+        lines[-1].startswith("tokens all ")
+        and "saved" in lines[-1]
+        and "o200k_base (exact)" in lines[-1]
+    )
+    assert sum(line.rstrip().endswith("search") for line in lines) == 5
+
+
+def test_usage_file_warms_top_n_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"hris-hris_list_employees": 9, "ats-ats_list_jobs": 4}))
+    code, out, _ = search(capsys, "zzz", "--json", "--top-n-used", "2", "--usage", str(usage))
+    assert code == 0
+    assert json.loads(out)["selected"] == ["ats-ats_list_jobs", "hris-hris_list_employees"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["q", "--limit", "-1"], "--limit: must be >= 0"),
+        (["q", "--top-k", "0"], "--top-k"),
+        (["--queries", "{missing}"], "cannot read the queries"),
+        (["--queries", "{empty}"], "no queries in the file"),
+        (["q", "--usage", "{bad_usage}"], "nobody-nothing: no such tool in the catalog"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "empty.txt").write_text("\n  \n")
+    (tmp_path / "bad_usage.json").write_text('{"nobody-nothing": 1}')
+    files = {
+        "missing": tmp_path / "missing.txt",
+        "empty": tmp_path / "empty.txt",
+        "bad_usage": tmp_path / "bad_usage.json",
+    }
+    code, out, err = search(capsys, *[a.format(**files) for a in args])
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_research_agent_without_key_says_scores_are_bm25_here(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("HOLO_TUNE_EMBEDDER", raising=False)
+    agent = REPO / "sample_configs" / "research-agent.yaml"
+    snapshot = REPO / "sample_configs" / "research-agent.catalog.json"
+    if not snapshot.is_file():
+        pytest.skip("the research agent's snapshot is not there")
+    code = main(["search", str(agent), "find papers on transformers", "--catalog", str(snapshot)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "⚠ semantic is shown as BM25 here: semantic scores need OPENAI_API_KEY" in out
+    assert "vectorstore-search_papers" in out and "always" in out
