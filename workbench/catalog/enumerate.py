@@ -15,7 +15,6 @@ from typing import Any
 import anyio
 
 from workbench.catalog.build import ServerListing, build_catalog
-from workbench.catalog.mcp_client import list_servers
 from workbench.catalog.models import Catalog, ServerStatus
 from workbench.catalog.snapshot import load_snapshot
 from workbench.catalog.specs import AgentTools, specs_from_agent
@@ -51,13 +50,15 @@ async def alist_agent_tools(
     if on_status is not None:
         for listing in [*replayed.values(), *extra]:
             on_status(listing.status)
-    live = await list_servers(
-        [spec for spec in mcp if spec.name not in replayed],
-        timeout=timeout,
-        on_status=on_status,
-        log_dir=log_dir,
-        concurrent=concurrent,
-    )
+    to_start = [spec for spec in mcp if spec.name not in replayed]
+    live: list[ServerListing] = []
+    if to_start:
+        # Imported here: the mcp SDK takes a second or two to import, and a replay needs none of it.
+        from workbench.catalog.mcp_client import list_servers
+
+        live = await list_servers(
+            to_start, timeout=timeout, on_status=on_status, log_dir=log_dir, concurrent=concurrent
+        )
     by_name = {listing.status.name: listing for listing in live}
     ordered = [replayed.get(spec.name) or by_name[spec.name] for spec in mcp]
     return build_catalog(tools, [*ordered, *extra])

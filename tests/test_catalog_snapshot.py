@@ -1,0 +1,157 @@
+"""Snapshots: save -> load gives the same catalog; replay starts no process; bad files say where."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from workbench.catalog import load_catalog, load_snapshot, save_snapshot
+from workbench.catalog.models import Catalog
+from workbench.catalog.snapshot import parse_snapshot
+from workbench.config import load_agent
+from workbench.errors import CatalogError
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_configs"
+SERVERS = Path(__file__).resolve().parent / "servers"
+ProcessFinder = Callable[[str], list[int]]
+
+
+def _agent_yaml(tmp_path: Path, servers: dict[str, list[str]], extra: str = "") -> Path:
+    """An agent file whose MCP entries run this Python with the given arguments."""
+    entries = "".join(
+        f"  - name: {name}\n    type: mcp\n    description: test server {name}\n"
+        f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(args)}\n"
+        "    request_timeout: 30\n"
+        for name, args in servers.items()
+    )
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: snap-agent\nmodel:\n  provider: openai\n  name: gpt-4o\n"
+        f"instructions:\n  inline: test\ntools:\n{extra}{entries}"
+    )
+    return path
+
+
+def _same(a: Catalog, b: Catalog) -> None:
+    assert a.tools == b.tools
+    assert [t.definition for t in a.tools] == [t.definition for t in b.tools]
+    assert a.listings == b.listings
+
+
+def test_round_trip_gives_the_same_catalog(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    toolserver = str(SERVERS / "toolserver.py")
+    path = _agent_yaml(
+        tmp_path,
+        {
+            "paged": [toolserver, "--tools", "4", "--page-size", "3", "--odd"],
+            "plain": [toolserver, "--tools", "2"],
+        },
+        extra="  - name: kb\n    type: vectorstore\n    description: Search the KB\n"
+        "    source: data.md\n",
+    )
+    agent = load_agent(path)
+    live = load_catalog(agent, log_dir=tmp_path)
+    assert [s.state for s in live.servers] == ["local", "ok", "ok"]
+    snap = save_snapshot(live, tmp_path / "catalog.json")
+
+    # Replace the servers with ones that would hang if they were started: none may be.
+    hang = [str(SERVERS / "misbehaving.py"), "hang", "--tag", tag]
+    replay_agent = load_agent(_agent_yaml(tmp_path, {"paged": hang, "plain": hang}))
+    replayed = load_catalog(replay_agent, catalog_file=snap, log_dir=tmp_path, timeout=5)
+    assert find_processes(tag) == []
+    assert [s.state for s in replayed.servers] == ["snapshot", "snapshot"]
+    live_mcp = Catalog(
+        tools=[t for t in live.tools if t.kind == "mcp"], servers=[], listings=live.listings
+    )
+    _same(live_mcp, replayed)
+    assert replayed.notes == [n for n in live.notes if not n.startswith("vectorstore")]
+
+
+def test_snapshot_servers_stand_in_others_start_extras_follow(tmp_path: Path) -> None:
+    toolserver = str(SERVERS / "toolserver.py")
+    agent = load_agent(
+        _agent_yaml(tmp_path, {"live": [toolserver, "--tools", "1"], "replayed": ["-c", "x"]})
+    )
+    snap = tmp_path / "snap.json"
+    snap.write_text(
+        json.dumps(
+            {
+                "holo_tune_catalog": 1,
+                "servers": {
+                    "zz_extra": {"tools": [{"name": "b"}, {"name": "a", "description": "A"}]},
+                    "replayed": {"tools": [{"name": "r", "inputSchema": {"type": "object"}}]},
+                },
+            }
+        )
+    )
+    catalog = load_catalog(agent, catalog_file=snap, log_dir=tmp_path)
+    assert [(s.name, s.state) for s in catalog.servers] == [
+        ("live", "ok"),
+        ("replayed", "snapshot"),
+        ("zz_extra", "snapshot"),
+    ]
+    assert catalog.names() == ["live-tool_00", "replayed-r", "zz_extra-a", "zz_extra-b"]
+    assert catalog.get("zz_extra-b") is not None
+    assert catalog.get("zz_extra-b").description == "Function b from plugin zz_extra"  # type: ignore[union-attr]
+
+
+def test_sample_snapshots_open_offline() -> None:
+    research = load_snapshot(SAMPLES / "research-agent.catalog.json")
+    assert list(research) == ["brave_search", "memory"]
+    assert "brave_web_search" in {t["name"] for t in research["brave_search"]}
+    python = load_snapshot(SAMPLES / "python-servers.catalog.json")
+    assert list(python) == ["time", "git", "fetch", "filesystem"]
+
+
+def test_research_agent_replayed_in_runtime_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "placeholder")
+    agent = load_agent(SAMPLES / "research-agent.yaml")
+    catalog = load_catalog(agent, catalog_file=SAMPLES / "research-agent.catalog.json")
+    names = catalog.names()
+    assert names[0] == "vectorstore-search_papers"
+    brave = [n for n in names if n.startswith("brave_search-")]
+    memory = [n for n in names if n.startswith("memory-")]
+    assert names == [names[0], *brave, *memory]
+    assert brave == sorted(brave) and memory == sorted(memory)
+    assert "brave_search-brave_web_search" in brave and "memory-search_nodes" in memory
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ('{"holo_tune_catalog": 1,\n "servers": {,}}', ":2: ", "not JSON"),
+        ('{"servers": {}}', "snap.json: ", "no 'holo_tune_catalog' key"),
+        ('{"holo_tune_catalog": 2, "servers": {}}', "holo_tune_catalog: ", "unsupported version 2"),
+        ('{"holo_tune_catalog": 1, "servers": []}', "servers: ", "object of servers"),
+        ('{"holo_tune_catalog": 1, "servers": {"s": {}}}', "servers.s: ", "'tools' list"),
+        (
+            '{"holo_tune_catalog": 1, "servers": {"s": {"tools": [{"name": "a"}, {"x": 1}]}}}',
+            "servers.s.tools[1]: ",
+            "non-empty string 'name'",
+        ),
+        (
+            '{"holo_tune_catalog": 1, "servers": '
+            '{"s": {"tools": [{"name": "a", "inputSchema": 3}]}}}',
+            "servers.s.tools[0]: ",
+            "'inputSchema' must be an object",
+        ),
+    ],
+)
+def test_bad_snapshot_names_file_line_and_field(text: str, where: str, message: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        parse_snapshot(text, "snap.json")
+    line = str(caught.value)
+    assert line.startswith("snap.json") and where in line and message in line
+    assert "\n" not in line
+
+
+def test_missing_snapshot_file(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="no such file"):
+        load_snapshot(tmp_path / "absent.json")
