@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest
@@ -22,8 +21,17 @@ CONFIGS = Path(__file__).parent / "configs"
 ENV = {"HOLO_TUNE_TEST_KEY": "sk-test"}
 
 
+@pytest.fixture(autouse=True)
+def _no_user_config(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOME elsewhere: no ~/.holodeck/config.yaml or .env of this machine leaks in."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+
+
 def load(name: str, environ: dict[str, str] | None = None) -> AgentConfig:
-    return load_agent(CONFIGS / name, environ=ENV if environ is None else environ, dotenv_files=[])
+    env = ENV if environ is None else environ
+    return load_agent(CONFIGS / name, environ=env, dotenv_files=[], global_configs=[])
 
 
 @pytest.fixture(scope="module")
@@ -191,14 +199,6 @@ def test_more_than_fifty_tools_is_a_warning(tmp_path: Path) -> None:
     config = load_agent(path, environ={}, dotenv_files=[])
     assert len(config.tools) == 51
     assert config.warnings == [f"{path}:4: tools: 51 tools; HoloDeck allows at most 50"]
-
-
-def test_project_config_beside_the_agent_is_a_warning(tmp_path: Path) -> None:
-    shutil.copy(CONFIGS / "openai_07.yaml", tmp_path / "agent.yaml")
-    (tmp_path / "config.yaml").write_text("mcp_servers: []\n")
-    config = load_agent(tmp_path / "agent.yaml", environ={}, dotenv_files=[])
-    assert len(config.warnings) == 1
-    assert config.warnings[0].startswith(f"{tmp_path / 'config.yaml'}: HoloDeck merges")
 
 
 def test_empty_tool_filtering_value_is_no_block(tmp_path: Path) -> None:

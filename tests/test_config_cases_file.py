@@ -20,7 +20,7 @@ def write(tmp_path: Path, cases: str, ref: str = "cases.yaml", extra: str = "") 
 
 
 def load(path: Path, environ: dict[str, str] | None = None) -> AgentConfig:
-    return load_agent(path, environ=environ or {}, dotenv_files=[])
+    return load_agent(path, environ=environ or {}, dotenv_files=[], global_configs=[])
 
 
 def error(path: Path) -> str:

@@ -82,7 +82,7 @@ def test_missing_variable_in_a_comment_is_still_an_error(tmp_path: Path) -> None
     path = tmp_path / "agent.yaml"
     path.write_text("name: a  # owner ${OWNER}\nmodel: {provider: openai, name: gpt-4o}\n")
     with pytest.raises(ConfigError, match=r":1: name: environment variable 'OWNER' is not set"):
-        load_agent(path, environ={}, dotenv_files=[])
+        load_agent(path, environ={}, dotenv_files=[], global_configs=[])
 
 
 def test_missing_variables_can_be_warnings(agent_dir: Path) -> None:

@@ -14,7 +14,9 @@ CONFIGS = Path(__file__).parent / "configs"
 
 def error_of(path: Path, environ: dict[str, str] | None = None) -> ConfigError:
     with pytest.raises(ConfigError) as caught:
-        load_agent(path, environ={} if environ is None else environ, dotenv_files=[])
+        load_agent(
+            path, environ={} if environ is None else environ, dotenv_files=[], global_configs=[]
+        )
     err = caught.value
     assert isinstance(err, InputError) and "\n" not in str(err)
     return err

@@ -1,13 +1,15 @@
-"""The loader against HoloDeck 0.6.40's own loader steps and ``Agent`` model, file by file.
+"""The loader against HoloDeck 0.6.40's own loader (``ConfigLoader.load_agent_yaml``), file by file.
 
 ``make test`` downloads the HoloDeck wheel into .cache/holodeck (the search oracle's target). Here
 the whole wheel is unpacked into a temporary directory and, in a subprocess (its imports must not
-leak into this one), each file goes through HoloDeck's steps: ``substitute_env_vars`` on the raw
-text, ``yaml.safe_load``, ``Agent(**data)``. Third-party modules HoloDeck imports but never calls
-while validating (Semantic Kernel, click, dotenv, ...) are stand-ins.
+leak into this one), each file is loaded by HoloDeck's loader: ``${VAR}`` substitution, the user
+and project ``config.yaml`` merge, ``test_cases_file``, validation. Third-party modules HoloDeck
+imports but never calls while loading (Semantic Kernel, click, dotenv, ...) are stand-ins. Both
+sides run with the same environment and an empty home directory.
 
-Expected: HoloDeck accepts exactly the files holo-tune accepts without a "HoloDeck rejects"
-warning; where both reject, holo-tune's field is HoloDeck's error location or a key inside it.
+Expected: HoloDeck accepts exactly the files holo-tune accepts without a "HoloDeck rejects/refuses"
+warning, with the same tools (names, types, order), model endpoint, test cases and filtering
+block; where both reject, holo-tune's field is HoloDeck's error location or a key inside it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ HOLODECK_SIDE = r"""
 import importlib.abc, importlib.machinery, importlib.util, json, os, sys, types
 from unittest import mock
 
-root, env, paths = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+root, home = sys.argv[1], sys.argv[2]
+env, paths = json.loads(sys.argv[3]), json.loads(sys.argv[4])
 
 
 class _Standin(types.ModuleType):
@@ -66,24 +69,29 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 sys.path.insert(0, root)
 sys.meta_path.append(_Finder())
-import yaml
 from pydantic import ValidationError
-from holodeck.config.env_loader import substitute_env_vars
-from holodeck.lib.errors import ConfigError
-from holodeck.models.agent import Agent
+from holodeck.config.loader import ConfigLoader
 
 os.environ.clear()
 os.environ.update(env)
+os.environ["HOME"] = home
 out = []
 for path in paths:
     try:
-        data = yaml.safe_load(substitute_env_vars(open(path, encoding="utf-8").read())) or {}
-        Agent(**data)
-        out.append({"accept": True, "loc": None})
-    except ValidationError as err:
-        out.append({"accept": False, "loc": [list(e["loc"]) for e in err.errors()]})
-    except (ConfigError, yaml.YAMLError, TypeError) as err:
-        out.append({"accept": False, "loc": []})
+        agent = ConfigLoader().load_agent_yaml(path)
+    except Exception as err:
+        cause = err.__cause__
+        loc = [list(e["loc"]) for e in cause.errors()] if isinstance(cause, ValidationError) else []
+        out.append({"accept": False, "loc": loc, "error": type(err).__name__})
+        continue
+    tf = agent.tool_filtering
+    out.append({
+        "accept": True,
+        "tools": [[t.name, getattr(t.type, "value", t.type)] for t in agent.tools or []],
+        "endpoint": agent.model.endpoint,
+        "cases": [c.input or len(c.turns or []) for c in agent.test_cases or []],
+        "filtering": tf.model_dump() if tf is not None else None,
+    })
 print(json.dumps(out))
 """
 
@@ -146,13 +154,61 @@ INLINE = {
 }
 
 
-def _holodeck(root: Path, paths: list[Path]) -> list[dict[str, Any]]:
+AZURE = "name: a\nmodel: {provider: azure_openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+PROJECT = (
+    "providers:\n  azure:\n    provider: azure_openai\n    name: n\n"
+    "    endpoint: https://p.openai.azure.com\n"
+    "vectorstores:\n  research: {provider: postgresql, connection_string: 'postgresql://d'}\n"
+    "mcp_servers:\n  - {name: memory, type: mcp, description: d, command: uvx}\n"
+    "  - {name: github, type: mcp, description: g, command: npx, args: [-y, gh]}\n"
+)
+TOOLS = (
+    "tools:\n  - {name: papers, type: vectorstore, description: d, source: p.md, "
+    "database: research}\n  - {name: memory, type: mcp, description: m, command: npx}\n"
+)
+#: Agent directories: {file name: text}; agent.yaml is the one loaded.
+SCENARIOS: dict[str, dict[str, str]] = {
+    "global_merge": {"agent.yaml": AZURE + TOOLS, "config.yaml": PROJECT},
+    "global_yml_first": {
+        "agent.yaml": AZURE,
+        "config.yml": PROJECT,
+        "config.yaml": "providers: {}\n",
+    },
+    "global_untyped": {
+        "agent.yaml": AZURE,
+        "config.yaml": PROJECT.replace("{name: github, type: mcp,", "{name: github,"),
+    },
+    "global_invalid": {"agent.yaml": AZURE, "config.yaml": "mcp_servers: [{name: x}]\n"},
+    "global_no_endpoint": {"agent.yaml": AZURE, "config.yaml": "mcp_servers: []\n"},
+    "cases_file": {
+        "agent.yaml": BASE + "test_cases_file: cases.yaml\n",
+        "cases.yaml": "- input: q1\n  expected_tools: [a]\n- turns: [{input: t}]\n",
+    },
+    "cases_file_mapping": {
+        "agent.yaml": BASE + "test_cases_file: cases.yaml\n",
+        "cases.yaml": "test_cases:\n  - input: ${Q}\n",
+    },
+    "cases_file_both": {
+        "agent.yaml": BASE + "test_cases_file: cases.yaml\ntest_cases: [{input: x}]\n",
+        "cases.yaml": "- input: q\n",
+    },
+    "cases_file_bad": {
+        "agent.yaml": BASE + "test_cases_file: cases.yaml\n",
+        "cases.yaml": "- input: q\n- input: r\n  expected_tools: [{name: a, count: 0}]\n",
+    },
+    "cases_file_missing": {"agent.yaml": BASE + "test_cases_file: nope.yaml\n"},
+}
+ENV = {**ENV, "Q": "from the environment"}
+
+
+def _holodeck(root: Path, home: Path, paths: list[Path]) -> list[dict[str, Any]]:
     result = subprocess.run(
         [
             sys.executable,
             "-c",
             HOLODECK_SIDE,
             str(root),
+            str(home),
             json.dumps(ENV),
             json.dumps([str(p) for p in paths]),
         ],
@@ -191,27 +247,41 @@ def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, A
     root = tmp_path_factory.mktemp("holodeck")
     with zipfile.ZipFile(WHEEL) as wheel:
         wheel.extractall(root, [n for n in wheel.namelist() if n.startswith("holodeck/")])
-    files = sorted(CONFIGS.glob("*.yaml"))
+    home = tmp_path_factory.mktemp("home")
+    named = {p.stem: p for p in sorted(CONFIGS.glob("*.yaml"))}
     inline_dir = tmp_path_factory.mktemp("inline")
     for name, text in INLINE.items():
         (inline_dir / f"{name}.yaml").write_text(text)
-        files.append(inline_dir / f"{name}.yaml")
-    theirs = _holodeck(root, files)
+        named[name] = inline_dir / f"{name}.yaml"
+    for name, files in SCENARIOS.items():
+        directory = tmp_path_factory.mktemp(name)
+        for file, text in files.items():
+            (directory / file).write_text(text)
+        named[name] = directory / "agent.yaml"
+    theirs = _holodeck(root, home, list(named.values()))
     ours: list[Any] = []
-    for path in files:
-        try:
-            ours.append(load_agent(path, environ=ENV, dotenv_files=[]))
-        except ConfigError as err:
-            ours.append(err)
-    return {p.stem: (o, t) for p, o, t in zip(files, ours, theirs, strict=True)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        for path in named.values():
+            try:
+                ours.append(load_agent(path, environ=ENV, dotenv_files=[]))
+            except ConfigError as err:
+                ours.append(err)
+    return {name: (o, t) for name, o, t in zip(named, ours, theirs, strict=True)}
 
 
-FILES = sorted({p.stem for p in CONFIGS.glob("*.yaml")} | set(INLINE))
+FILES = sorted({p.stem for p in CONFIGS.glob("*.yaml")} | set(INLINE) | set(SCENARIOS))
+#: How HoloDeck's loader fails on a file it refuses (anything else is a broken harness).
+HOLODECK_ERRORS = {"ConfigError", "FileNotFoundError"}
 
 
 @pytest.mark.parametrize("name", FILES)
 def test_same_verdict_as_holodeck(verdicts: dict[str, tuple[Any, Any]], name: str) -> None:
     ours, theirs = verdicts[name]
+    if not theirs["accept"]:
+        # A list is not an agent: HoloDeck trips over it with a TypeError.
+        allowed = HOLODECK_ERRORS | ({"TypeError"} if name == "not_a_mapping" else set())
+        assert theirs["error"] in allowed, theirs
     if isinstance(ours, ConfigError):
         assert not theirs["accept"], f"holo-tune refuses what HoloDeck accepts: {ours}"
         if theirs["loc"]:
@@ -221,10 +291,15 @@ def test_same_verdict_as_holodeck(verdicts: dict[str, tuple[Any, Any]], name: st
                 return
             assert any((ours.field or "").startswith(f) for f in fields if f), (ours, fields)
         return
-    downgraded = [w for w in ours.warnings if "HoloDeck" in w and "reject" in w]
+    downgraded = [w for w in ours.warnings if "HoloDeck" in w and ("reject" in w or "refuse" in w)]
     if ours.generation == "0.7+":
         assert not theirs["accept"]  # 0.6 forbids the openai block; diagnostics report it
     elif downgraded:
         assert not theirs["accept"], downgraded
     else:
         assert theirs["accept"], f"holo-tune accepts what HoloDeck refuses: {theirs['loc']}"
+        assert [[t.name, t.type] for t in ours.tools] == theirs["tools"]
+        assert ours.agent.model.endpoint == theirs["endpoint"]
+        assert [c.input or len(c.turns or []) for c in ours.test_cases] == theirs["cases"]
+        block = ours.filtering.block() if ours.filtering is not None else None
+        assert block == theirs["filtering"]

@@ -9,7 +9,6 @@ rule is reported with its line so the user knows the runtime will refuse or skip
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -112,8 +111,3 @@ def duplicate_keys(duplicates: list[Duplicate], first_line: list[int]) -> list[P
         Problem(dup.path, f"written twice (first on line {line}); the last value wins")
         for dup, line in zip(duplicates, first_line, strict=True)
     ]
-
-
-def project_config_files(agent_dir: Path) -> list[Path]:
-    """A ``config.yml``/``config.yaml`` beside the agent, which HoloDeck merges into it."""
-    return [p for p in (agent_dir / "config.yml", agent_dir / "config.yaml") if p.is_file()]

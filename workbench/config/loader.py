@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from workbench.config import checks
+from workbench.config import checks, globalcfg
 from workbench.config.casesfile import KEY, CasesFile, read_cases_file
 from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_environ
 from workbench.config.filtering import ToolFiltering
@@ -60,6 +60,8 @@ class AgentConfig:
     """1-based file line of every key and list item, by key path."""
     cases_file: CasesFile | None = None
     """The file ``test_cases_file`` names, when the agent has one (its cases are ``test_cases``)."""
+    global_configs: list[Path] = field(default_factory=list)
+    """The user/project ``config.yaml`` files merged in (``agent`` has them, ``data`` does not)."""
 
     def line_of(self, *keys: str | int) -> int | None:
         """The file line of a key or list item (``line_of("tools", 2, "url")``), None if absent."""
@@ -96,13 +98,15 @@ def load_agent(
     environ: Mapping[str, str] | None = None,
     dotenv_files: Sequence[Path] | None = None,
     missing_env: Literal["error", "warn"] = "error",
+    global_configs: Sequence[Path] | None = None,
 ) -> AgentConfig:
     """Load and validate an agent file; :class:`ConfigError` (one line) if it does not load.
 
     ``environ`` defaults to ``os.environ``; ``dotenv_files`` to the ``.env`` beside the agent file
     and ``~/.holodeck/.env`` (filling only names the environment lacks, as HoloDeck's CLI does).
     With ``missing_env="warn"`` a missing variable becomes a placeholder and a warning instead of
-    HoloDeck's error (to list tools with no API key at hand).
+    HoloDeck's error (to list tools with no API key at hand). ``global_configs`` defaults to the
+    user and project ``config.yaml`` HoloDeck merges in (see :mod:`workbench.config.globalcfg`).
     """
     path = Path(path)
     env, env_read = merged_environ(
@@ -115,6 +119,11 @@ def load_agent(
     where = source.where
 
     cleaned, soft = checks.soften(data, fallback_name=path.stem)
+    config_files = globalcfg.config_files(path.parent) if global_configs is None else global_configs
+    merged = globalcfg.load_global(list(config_files), env, missing)
+    added: list[str] = []
+    if merged is not None:
+        cleaned, added = globalcfg.merge_into(cleaned, merged)
     cases_file = read_cases_file(data, where, env, missing)
     if cases_file is not None:
         cleaned.pop(KEY)
@@ -133,11 +142,8 @@ def load_agent(
         f"'{PLACEHOLDER.format(name=name)}' stands in (HoloDeck would refuse the file)"
         for name, line in (missing or {}).items()
     ]
-    warnings += [
-        f"{cfg}: HoloDeck merges this project config (providers, mcp_servers, vectorstores) "
-        "into the agent; holo-tune reads the agent file only"
-        for cfg in checks.project_config_files(path.parent)
-    ]
+    if merged is not None:
+        warnings += globalcfg.merge_notes(merged, added)
     return AgentConfig(
         path=path,
         text=source.text,
@@ -152,6 +158,7 @@ def load_agent(
         env_files=env_read,
         lines=source.lines,
         cases_file=cases_file,
+        global_configs=merged.files if merged is not None else [],
     )
 
 

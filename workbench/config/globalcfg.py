@@ -1,0 +1,223 @@
+"""The user and project ``config.yaml`` HoloDeck merges into every agent it loads.
+
+HoloDeck (``ConfigLoader.load_agent_yaml`` and ``merge_configs``) reads ``~/.holodeck/config.yml``
+(else ``.yaml``) and ``config.yml`` (else ``.yaml``) in the agent's directory, deep-merges them
+(the project's values win; a list such as ``mcp_servers`` is replaced, not joined), and then:
+
+- fills the agent's ``model`` (and ``evaluations.model``) with the keys it lacks from the
+  ``providers`` entry named like its provider (by key, else by the entry's ``provider`` field);
+- resolves a vectorstore tool's ``database: NAME`` against ``vectorstores`` (an unknown name
+  becomes in-memory storage);
+- appends every ``mcp_servers`` entry whose name no agent tool has, after the agent's own tools.
+
+That changes what a tuner sees (more MCP servers, an endpoint the model needs), so it is done here
+too, on a copy of the agent's data; each global MCP server added is reported with its file and line.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from workbench.config.models import LLMProvider, MCPTool
+from workbench.config.source import Where, read_source
+from workbench.config.validation import problems
+from workbench.errors import ConfigError
+
+#: HoloDeck maps this provider name of a global vectorstore to its DatabaseConfig provider.
+_DB_ALIASES = {"postgresql": "postgres"}
+
+
+class _VectorstoreConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    provider: str
+    connection_string: str
+    options: dict[str, Any] | None = None
+
+
+class _GlobalConfig(BaseModel):
+    """``holodeck.models.config.GlobalConfig``, strict on what is merged into the agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    providers: dict[str, LLMProvider] | None = None
+    vectorstores: dict[str, _VectorstoreConfig] | None = None
+    execution: dict[str, Any] | None = None
+    deployment: dict[str, Any] | None = None
+    mcp_servers: list[MCPTool] | None = None
+
+
+@dataclass
+class GlobalConfig:
+    """The merged user + project config, and where each of its MCP servers was written."""
+
+    data: dict[str, Any]
+    files: list[Path]
+    server_origin: dict[str, tuple[Path, int, int | None, bool]] = field(default_factory=dict)
+    """Server name -> (file, index in its mcp_servers, line, whether it says ``type``)."""
+
+
+def config_files(agent_dir: Path, home: Path | None = None) -> list[Path]:
+    """The user config, then the project config, that exist (``.yml`` preferred)."""
+    home = Path.home() if home is None else home
+    found = [_pick(home / ".holodeck"), _pick(agent_dir)]
+    return [path for path in found if path is not None]
+
+
+def _pick(directory: Path) -> Path | None:
+    for name in ("config.yml", "config.yaml"):
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def load_global(
+    files: list[Path], env: Mapping[str, str], missing: dict[str, int] | None = None
+) -> GlobalConfig | None:
+    """Read, validate and merge ``files`` (later ones win); None when none has content."""
+    merged: dict[str, Any] | None = None
+    read: list[Path] = []
+    origin: dict[str, tuple[Path, int, int | None, bool]] = {}
+    for path in files:
+        source = read_source(path, env, missing)
+        data = source.data
+        if not data:
+            continue
+        if not isinstance(data, dict):
+            raise ConfigError("a HoloDeck config is a mapping of keys", file=path, line=1)
+        _validate(data, source.where)
+        read.append(path)
+        if isinstance(data.get("mcp_servers"), list):
+            origin = {
+                str(server.get("name")): (
+                    path,
+                    i,
+                    source.lines.get(("mcp_servers", i)),
+                    "type" in server,
+                )
+                for i, server in enumerate(data["mcp_servers"])
+                if isinstance(server, dict)
+            }
+        merged = copy.deepcopy(data) if merged is None else _deep_merge(merged, data)
+    if merged is None:
+        return None
+    return GlobalConfig(merged, read, origin)
+
+
+def _validate(data: dict[str, Any], where: Where) -> None:
+    try:
+        _GlobalConfig.model_validate(data)
+    except ValidationError as err:
+        raise where.error(problems(_GlobalConfig, err.errors())) from None
+
+
+def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """HoloDeck's ``_deep_merge``: mappings merge key by key, anything else is replaced."""
+    for key, value in override.items():
+        if isinstance(base.get(key), dict) and isinstance(value, dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def merge_into(agent: dict[str, Any], config: GlobalConfig) -> tuple[dict[str, Any], list[str]]:
+    """A copy of the agent's data with the global config merged as HoloDeck merges it.
+
+    Also returns the names of the MCP servers it added (in the order added).
+    """
+    if not agent:
+        return agent, []
+    merged = copy.deepcopy(agent)
+    providers = config.data.get("providers") or {}
+    if providers:
+        for model in _models(merged):
+            _fill_model(model, providers)
+    vectorstores = config.data.get("vectorstores") or {}
+    if vectorstores and isinstance(merged.get("tools"), list):
+        for tool in merged["tools"]:
+            _resolve_database(tool, vectorstores)
+    added: list[str] = []
+    servers = config.data.get("mcp_servers") or []
+    if servers:
+        if not isinstance(merged.get("tools"), list):
+            merged["tools"] = []
+        names = {t["name"] for t in merged["tools"] if isinstance(t, dict) and "name" in t}
+        for server in servers:
+            if server.get("name") in names:
+                continue  # the agent's own entry of that name wins
+            entry = {k: v for k, v in server.items() if v is not None}
+            # HoloDeck dumps the server with exclude_unset, so an entry that relied on the
+            # default type arrives without one and fails the agent's tool union: see merge_notes.
+            entry.setdefault("type", "mcp")
+            merged["tools"].append(entry)
+            added.append(str(server.get("name")))
+    deployment = config.data.get("deployment")
+    if isinstance(deployment, dict):
+        if "deployment" not in merged:
+            merged["deployment"] = copy.deepcopy(deployment)
+        elif isinstance(merged["deployment"], dict):
+            merged["deployment"] = _deep_merge(copy.deepcopy(deployment), merged["deployment"])
+    return merged, added
+
+
+def _models(agent: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if isinstance(agent.get("model"), dict):
+        yield agent["model"]
+    evaluations = agent.get("evaluations")
+    if isinstance(evaluations, dict) and isinstance(evaluations.get("model"), dict):
+        yield evaluations["model"]
+
+
+def _fill_model(model: dict[str, Any], providers: Mapping[str, Any]) -> None:
+    key = model.get("provider")
+    if not key:
+        return
+    entry = providers.get(key)
+    if entry is None:
+        entry = next((p for p in providers.values() if p.get("provider") == key), None)
+    for name, value in (entry or {}).items():
+        model.setdefault(name, copy.deepcopy(value))
+
+
+def _resolve_database(tool: Any, vectorstores: Mapping[str, Any]) -> None:
+    if not isinstance(tool, dict) or tool.get("type") != "vectorstore":
+        return
+    name = tool.get("database")
+    if not isinstance(name, str):
+        return
+    store = vectorstores.get(name)
+    if store is None:
+        tool["database"] = None  # HoloDeck logs a warning and falls back to in-memory storage
+        return
+    provider = str(store["provider"])
+    database: dict[str, Any] = {
+        "provider": _DB_ALIASES.get(provider.lower(), provider),
+        "connection_string": store["connection_string"],
+    }
+    database.update(store.get("options") or {})
+    tool["database"] = database
+
+
+def merge_notes(config: GlobalConfig, added: list[str]) -> list[str]:
+    """One line per global MCP server added to the agent: a tuner should know where it is from."""
+    notes: list[str] = []
+    for name in added:
+        path, index, line, typed = config.server_origin[name]
+        where = f"{path}:{line}" if line is not None else str(path)
+        note = f"{where}: mcp_servers[{index}]: HoloDeck adds this global MCP server '{name}' "
+        if typed:
+            note += "to the agent's tools"
+        else:
+            note += (
+                "without its default type, and then refuses the agent (write type: mcp); "
+                "holo-tune adds it as an mcp entry"
+            )
+        notes.append(note)
+    return notes
