@@ -9,6 +9,7 @@ settings that exercise each step of ``filter_tools``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm, minilm_pa
 from oracle.runner import OracleRun, run_oracle
 from oracle.stubs import holodeck_tool_filter, oracle_available
 
+from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
+from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.search.engine import HoloDeckEngine
 from workbench.search.selection import ranked, select
@@ -139,6 +142,34 @@ def test_datasets_match_holodeck(tf: Any, dataset: str) -> None:
     compare(
         tf, catalog, queries, Memo(HashedBagEmbedder()), settings_per_query=per_query, exact=METHODS
     )
+
+
+SAMPLE_QUERIES = [
+    "find papers on transformers on the web",
+    "remember that Vaswani wrote the transformer paper",
+    "what time is it in Tokyo",
+    "show the git log of the repository",
+    "fetch https://example.com and read it",
+    "list the files in the data directory",
+    "search news about MCP",
+    "",
+]
+
+
+@pytest.mark.parametrize("agent", ["research-agent", "python-servers"])
+def test_sample_agents_match_holodeck(tf: Any, agent: str) -> None:
+    """The sample agents' snapshot catalogs (vectorstore tool included), with their own block."""
+    folder = Path(__file__).resolve().parents[1] / "sample_configs"
+    snapshot = folder / f"{agent}.catalog.json"
+    if not snapshot.is_file():
+        pytest.skip(f"{snapshot.name} is not there")
+    config = load_agent(folder / f"{agent}.yaml", missing_env="warn")
+    catalog = load_catalog(config, catalog_file=snapshot)
+    assert len(catalog) > 5
+    compare(tf, catalog, SAMPLE_QUERIES, Memo(HashedBagEmbedder()), exact=METHODS)
+    block = config.filtering or ToolFiltering()
+    run = run_oracle(tf, catalog, None, SAMPLE_QUERIES, ["bm25"], [block])
+    assert_selections_match(HoloDeckEngine(catalog, None), catalog, run, [block])
 
 
 @pytest.mark.parametrize("dataset", ["stackone", "livemcpbench"])

@@ -23,10 +23,13 @@ from workbench.commands.common import print_json, setting_from_args, use_color
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
+from workbench.search.embedders import ToolEmbeddingCache, resolve_embedder
+from workbench.search.engine import HoloDeckEngine
 from workbench.search.selection import ranked, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
-from workbench.workspace import Workspace, build_workspace
+from workbench.tokens import token_table
+from workbench.workspace import Workspace
 
 #: Rows the human table shows without ``--limit`` (at least: more when the cut is further down).
 DEFAULT_ROWS = 15
@@ -72,13 +75,23 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
     """The workspace (agent, catalog, tokens, embedder, engine); a missing ``${VAR}`` only warns.
 
     Ranking needs no secret that the catalog does not: like ``tools``, a missing variable becomes
-    a warning, and an embedder that needs the key says so itself.
+    a warning, and an embedder that needs the key says so itself. Tool embeddings go through the
+    user's disk cache, so a second search over the same catalog embeds only the query.
     """
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    return build_workspace(agent, catalog, embedder_spec=args.embedder)
+    model = agent.agent.model
+    choice = resolve_embedder(agent, args.embedder)
+    engine = HoloDeckEngine(
+        catalog,
+        choice.embedder,
+        embedding_cache=ToolEmbeddingCache.default() if choice.embedder else None,
+        no_embedder_reason=choice.note,
+    )
+    tokens = token_table(catalog, str(model.provider), model.name)
+    return Workspace(agent=agent, catalog=catalog, tokens=tokens, embedder=choice, engine=engine)
 
 
 def read_queries(path: str) -> list[str]:

@@ -85,10 +85,13 @@ class HoloDeckEngine:
         embedder: Embedder | None,
         *,
         embedding_cache: ToolEmbeddingCache | None = None,
+        no_embedder_reason: str | None = None,
     ) -> None:
         self.catalog = catalog
         self.embedder = embedder
         self._store = embedding_cache
+        #: Why there is no embedder (the embedder choice's note), shown as the fallback reason.
+        self._no_embedder = no_embedder_reason or "no embedding service: HoloDeck ranks by BM25"
         self._texts = [tool.search_text for tool in catalog.tools]
         self.bm25 = BM25Index(self._texts)
         self._vectors: ToolVectors | None = None
@@ -189,7 +192,7 @@ class HoloDeckEngine:
         """The runtime's ``_semantic_search``, fallbacks included, for every tool at once."""
         embedder = self.embedder
         if embedder is None:
-            return _Semantic(bm25, "bm25", "no embedding service at run time", None)
+            return _Semantic(bm25, "bm25", self._no_embedder, None)
         self.prepare()
         try:
             query_vector = self._query_vector(query, embedder)
