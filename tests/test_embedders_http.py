@@ -129,6 +129,13 @@ def test_429_then_success_retries_after_the_servers_delay(
     assert waits == [0.25]
 
 
+def test_retry_after_ms_is_honoured(server: FakeEmbeddingServer, waits: list[float]) -> None:
+    server.fail_next(Fault(429, headers={"retry-after-ms": "120", "Retry-After": "1"}))
+    policy = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=1.0)
+    openai(server, waits, retry=policy).embed(["hi"])
+    assert waits == [0.12]
+
+
 def test_5xx_retries_with_bounded_backoff_then_gives_up(
     server: FakeEmbeddingServer, waits: list[float]
 ) -> None:

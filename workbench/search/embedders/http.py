@@ -37,22 +37,26 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 8.0
 
-    def delay(self, attempt: int, retry_after: str | None) -> float:
-        """Seconds to wait before retry number ``attempt`` (from 0)."""
-        wanted = _seconds(retry_after)
-        if wanted is None:
-            wanted = self.base_delay * float(2**attempt)
+    def delay(self, attempt: int, asked: float | None = None) -> float:
+        """Seconds to wait before retry number ``attempt`` (from 0); ``asked`` is the server's."""
+        wanted = self.base_delay * float(2**attempt) if asked is None else asked
         return max(0.0, min(wanted, self.max_delay))
 
 
-def _seconds(header: str | None) -> float | None:
-    """A ``Retry-After`` value in seconds (the HTTP-date form is ignored: the backoff applies)."""
-    if header is None:
-        return None
-    try:
-        return float(header)
-    except ValueError:
-        return None
+def server_delay(headers: Mapping[str, str]) -> float | None:
+    """The wait a server asks for: ``retry-after-ms`` (OpenAI) or ``Retry-After`` in seconds.
+
+    The HTTP-date form of ``Retry-After`` is ignored (the backoff applies instead).
+    """
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue
+    return None
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ class HttpEmbedder:
                     raise EmbeddingError(
                         f"{self._spec}: {where(url)} timed out after {self.settings.timeout:g} s"
                     ) from None
-                self._sleep(retry.delay(attempt, None))
+                self._sleep(retry.delay(attempt))
                 continue
             except httpx.HTTPError as err:
                 if last:
@@ -192,10 +196,10 @@ class HttpEmbedder:
                         f"{self._spec}: cannot reach {where(url)}: "
                         f"{redact(str(err) or type(err).__name__, self._secret)}"
                     ) from None
-                self._sleep(retry.delay(attempt, None))
+                self._sleep(retry.delay(attempt))
                 continue
             if response.status_code in RETRY_STATUSES and not last:
-                self._sleep(retry.delay(attempt, response.headers.get("retry-after")))
+                self._sleep(retry.delay(attempt, server_delay(response.headers)))
                 continue
             if response.status_code >= 400:
                 raise EmbeddingError(self._status_message(url, response))
