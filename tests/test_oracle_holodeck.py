@@ -225,5 +225,5 @@ def test_real_model_matches_holodeck(tf: Any) -> None:
     compare(tf, catalog, queries, embedder, exact=METHODS)
     ranking = HoloDeckEngine(catalog, embedder).rank(queries[0], "semantic")
     assert ranking.method == "semantic" and ranking.fallback is None
-    assert ranking.model_id == "local:all-MiniLM-L6-v2"
+    assert ranking.model_id == embedder.model_id
     assert ranking.scores.min() >= -1.0 and ranking.scores.max() < 1.0  # raw cosine

