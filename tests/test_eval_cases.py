@@ -1,0 +1,160 @@
+"""Labelled cases: YAML, JSON Lines and the agent's test_cases; names resolved against a catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.catalog.build import mcp_tools
+from workbench.catalog.models import Catalog
+from workbench.config import load_agent
+from workbench.errors import CasesError
+from workbench.evaluate.cases import Case, cases_from_agent, load_cases, resolve_cases
+
+
+def _catalog(servers: dict[str, list[str]]) -> Catalog:
+    tools = []
+    for server, names in servers.items():
+        listing: list[dict[str, Any]] = [{"name": n, "description": f"{n} tool"} for n in names]
+        tools += mcp_tools(server, listing)[0]
+    return Catalog(tools=tools, servers=[])
+
+
+CATALOG = _catalog(
+    {"brave": ["brave_web_search", "brave_news_search"], "memory": ["search_nodes", "read_graph"]}
+)
+
+
+def test_jsonl_cases_with_category(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    rows = [
+        {"query": "news about mars", "expected": ["brave-brave_news_search"], "category": "web"},
+        {"query": "what do I know", "expected": ["read_graph"]},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    cases = load_cases(path)
+    assert [c.query for c in cases] == ["news about mars", "what do I know"]
+    assert cases[0].category == "web" and cases[1].category is None
+    assert cases[1].source == f"{path}:2"
+
+
+def test_yaml_cases_keep_their_lines(tmp_path: Path) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text(
+        "# labelled\ncases:\n  - query: find news\n    expected: [brave_news_search]\n"
+        "  - query: graph\n    expected:\n      - name: read_graph\n"
+    )
+    cases = load_cases(path)
+    assert [c.expected for c in cases] == [("brave_news_search",), ("read_graph",)]
+    assert [c.source for c in cases] == [f"{path}:3", f"{path}:5"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "needle"),
+    [
+        (
+            "bad.jsonl",
+            '{"query": "a", "expected": ["x"]}\n{"query": "b", "expected": [}\n',
+            2,
+            "JSON",
+        ),
+        ("bad.jsonl", '{"query": "", "expected": ["x"]}\n', 1, "query"),
+        ("bad.jsonl", '{"query": "a", "expected": []}\n', 1, "expected"),
+        ("bad.jsonl", '{"query": "a", "expected": [3]}\n', 1, "expected"),
+        ("bad.jsonl", '["a"]\n', 1, "object"),
+        ("bad.yaml", "cases:\n  - query: a\n    expected: [x\n", 4, "YAML"),
+        ("bad.yaml", "cases:\n  - query: a\n  - query: b\n    expected: [x]\n", 2, "expected"),
+    ],
+)
+def test_bad_files_name_file_and_line(
+    tmp_path: Path, name: str, text: str, line: int, needle: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(CasesError) as err:
+        load_cases(path)
+    assert err.value.file == str(path) and err.value.line == line
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_missing_or_empty_file(tmp_path: Path) -> None:
+    with pytest.raises(CasesError, match="no such file"):
+        load_cases(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(CasesError, match="no cases"):
+        load_cases(tmp_path / "empty.jsonl")
+
+
+def test_full_and_bare_names_resolve_to_catalog_indices() -> None:
+    cases = [
+        Case("q1", ("brave-brave_web_search",)),
+        Case("q2", ("search_nodes", "brave_news_search")),
+    ]
+    resolved = resolve_cases(cases, CATALOG)
+    brave_web = CATALOG.position("brave-brave_web_search")
+    assert resolved.cases[0].groups == ((brave_web,),)
+    assert resolved.cases[1].groups == (
+        (CATALOG.position("memory-search_nodes"),),
+        (CATALOG.position("brave-brave_news_search"),),
+    )
+    assert not resolved.unknown and not resolved.skipped
+
+
+def test_a_bare_name_on_several_servers_is_one_group() -> None:
+    catalog = _catalog({"a": ["search"], "b": ["search", "other"]})
+    resolved = resolve_cases([Case("q", ("search",))], catalog)
+    assert resolved.cases[0].groups == ((0, 2),)  # b-other sorts before b-search
+
+
+def test_unknown_names_are_reported_and_empty_cases_skipped() -> None:
+    cases = [
+        Case("q1", ("brave-brave_web_search", "nope"), source="c.jsonl:1"),
+        Case("q2", ("gone",), source="c.jsonl:2"),
+    ]
+    resolved = resolve_cases(cases, CATALOG)
+    assert len(resolved) == 1 and resolved.cases[0].names == ("brave-brave_web_search",)
+    assert [(u.name, u.source) for u in resolved.unknown] == [
+        ("nope", "c.jsonl:1"),
+        ("gone", "c.jsonl:2"),
+    ]
+    assert [c.query for c in resolved.skipped] == ["q2"]
+    warnings = resolved.warnings()
+    assert "c.jsonl:1: unknown expected tool 'nope'" in warnings
+    assert any("1 case(s) skipped" in w for w in warnings)
+
+
+def test_substring_only_for_holodeck_test_cases() -> None:
+    as_file = resolve_cases([Case("q", ("news",))], CATALOG)
+    assert not as_file.cases
+    as_test_case = resolve_cases([Case("q", ("news",), substring=True)], CATALOG)
+    assert as_test_case.cases[0].groups == ((CATALOG.position("brave-brave_news_search"),),)
+    # a full name still wins over a substring match
+    exact = resolve_cases([Case("q", ("brave-brave_web_search",), substring=True)], CATALOG)
+    assert exact.cases[0].groups == ((CATALOG.position("brave-brave_web_search"),),)
+
+
+def test_agent_test_cases_strings_objects_and_turns(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
+        "test_cases:\n"
+        "  - name: one\n    input: latest news\n    expected_tools: [news]\n"
+        "  - name: no-tools\n    input: hello\n"
+        "  - name: obj\n    input: my graph\n    expected_tools:\n      - name: read_graph\n"
+        "  - name: multi\n    turns:\n      - input: first\n      - input: look it up\n"
+        "        expected_tools: [web_search]\n"
+    )
+    cases = cases_from_agent(load_agent(agent))
+    assert [(c.query, c.expected) for c in cases] == [
+        ("latest news", ("news",)),
+        ("my graph", ("read_graph",)),
+        ("look it up", ("web_search",)),
+    ]
+    assert all(c.substring for c in cases)
+    assert cases[0].source == f"{agent}:8"
+    assert cases[2].source == f"{agent}:20"
+    resolved = resolve_cases(cases, CATALOG)
+    assert len(resolved) == 3 and not resolved.unknown
