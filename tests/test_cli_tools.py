@@ -191,3 +191,23 @@ def test_broken_server_sample_shows_the_failure_and_the_rest() -> None:
     servers = {s["name"]: s for s in json.loads(result.stdout)["servers"]}
     assert servers["memory"]["status"] == "ok" and servers["filesystem"]["status"] == "ok"
     assert servers["missing"]["error"] == "command not found: holo-tune-no-such-server"
+
+
+def test_timeout_flag_bounds_a_hanging_server(tmp_path: Path) -> None:
+    py = json.dumps(sys.executable)
+    hang = json.dumps(str(SERVERS / "misbehaving.py"))
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: slow\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: t\n"
+        "tools:\n  - name: stuck\n    type: mcp\n    description: hangs\n"
+        f"    command: {py}\n    args: [{hang}, hang]\n    request_timeout: 600\n"
+    )
+    result = _run("tools", str(agent), "--timeout", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    (server,) = json.loads(result.stdout)["servers"]
+    assert server == {
+        "name": "stuck",
+        "status": "error",
+        "error": "no answer within 1 s",
+        "tools": 0,
+    }
