@@ -22,9 +22,7 @@ from workbench.tui.widgets.history_list import remember
 
 
 def _catalog(n: int) -> Catalog:
-    tools = [
-        Tool(f"s{i % 2}-t{i}", f"s{i % 2}", f"t{i}", f"tool {i}", (), "mcp") for i in range(n)
-    ]
+    tools = [Tool(f"s{i % 2}-t{i}", f"s{i % 2}", f"t{i}", f"tool {i}", (), "mcp") for i in range(n)]
     return Catalog(tools=tools, servers=[ServerStatus("s0", "stdio"), ServerStatus("s1", "stdio")])
 
 

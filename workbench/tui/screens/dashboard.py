@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.catalog import Catalog, ServerStatus
@@ -61,6 +61,7 @@ from workbench.tui.widgets.query_input import QueryInput
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
 from workbench.tui.widgets.servers_panel import ServersPanel
+from workbench.tui.widgets.status_line import StatusLine
 from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 from workbench.workspace import Workspace, build_workspace
 
@@ -158,7 +159,7 @@ class DashboardScreen(Screen[None]):
                     placeholder="type a user message: the ranking follows as you type",
                     id="query",
                 )
-                yield Static("", id="lab-status")
+                yield StatusLine(id="lab-status")
                 with TabbedContent(initial="tab-ranking", id="tabs"):
                     with TabPane("ranking", id="tab-ranking"):
                         yield RankingTable(id="ranking")
@@ -450,9 +451,8 @@ class DashboardScreen(Screen[None]):
 
     # -- drawing ---------------------------------------------------------------------------
     def _status(self, text: str, *, error: bool = False) -> None:
-        status = self.query_one("#lab-status", Static)
-        status.set_class(error, "-error")
-        status.update(text)
+        status = self.query_one("#lab-status", StatusLine)
+        status.text, status.error = text, error
 
     def _show_header(self) -> None:
         lab = self.lab
@@ -575,7 +575,7 @@ class DashboardScreen(Screen[None]):
         target = {
             "tab-ranking": "#ranking",
             "tab-history": "#history",
-            "tab-compare": "#compare-semantic DataTable",
+            "tab-compare": "#compare-semantic RowList",
             "tab-catalog": "#catalog-full",
             "tab-findings": "#findings",
         }.get(tabs.active, "#ranking")

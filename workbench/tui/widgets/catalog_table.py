@@ -79,8 +79,9 @@ class CatalogTable(DataTable[Text]):
                 self.add_column(" server", width=server, key="server")
             self.add_column(Text("tok ", justify="right"), width=7, key="tokens")
             if not self.compact:
-                self.add_column(" description", width=max(width - tool - server - 7, 10),
-                                key="description")
+                self.add_column(
+                    " description", width=max(width - tool - server - 7, 10), key="description"
+                )
             self._width = width
         return tool, server
 
@@ -94,7 +95,9 @@ class CatalogTable(DataTable[Text]):
         for i in sorted_indices(catalog, self._per_tool, self.sort_key):
             tool = catalog.tools[i]
             mark = "★" if tool.full_name in self._always else " "
-            name = tool.name if len(tool.name) < tool_width - 1 else tool.name[: tool_width - 3] + "…"
+            name = (
+                tool.name if len(tool.name) < tool_width - 1 else tool.name[: tool_width - 3] + "…"
+            )
             cells = [Text(mark + name, style="bold" if mark != " " else "")]
             if not self.compact:
                 cells.append(Text(" " + tool.plugin[: server_width - 1], style="dim"))

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Label
+from textual.widgets import Label
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.tui.view import CutRow, RankRow
+from workbench.tui.widgets.row_list import Line, RowList
 
 
 def column_title(method: str, model_id: str | None, fallback: str | None) -> Text:
@@ -24,6 +25,18 @@ def column_title(method: str, model_id: str | None, fallback: str | None) -> Tex
     return text
 
 
+def compare_line(row: RankRow, width: int) -> Text:
+    """``rank ● tool score`` in ``width`` cells (pure)."""
+    sent = row.reason is not None
+    style = "bold green" if sent else "dim"
+    room = max(width - 10, 6)
+    name = row.tool if len(row.tool) <= room else row.tool[: room - 1] + "…"
+    text = Text(f"{row.rank:>2} ", style="dim")
+    text.append(("●" if sent else " ") + name.ljust(room), style=style)
+    text.append(f" {row.score:.2f}", style=style)
+    return text
+
+
 class CompareColumn(Vertical):
     """One method's ranking, compact: rank, tool, score."""
 
@@ -33,43 +46,22 @@ class CompareColumn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label(self.method, classes="compare-title")
-        table: DataTable[Text] = DataTable(cursor_type="row", show_header=False)
-        yield table
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("#", key="rank")
-        table.add_column("tool", key="tool")
-        table.add_column("score", key="score")
+        yield RowList()
 
     def show(self, title: Text, rows: Sequence[RankRow | CutRow]) -> None:
         self.query_one(".compare-title", Label).update(title)
-        table: DataTable[Text] = self.query_one(DataTable)
-        table.clear()
-        room = max(self.size.width - 12, 8)
-        for n, row in enumerate(rows):
-            if isinstance(row, CutRow):
-                table.add_row(
-                    Text(""), Text("─ " * (room // 2), style="yellow"), Text(""), key=f"cut:{n}"
-                )
-                continue
-            sent = row.reason is not None
-            style = "bold green" if sent else "dim"
-            name = row.tool if len(row.tool) <= room else row.tool[: room - 1] + "…"
-            table.add_row(
-                Text(str(row.rank), style="dim"),
-                Text(("● " if sent else "  ") + name, style=style),
-                Text(f"{row.score:.2f}", style=style),
-                key=row.tool,
-            )
+        table = self.query_one(RowList)
+        width = table.size.width or 30
+        lines = [
+            Line(None, Text(" " + "─ " * (width // 2 - 1), style="yellow"))
+            if isinstance(row, CutRow)
+            else Line(row.tool, compare_line(row, width))
+            for row in rows
+        ]
+        table.set_lines(Text(" # tool"), lines, cursor_key=None)
 
     def tools(self) -> list[str]:
-        table: DataTable[Text] = self.query_one(DataTable)
-        return [
-            str(k.value)
-            for k in table.rows
-            if k.value is not None and not str(k.value).startswith("cut:")
-        ]
+        return self.query_one(RowList).keys()
 
 
 class CompareView(Horizontal):

@@ -17,7 +17,6 @@ from textual.validation import Number
 from textual.widgets import Input, Label
 
 from workbench.tui.widgets.query_input import TYPED_KEYS
-
 from workbench.tui.widgets.slider import Slider
 
 

@@ -59,10 +59,16 @@ def bill_text(bill: TokenBill, width: int, max_servers: int = 6) -> Text:
 
 
 class TokenBars(Widget):
-    """Draws a :class:`TokenBill`."""
+    """Draws a :class:`TokenBill`. Only a change in its line count costs a layout pass."""
 
     BORDER_TITLE = "TOKENS"
-    bill: reactive[TokenBill | None] = reactive(None, layout=True)
+    bill: reactive[TokenBill | None] = reactive(None)
+
+    def watch_bill(self, bill: TokenBill | None) -> None:
+        lines = 1 if bill is None else 4 + min(len(bill.servers), 6) + (len(bill.servers) > 6)
+        height = lines + 2  # the border
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
 
     def render(self) -> Text:
         if self.bill is None:

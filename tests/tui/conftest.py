@@ -1,0 +1,7 @@
+"""Fixtures of the dashboard tests (helpers in tui_helpers.py)."""
+
+from __future__ import annotations
+
+from tui_helpers import stackone, stackone_app
+
+__all__ = ["stackone", "stackone_app"]

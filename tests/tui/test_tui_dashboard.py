@@ -1,0 +1,273 @@
+"""The dashboard driven like a user drives it (Pilot), asserting on what the widgets show."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, Select, Switch
+
+from tui_helpers import broken_server_app, research_app, settle, shown
+from workbench.config import load_agent
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.options import Options
+from workbench.tui.screens.dashboard import DashboardScreen
+from workbench.tui.screens.error import ErrorScreen
+from workbench.tui.view import CutRow, RankRow
+from workbench.tui.widgets.compare_view import CompareView
+from workbench.tui.widgets.knobs_panel import KnobsPanel
+from workbench.tui.widgets.number_knob import NumberKnob
+from workbench.tui.widgets.ranking_table import RankingTable
+from workbench.tui.widgets.servers_panel import ServersPanel
+from workbench.tui.widgets.token_bars import TokenBars
+
+SIZE = (120, 36)
+
+
+def _ranked(app: HoloTuneApp) -> list[RankRow]:
+    rows = app.screen.query_one(RankingTable).rows_shown
+    return [r for r in rows if isinstance(r, RankRow)]
+
+
+def _sent(app: HoloTuneApp) -> dict[str, str]:
+    return {r.tool: str(r.reason) for r in _ranked(app) if r.reason is not None}
+
+
+def _dashboard(app: HoloTuneApp) -> DashboardScreen:
+    screen = app.screen
+    assert isinstance(screen, DashboardScreen)
+    return screen
+
+
+async def _type(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press(*text)
+    await settle(pilot)
+
+
+async def test_typing_a_query_ranks_the_catalog(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _dashboard(stackone_app)
+        assert screen.focused is screen.query_one("#query", Input)
+        await _type(pilot, "list job applications")
+        lab = screen.lab
+        assert lab is not None
+        expected = lab.workspace.engine.rank("list job applications", "bm25")
+        top = lab.workspace.catalog.tools[int(expected.order[0])].full_name
+        rows = _ranked(stackone_app)
+        assert rows[0].tool == top == "ats-ats_list_applications"
+        assert rows[0].rank == 1 and rows[0].reason == "search"
+        table = screen.query_one(RankingTable)
+        first = shown(table).splitlines()[1]
+        rank, tool = first.split()[:2]
+        assert rank == "1" and tool.startswith("ats_list_applicat")  # clipped to its column
+        cuts = [r.label for r in table.rows_shown if isinstance(r, CutRow)]
+        assert cuts == ["top_k 5", "threshold 0.30"]
+        assert len(_sent(stackone_app)) == 5
+        bill = screen.query_one(TokenBars).bill
+        assert bill is not None and bill.chosen == 5 and bill.encoding == "o200k_base"
+        assert bill.sent == lab.workspace.tokens.total(list(lab.select(expected).indices))
+
+
+async def test_top_k_slider_and_input_change_the_selection(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "list job applications")
+        knob = stackone_app.screen.query_one("#knob-top-k", NumberKnob)
+        knob.slider.focus()
+        await pilot.press("right", "right")
+        await settle(pilot)
+        assert len(_sent(stackone_app)) == 7
+        assert knob.has_class("-changed") and knob.input.value == "7"
+        knob.input.focus()
+        knob.input.value = ""
+        await _type(pilot, "3")
+        assert len(_sent(stackone_app)) == 3
+        assert knob.slider.value == 3
+        bill = stackone_app.screen.query_one(TokenBars).bill
+        assert bill is not None and bill.chosen == 3
+
+
+async def test_threshold_keys_move_the_cut(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "list job applications")
+        stackone_app.screen.query_one(RankingTable).focus()
+        await pilot.press("asterisk", "asterisk", "asterisk")  # +0.1 three times: 0.60
+        await settle(pilot)
+        knob = stackone_app.screen.query_one("#knob-threshold", NumberKnob)
+        assert knob.value == 0.6 and knob.input.value == "0.60"
+        sent = _ranked(stackone_app)
+        assert all(r.score >= 0.6 for r in sent if r.reason == "search")
+        cuts = [
+            r.label
+            for r in stackone_app.screen.query_one(RankingTable).rows_shown
+            if isinstance(r, CutRow)
+        ]
+        assert cuts[-1] == "threshold 0.60"
+        before = len(_sent(stackone_app))
+        await pilot.press("asterisk", "asterisk")  # 0.80: fewer tools pass
+        await settle(pilot)
+        assert len(_sent(stackone_app)) < before
+
+
+async def test_method_cycles_and_enabled_switch_sends_everything(tmp_path: Path) -> None:
+    app = research_app(tmp_path, query="find papers on transformers")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _dashboard(app)
+        select: Select[str] = screen.query_one("#knob-method", Select)
+        assert select.value == "semantic"
+        banner = str(screen.query_one("#banner").render())
+        assert "BM25" in banner
+        screen.query_one(RankingTable).focus()
+        await pilot.press("m")
+        await settle(pilot)
+        assert select.value == "bm25"
+        assert screen.lab is not None and screen.lab.setting.search_method == "bm25"
+        assert "bm25 scored by BM25" in str(screen.query_one("#lab-status").render())
+        await pilot.press("m")
+        await settle(pilot)
+        assert select.value == "hybrid"
+        assert "hybrid" in str(screen.query_one("#lab-status").render())
+        switch = screen.query_one("#knob-enabled", Switch)
+        assert switch.value is True
+        switch.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        bill = screen.query_one(TokenBars).bill
+        assert bill is not None and not bill.filtering
+        assert bill.chosen == 18 and bill.sent == bill.all
+
+
+async def test_top_n_used_adds_the_first_catalog_tools(tmp_path: Path) -> None:
+    app = research_app(tmp_path, query="find papers on transformers")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert list(_sent(app).values()).count("top_n_used") == 2  # 3 minus search_papers
+        knob = app.screen.query_one("#knob-top-n", NumberKnob)
+        knob.slider.focus()
+        await pilot.press("home")
+        await settle(pilot)
+        assert "top_n_used" not in _sent(app).values()
+        await pilot.press("right", "right", "right", "right")
+        await settle(pilot)
+        reasons = _sent(app)
+        assert list(reasons.values()).count("top_n_used") == 3
+        assert reasons["vectorstore-search_papers"] == "always_include"
+        assert len(reasons) == 5
+
+
+async def test_a_toggles_always_include_from_the_ranking(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "list job applications")
+        table = stackone_app.screen.query_one(RankingTable)
+        table.focus()
+        target = _ranked(stackone_app)[7]
+        assert target.reason is None
+        table.move_to(target.tool)
+        await pilot.press("a")
+        await settle(pilot)
+        assert _sent(stackone_app)[target.tool] == "always_include"
+        knobs = stackone_app.screen.query_one(KnobsPanel)
+        always = knobs.query_one("#knob-always")
+        assert always.has_class("-changed") and target.tool in str(always.render())
+        assert len(_sent(stackone_app)) == 5  # top_k counts the always-included tool
+        await pilot.press("a")
+        await settle(pilot)
+        assert target.tool not in _sent(stackone_app)
+        assert not always.has_class("-changed")
+
+
+async def test_compare_view_shows_three_methods(tmp_path: Path) -> None:
+    app = research_app(tmp_path, query="find papers on transformers")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab")  # out of the query, so `c` is a key, not a letter
+        await pilot.press("c")
+        await settle(pilot)
+        view = app.screen.query_one(CompareView)
+        lab = _dashboard(app).lab
+        assert lab is not None
+        for method in ("semantic", "bm25", "hybrid"):
+            column = view.column(method)
+            tools = column.tools()
+            expected = lab.workspace.engine.rank("find papers on transformers", method)
+            names = [lab.workspace.catalog.tools[int(i)].full_name for i in expected.order[:3]]
+            assert tools[:3] == names
+        title = str(view.column("semantic").query_one(".compare-title").render())
+        assert "= BM25" in title
+
+
+async def test_write_back_confirm_writes_and_keeps_a_backup(stackone_app: HoloTuneApp) -> None:
+    path = stackone_app.options.agent
+    before = path.read_bytes()
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        stackone_app.screen.query_one(RankingTable).focus()
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        diff = shown(stackone_app.screen.query_one("#writeback-diff"))
+        assert "-  top_k: 5" in diff and "+  top_k: 7" in diff
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(stackone_app.screen, DashboardScreen)
+        knob = stackone_app.screen.query_one("#knob-top-k", NumberKnob)
+        assert not knob.has_class("-changed")
+    after = path.read_bytes()
+    assert after == before.replace(b"top_k: 5", b"top_k: 7")
+    backups = [p for p in path.parent.iterdir() if p.name != path.name and p.suffix != ".json"]
+    assert any(p.read_bytes() == before for p in backups)
+    agent = load_agent(path)
+    assert agent.filtering is not None and agent.filtering.top_k == 7
+
+
+async def test_write_back_cancel_leaves_the_file_alone(stackone_app: HoloTuneApp) -> None:
+    path = stackone_app.options.agent
+    before = path.read_bytes()
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        stackone_app.screen.query_one(RankingTable).focus()
+        await pilot.press("minus")
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        diff = shown(stackone_app.screen.query_one("#writeback-diff"))
+        assert "+  similarity_threshold: 0.29" in diff
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(stackone_app.screen, DashboardScreen)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == ["agent.yaml"]
+
+
+async def test_a_failed_server_shows_its_error_while_the_others_work(tmp_path: Path) -> None:
+    app = broken_server_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(ServersPanel)
+        states = {s.name: s.state for s in panel.statuses}
+        assert states == {"memory": "snapshot", "missing": "error", "filesystem": "snapshot"}
+        lines = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+        missing = next(line for line in lines if "missing" in line)
+        assert missing.startswith("✗") and "holo-tune-no-such-server" in missing
+        header = str(app.screen.query_one("#header").render())
+        assert "2/3 servers ok" in header and "10 tools" in header
+
+
+async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: broken\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n"
+        "  inline: Help.\ntool_filtering:\n  enabled: true\n  top_k: 99\n"
+    )
+    app = HoloTuneApp(Options(agent=agent, environ={}))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorScreen)
+        detail = str(app.screen.query_one("#error-detail").render())
+        assert "agent.yaml" in detail and "line  9" in detail and "top_k" in detail
+        await pilot.press("q")
+    assert app.return_code == 2

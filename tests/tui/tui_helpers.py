@@ -1,0 +1,103 @@
+"""Helpers of the dashboard tests: the real app on snapshot catalogs (no network, no model).
+
+The stackone data set (270 tools, bm25) lives in ../shared/datasets; the research agent and the
+broken-server agent are the repository's sample configs. Environments are explicit so nothing
+on the machine (an OPENAI_API_KEY, say) changes what the screen shows.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.widget import Widget
+
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.options import Options
+
+REPO = Path(__file__).resolve().parents[2]
+DATASETS = REPO / ".." / "shared" / "datasets"
+SAMPLES = REPO / "sample_configs"
+#: What the sample agents need to load; no embedding key, so semantic is BM25 (deterministic).
+ENV = {"BRAVE_API_KEY": "placeholder", "HOME": "/nonexistent-holo-tune-home"}
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait until no worker runs (workers start workers: catalog → workspace → rank)."""
+    app = pilot.app
+    for _ in range(50):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            return
+
+
+@pytest.fixture
+def stackone() -> Path:
+    path = DATASETS / "stackone"
+    if not (path / "catalog.json").exists():
+        pytest.skip("../shared/datasets/stackone is not here")
+    return path
+
+
+@pytest.fixture
+def stackone_app(stackone: Path, tmp_path: Path) -> HoloTuneApp:
+    """The stackone agent (a copy, so write-back tests can write) on its snapshot."""
+    agent = tmp_path / "agent.yaml"
+    shutil.copyfile(stackone / "agent.yaml", agent)
+    return HoloTuneApp(Options(agent=agent, catalog=stackone / "catalog.json", environ=ENV))
+
+
+def research_app(tmp_path: Path, query: str = "") -> HoloTuneApp:
+    """The research sample agent (a copy) on its snapshot catalog, embedder none."""
+    agent = tmp_path / "research-agent.yaml"
+    shutil.copyfile(SAMPLES / "research-agent.yaml", agent)
+    return HoloTuneApp(
+        Options(
+            agent=agent,
+            catalog=SAMPLES / "research-agent.catalog.json",
+            embedder="none",
+            query=query,
+            environ=ENV,
+        )
+    )
+
+
+def broken_server_app(tmp_path: Path) -> HoloTuneApp:
+    """broken-server.yaml: memory and filesystem from a snapshot, `missing` really started (its
+    command does not exist, so it fails)."""
+    research = json.loads((SAMPLES / "research-agent.catalog.json").read_text())
+    snapshot = {
+        "holo_tune_catalog": 1,
+        "servers": {
+            "memory": research["servers"]["memory"],
+            "filesystem": {
+                "tools": [
+                    {
+                        "name": "read_text_file",
+                        "description": "Read a text file under the allowed directories",
+                        "inputSchema": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                        },
+                    }
+                ]
+            },
+        },
+    }
+    catalog = tmp_path / "broken.catalog.json"
+    catalog.write_text(json.dumps(snapshot))
+    agent = tmp_path / "broken-server.yaml"
+    shutil.copyfile(SAMPLES / "broken-server.yaml", agent)
+    return HoloTuneApp(Options(agent=agent, catalog=catalog, timeout=20, environ=ENV))
+
+
+def shown(widget: Widget) -> str:
+    """The text a widget draws on screen, line by line (what the user reads)."""
+    size = widget.size
+    strips = widget.render_lines(Region(0, 0, size.width, size.height))
+    return "\n".join(strip.text for strip in strips)
