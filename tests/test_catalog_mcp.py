@@ -283,3 +283,27 @@ def test_one_after_another_gives_the_same_listing(tmp_path: Path) -> None:
     together = _list(specs, tmp_path)
     serial = _list(specs, tmp_path, concurrent=False)
     assert {n: r.tools for n, r in together.items()} == {n: r.tools for n, r in serial.items()}
+
+
+@pytest.mark.parametrize(
+    ("stderr", "picked"),
+    [
+        (
+            "Traceback (most recent call last):\n  File 'x'\n    raise X\nModuleNotFoundError: no x\n",
+            "ModuleNotFoundError: no x",
+        ),
+        (
+            "npm error code ENOTCACHED\nnpm error request failed\n"
+            "npm error A complete log of this run can be found in: /x\n",
+            "npm error request failed",
+        ),
+        ("Error: A key is required\nInvalid configuration\n", "Error: A key is required"),
+        ("starting\nlistening on nothing\n", "listening on nothing"),
+    ],
+)
+def test_the_telling_stderr_line_is_quoted(tmp_path: Path, stderr: str, picked: str) -> None:
+    from workbench.catalog.mcp_client import _stderr_tail
+
+    log = tmp_path / "s.log"
+    log.write_text(stderr)
+    assert _stderr_tail(log) == f"; stderr: {picked!r}"

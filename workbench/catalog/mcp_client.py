@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -67,9 +68,15 @@ def log_root() -> Path:
 
 
 def new_log_dir(root: Path | None = None) -> Path:
-    """A fresh directory for this run's server logs; older runs beyond KEEP_RUNS are removed."""
+    """A fresh directory for this run's server logs; older runs beyond KEEP_RUNS are removed.
+
+    Falls back to a temporary directory when the cache directory cannot be written.
+    """
     root = root or log_root()
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="holo-tune-logs-"))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = root / f"{stamp}-{os.getpid()}-{time.monotonic_ns() % 100000:05d}"
     path.mkdir()
@@ -218,7 +225,7 @@ def _leaf(err: BaseException) -> BaseException:
     return err
 
 
-_ERROR_LINE = re.compile(r"^\s*(\w*error\b|fatal\b)", re.IGNORECASE)
+_ERROR_LINE = re.compile(r"^\s*(npm\s+)?(\w*error\b|fatal\b)", re.IGNORECASE)
 
 
 def _stderr_tail(path: Path) -> str:
@@ -227,7 +234,7 @@ def _stderr_tail(path: Path) -> str:
         lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
     except OSError:
         return ""
-    tail = lines[-8:]
+    tail = [ln for ln in lines[-8:] if "complete log" not in ln]
     if not tail:
         return ""
     errors = [ln for ln in tail if _ERROR_LINE.match(ln)]
