@@ -289,7 +289,8 @@ def test_one_after_another_gives_the_same_listing(tmp_path: Path) -> None:
     ("stderr", "picked"),
     [
         (
-            "Traceback (most recent call last):\n  File 'x'\n    raise X\nModuleNotFoundError: no x\n",
+            "Traceback (most recent call last):\n  File 'x'\n"
+            "    raise X\nModuleNotFoundError: no x\n",
             "ModuleNotFoundError: no x",
         ),
         (
