@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -54,14 +53,14 @@ def run(args: argparse.Namespace) -> int:
     setting = setting_from_args(args, workspace.agent.filtering)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
     out = sys.stdout
-    warned = False
+    warned: set[str] = set()
     for number, query in enumerate(queries):
         result = search(workspace, query, setting, usage)
         if args.json:
-            if not warned:
-                for line in warnings(workspace, result):
+            for line in warnings(workspace, result):
+                if line not in warned:  # each warning once, not once per query
                     print(f"warning: {line}", file=sys.stderr)
-                warned = True
+                    warned.add(line)
             obj = search_json(workspace, result, args.limit)
             print_json(obj, stream=out, lines=args.queries is not None)
             continue
@@ -177,7 +176,8 @@ def print_human(
     rows = limit if limit is not None else max(DEFAULT_ROWS, cut + 3)
     order = ranking.order.tolist()
     shown = order[:rows]
-    extra = [i for i in selection.indices if i not in set(shown)]
+    on_show = set(shown)
+    extra = [i for i in selection.indices if i not in on_show]
     width = max([len("tool")] + [len(catalog.tools[i].full_name) for i in shown + extra])
     out.write(f"{dim}{'#':>5}  {'tool':<{width}}  {'score':>7}  {'tokens':>6}  why{reset}\n")
     for position, index in enumerate(shown):
@@ -204,7 +204,7 @@ def _row(rank: int, index: int, workspace: Workspace, result: Result, width: int
     score = float(result.ranking.scores[index])
     why = WHY.get(result.selection.reasons.get(index, ""), "")
     count = int(workspace.tokens.per_tool[index])
-    return f"{rank:>5}  {tool.full_name:<{width}}  {score:>7.4f}  {count:>6,}  {why}"
+    return f"{rank:>5}  {tool.full_name:<{width}}  {score:>7.4f}  {count:>6,}  {why}".rstrip()
 
 
 def _cut_line(ranking: Ranking, selection: Selection, setting: ToolFiltering, width: int) -> str:
@@ -215,10 +215,3 @@ def _cut_line(ranking: Ranking, selection: Selection, setting: ToolFiltering, wi
         label = f"top_k {setting.top_k}"
     text = f" {label} "
     return f"{'':>5}  " + text.center(width + 23, "─")
-
-
-def ranking_table(
-    workspace: Workspace, queries: Sequence[str], setting: ToolFiltering
-) -> list[Result]:
-    """Every query's result (for scripts that want the objects rather than the printout)."""
-    return [search(workspace, query, setting) for query in queries]
