@@ -7,6 +7,7 @@ real data sets; these tests pin the behaviours one at a time so a regression nam
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -238,3 +239,38 @@ def test_empty_catalog() -> None:
 def test_unknown_method_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown search method"):
         HoloDeckEngine(WEB, None).rank("x", "vector")
+
+
+def test_prepare_in_a_worker_embeds_the_tools_once() -> None:
+    """The TUI prepares in a worker while typing ranks: one tool batch, same scores for all."""
+
+    class Slow(HashedBagEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches = 0
+            self.started = threading.Event()
+            self.release = threading.Event()
+
+        def embed(self, texts: Sequence[str]) -> FloatArray:
+            if len(texts) > 1:
+                self.batches += 1
+                self.started.set()
+                self.release.wait(5)
+            return super().embed(texts)
+
+    embedder = Slow()
+    engine = HoloDeckEngine(WEB, embedder)
+    worker = threading.Thread(target=engine.prepare)
+    worker.start()
+    assert embedder.started.wait(5)
+    assert not engine.prepared
+    results: list[FloatArray] = []
+    typing = threading.Thread(target=lambda: results.append(engine.rank("web", "semantic").scores))
+    typing.start()
+    embedder.release.set()
+    worker.join(5)
+    typing.join(5)
+    assert engine.prepared and embedder.batches == 1
+    assert np.array_equal(
+        results[0], HoloDeckEngine(WEB, HashedBagEmbedder()).rank("web", "semantic").scores
+    )
