@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
                 "findings": [f.to_json() for f in findings],
                 "errors": counts["error"],
                 "warnings": counts["warning"],
-            }
+            },
+            stream=sys.stdout,
         )
     else:
         sys.stdout.write(human(findings, colour=use_color(sys.stdout)))

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         )
     report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
     if args.json:
-        print_json(report.to_json(ws.catalog))
+        print_json(report.to_json(ws.catalog), stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
     recall = report.metrics.recall

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
     if args.json:
-        print_json(report.to_json())
+        print_json(report.to_json(), stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
     if args.apply:

@@ -1,0 +1,173 @@
+"""``eval`` and ``tune`` from the command line: output contracts and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.cli import main
+
+TOOLS = {
+    "weather": [
+        ("get_forecast", "Weather forecast for a city for the next days"),
+        ("get_alerts", "Severe weather alerts for a region"),
+    ],
+    "mail": [
+        ("send_email", "Send an email message to a recipient"),
+        ("list_inbox", "List the messages in the email inbox"),
+        ("delete_email", "Delete an email message"),
+    ],
+    "files": [
+        ("read_file", "Read the contents of a file"),
+        ("write_file", "Write text to a file"),
+        ("list_directory", "List the files in a directory"),
+    ],
+}
+CASES = [
+    ("will it rain in Paris tomorrow forecast", ["weather-get_forecast"]),
+    ("any storm alerts for Texas", ["get_alerts"]),
+    ("send an email to Bob", ["mail-send_email"]),
+    ("show my inbox messages", ["list_inbox"]),
+    ("delete that email", ["delete_email"]),
+    ("read the file notes.txt", ["read_file"]),
+    ("write hello to a file", ["write_file"]),
+    ("what files are in this directory", ["list_directory"]),
+    ("email the forecast to Ann", ["send_email", "get_forecast"]),
+    ("list the directory then read a file", ["list_directory", "read_file"]),
+]
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    servers: dict[str, Any] = {
+        name: {
+            "tools": [
+                {"name": n, "description": d, "inputSchema": {"type": "object", "properties": {}}}
+                for n, d in tools
+            ]
+        }
+        for name, tools in TOOLS.items()
+    }
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: cli\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
+        "tool_filtering:\n  enabled: true\n  top_k: 2\n  similarity_threshold: 0.3\n"
+        "  always_include: []\n  always_include_top_n_used: 0\n  search_method: bm25\n"
+    )
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join(json.dumps({"query": q, "expected": e}) + "\n" for q, e in CASES))
+    return {"agent": agent, "catalog": catalog, "cases": cases, "dir": tmp_path}
+
+
+def _args(world: dict[str, Path], command: str, *more: str) -> list[str]:
+    base = [command, str(world["agent"]), "--catalog", str(world["catalog"])]
+    return [*base, "--cases", str(world["cases"]), *more]
+
+
+def test_eval_json(world: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_args(world, "eval", "--json")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cases"] == len(CASES) and data["setting"]["top_k"] == 2
+    assert len(data["per_case"]) == len(CASES)
+    first = data["per_case"][0]
+    assert first["expected"] == ["weather-get_forecast"] and first["rank_of_first"] == 1
+    assert "weather-get_forecast" in first["selected"] and len(first["selected"]) <= 2
+    assert 0 < data["metrics"]["token_reduction"] < 1
+
+
+def test_eval_flags_override_the_block(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_args(world, "eval", "--json", "--top-k", "8", "--threshold", "0")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"]["recall"] == 1.0 and data["setting"]["top_k"] == 8
+
+
+def test_min_recall_gate(world: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_args(world, "eval", "--min-recall", "0.1")) == 0
+    assert "recall" in capsys.readouterr().out
+    assert main(_args(world, "eval", "--top-k", "1", "--min-recall", "0.99")) == 1
+    err = capsys.readouterr().err
+    assert "below --min-recall 0.99" in err and err.count("\n") == 1
+
+
+def test_a_bad_cases_file_exits_2_with_one_line(world: dict[str, Path]) -> None:
+    bad = world["dir"] / "bad.jsonl"
+    bad.write_text('{"query": "ok", "expected": ["read_file"]}\n{"query": "x", "expected": 5}\n')
+    argv = ["eval", str(world["agent"]), "--catalog", str(world["catalog"]), "--cases", str(bad)]
+    run = subprocess.run(
+        [sys.executable, "-m", "workbench", *argv], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and "Traceback" not in run.stderr
+    assert f"{bad}:2: expected:" in run.stderr
+
+
+def test_unknown_names_warn_with_file_and_line(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with world["cases"].open("a") as f:
+        f.write(json.dumps({"query": "q", "expected": ["read_file", "no_such_tool"]}) + "\n")
+        f.write(json.dumps({"query": "q2", "expected": ["gone"]}) + "\n")
+    assert main(_args(world, "eval", "--json")) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["cases"] == len(CASES) + 1
+    assert f"{world['cases']}:11: unknown expected tool 'no_such_tool'" in captured.err
+    assert "1 case(s) skipped" in captured.err
+
+
+def test_without_cases_the_agents_test_cases_are_used(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["eval", str(world["agent"]), "--catalog", str(world["catalog"])]
+    assert main(argv) == 2
+    assert "no cases" in capsys.readouterr().err
+    with world["agent"].open("a") as f:
+        f.write("test_cases:\n  - input: send a mail to Bob\n    expected_tools: [send_email]\n")
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["cases"] == 1 and data["per_case"][0]["expected"] == ["send_email"]
+
+
+def test_tune_json_and_budget(world: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_args(world, "tune", "--json", "--max-tokens", "150")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"cases", "budget", "setting", "heldout", "default", "front"}
+    assert data["budget"] == {"max_tokens": 150, "min_reduction": None}
+    assert data["setting"]["enabled"] is True and data["setting"]["search_method"] == "bm25"
+    assert data["heldout"]["tokens_all"] == data["default"]["tokens_all"]
+    assert data["front"] and {"setting", "recall", "tokens_selected_mean"} == set(data["front"][0])
+    # the proposal keeps the budget on every case, measured by eval
+    s = data["setting"]
+    flags = ["--top-k", str(s["top_k"]), "--threshold", str(s["similarity_threshold"])]
+    assert main(_args(world, "eval", "--json", *flags)) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["tokens_selected_mean"] <= 150
+
+
+def test_tune_apply_writes_the_block(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = world["agent"].read_text()
+    assert main(_args(world, "tune", "--apply", "--folds", "3")) == 0
+    out = capsys.readouterr()
+    assert "proposed" in out.out and "held-out" in out.out
+    after = world["agent"].read_text()
+    assert (world["dir"] / "agent.yaml.bak").read_text() == before
+    head = before.split("tool_filtering:")[0]
+    assert after.startswith(head)
+    assert "tool_filtering written" in out.err
+
+
+def test_tune_rejects_bad_budgets(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_args(world, "tune", "--min-reduction", "2")) == 2
+    assert "--min-reduction" in capsys.readouterr().err
+    assert main(_args(world, "tune", "--folds", "1")) == 2
