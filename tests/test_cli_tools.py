@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_configs"
 SERVERS = Path(__file__).resolve().parent / "servers"
+#: The commands' per-run server logs go here, not into the user's cache.
+CACHE = Path(tempfile.mkdtemp(prefix="holo-tune-test-cache-"))
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    full_env = {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(CACHE), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "workbench", *args],
         capture_output=True,
@@ -100,6 +103,9 @@ def test_tools_table_shows_errors_totals_and_notes(tmp_path: Path) -> None:
     assert "notes-read-file" in out and "7 tools:" in out
     assert "note: notes: tool 'read?file' is skipped" in out
     assert "\x1b[" not in out
+    log = Path(next(ln for ln in out.splitlines() if "log: " in ln).split("log: ", 1)[1])
+    assert log.parent.parent == CACHE / "holo-tune" / "logs" and log.name == "ghost.log"
+    assert "command not found: holo-tune-missing-server" in log.read_text()
 
 
 def test_snapshot_command_writes_a_replayable_file_and_flags_failures(tmp_path: Path) -> None:
@@ -156,7 +162,7 @@ def test_python_servers_sample_opens_offline_from_its_snapshot() -> None:
 def test_research_agent_lists_real_servers_in_runtime_order(tmp_path: Path) -> None:
     """DESIGN's acceptance check: the real Brave and memory servers, with no API key set."""
     env = {k: v for k, v in os.environ.items() if k != "BRAVE_API_KEY"}
-    env["NO_COLOR"] = "1"
+    env.update(NO_COLOR="1", XDG_CACHE_HOME=str(CACHE))
     agent = str(SAMPLES / "research-agent.yaml")
     result = subprocess.run(
         [sys.executable, "-m", "workbench", "tools", agent, "--json"],
