@@ -209,3 +209,30 @@ def test_empty_tool_filtering_value_is_no_block(tmp_path: Path) -> None:
     )
     config = load_agent(path, environ={}, dotenv_files=[])
     assert config.filtering is None and config.line_of("tool_filtering") == 4
+
+
+def test_anchors_and_merge_keys(tmp_path: Path) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "x-server: &server {type: mcp, command: npx, description: shared}\n"
+        "tools:\n"
+        "  - <<: *server\n"
+        "    name: one\n"
+        "  - <<: *server\n"
+        "    name: two\n"
+        "    command: uvx\n"
+    )
+    config = load_agent(path, environ={}, dotenv_files=[], global_configs=[])
+    assert [(t.name, getattr(t, "command", None)) for t in config.tools] == [
+        ("one", "npx"),
+        ("two", "uvx"),
+    ]
+    # A merged key has the line where it is written (the anchor); an own key its own line.
+    assert config.line_of("tools", 0, "command") == 4
+    assert config.line_of("tools", 1, "command") == 10
+    assert config.line_of("tools", 1, "name") == 9
+    # The anchor holder is an unknown key to HoloDeck 0.6: a warning, not a failure.
+    assert config.warnings == [
+        f"{path}:4: x-server: unknown key (HoloDeck 0.6 rejects the file); kept as is"
+    ]

@@ -231,6 +231,7 @@ def test_validation_errors(tmp_path: Path, body: str, expected: str) -> None:
             "token, found character that cannot start any token (column 1) (a tab? YAML indents "
             "with spaces)",
         ),
+        ("name: a\n1: x\n", ":2: 1: a top-level key must be a string"),
         (
             "a: 1\n---\nb: 2\n",
             ":2: invalid YAML: expected a single document in the stream, but "

@@ -23,7 +23,7 @@ from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_
 from workbench.config.filtering import ToolFiltering
 from workbench.config.models import Agent, MCPTool, TestCase, Tool
 from workbench.config.source import read_source
-from workbench.config.validation import problems
+from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
 from workbench.errors import ConfigError
 
@@ -117,6 +117,9 @@ def load_agent(
     source = read_source(path, env, missing)
     data = _mapping(source.data, path)
     where = source.where
+    for key in data:
+        if not isinstance(key, str):  # HoloDeck's Agent(**data) fails on it with a TypeError
+            raise where.exception(Problem((str(key),), "a top-level key must be a string"))
 
     cleaned, soft = checks.soften(data, fallback_name=path.stem)
     config_files = globalcfg.config_files(path.parent) if global_configs is None else global_configs
