@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import Input, Select, Switch
-
 from tui_helpers import broken_server_app, research_app, settle, shown
+
 from workbench.config import load_agent
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from textual.geometry import Region
-from textual.pilot import Pilot
 from textual.widget import Widget
 
 from workbench.tui.app import HoloTuneApp
@@ -24,16 +23,6 @@ DATASETS = REPO / ".." / "shared" / "datasets"
 SAMPLES = REPO / "sample_configs"
 #: What the sample agents need to load; no embedding key, so semantic is BM25 (deterministic).
 ENV = {"BRAVE_API_KEY": "placeholder", "HOME": "/nonexistent-holo-tune-home"}
-
-
-async def settle(pilot: Pilot[None]) -> None:
-    """Wait until no worker runs (workers start workers: catalog → workspace → rank)."""
-    app = pilot.app
-    for _ in range(50):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not any(w.is_running for w in app.workers):
-            return
 
 
 @pytest.fixture
@@ -52,17 +41,20 @@ def stackone_app(stackone: Path, tmp_path: Path) -> HoloTuneApp:
     return HoloTuneApp(Options(agent=agent, catalog=stackone / "catalog.json", environ=ENV))
 
 
-def research_app(tmp_path: Path, query: str = "") -> HoloTuneApp:
-    """The research sample agent (a copy) on its snapshot catalog, embedder none."""
+def research_app(tmp_path: Path, query: str = "", *, relative: bool = False) -> HoloTuneApp:
+    """The research sample agent (a copy) on its snapshot catalog, embedder none. With
+    ``relative`` the agent is named relative to ``tmp_path`` (the caller chdirs there), so no
+    machine path reaches the screen."""
     agent = tmp_path / "research-agent.yaml"
     shutil.copyfile(SAMPLES / "research-agent.yaml", agent)
     return HoloTuneApp(
         Options(
-            agent=agent,
+            agent=Path(agent.name) if relative else agent,
             catalog=SAMPLES / "research-agent.catalog.json",
             embedder="none",
             query=query,
             environ=ENV,
+            show_timing=False,
         )
     )
 

