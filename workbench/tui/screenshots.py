@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -39,10 +40,8 @@ async def settle(pilot: Pilot[None]) -> None:
     """Wait until no worker runs (workers start workers: catalog → workspace → rank)."""
     app = pilot.app
     for _ in range(200):
-        try:
+        with contextlib.suppress(WorkerCancelled):  # a keystroke cancelled a scoring: fine
             await app.workers.wait_for_complete()
-        except WorkerCancelled:  # a keystroke cancelled the previous scoring: expected
-            pass
         await pilot.pause()
         if not any(w.is_running for w in app.workers):
             return
