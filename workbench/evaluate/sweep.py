@@ -26,6 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse  # type: ignore[import-untyped]
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import (
@@ -46,6 +47,7 @@ BoolArray = npt.NDArray[np.bool_]
 #: ``i / 100`` is the same float as the literal ``0.i`` a YAML file holds).
 TOP_KS: IntArray = np.arange(1, TOP_K_MAX + 1, dtype=np.int64)
 THRESHOLDS: FloatArray = np.arange(101, dtype=np.int64) / 100.0
+METRICS = ("recall", "hit", "tokens")
 #: Cases processed together (bounds the memory of the case x top_k x threshold arrays).
 CHUNK = 256
 
@@ -317,21 +319,28 @@ def _sweep_method(
     n_folds = int(fold_of.max()) + 1 if fold_of.size else 1
     scale = math.lcm(*{len(case.groups) for case in items}) if items else 1
     groups = _groups(items, is_fixed, s.group_rank.shape[1])
-    shape = (n_folds, TOP_KS.size, THRESHOLDS.size)
-    out = {name: np.zeros(shape) for name in ("recall", "hit", "tokens")}
+    width = TOP_KS.size + 1
+    summed = np.zeros((n_folds * THRESHOLDS.size, TOP_KS.size * 3))
     for start in range(0, s.cases, CHUNK):
         rows = np.arange(start, min(start + CHUNK, s.cases))
         tables = _prefix_tables(s, groups, rows, is_fixed, per_tool, int(tokens.overhead), m, scale)
-        # one gather for the three tables: [c, n, metric] at n = added[c, k, t]
-        stacked = np.stack(tables, axis=-1).reshape(rows.size * (TOP_KS.size + 1), 3)
-        flat = _added(s, rows, is_fixed, m) + (np.arange(rows.size) * (TOP_KS.size + 1))[
-            :, None, None
-        ].astype(np.int32)
-        values = stacked[flat.ravel()].reshape(rows.size, -1)
-        onehot = (fold_of[rows][None, :] == np.arange(n_folds)[:, None]).astype(np.float64)
-        summed = (onehot @ values).reshape(*shape, 3)
-        for i, name in enumerate(("recall", "hit", "tokens")):
-            out[name] += summed[..., i]
+        stacked = np.stack(tables, axis=-1).reshape(rows.size * width, 3)
+        # values[c, p, k, metric]: the case's figures at top_k k when p tools pass the threshold
+        offsets = (np.arange(rows.size, dtype=np.int64) * width)[:, None, None]
+        values = stacked[(_added_by_passing(s, rows, is_fixed, m) + offsets).ravel()]
+        values = values.reshape(rows.size * width, TOP_KS.size * 3)
+        # pick, for every threshold, the row of the p that passes it, and sum per fold:
+        # a sparse (fold, threshold) x (case, p) matrix of ones times the values
+        passing = np.minimum(s.passing[rows], width - 1)
+        pick_row = (offsets[:, :, 0] + passing).ravel()
+        pick_col = (fold_of[rows][:, None] * THRESHOLDS.size + np.arange(THRESHOLDS.size)).ravel()
+        picker = sparse.csr_matrix(
+            (np.ones(pick_row.size), (pick_col, pick_row)),
+            shape=(n_folds * THRESHOLDS.size, rows.size * width),
+        )
+        summed += picker @ values
+    per_metric = summed.reshape(n_folds, THRESHOLDS.size, TOP_KS.size, 3).transpose(0, 2, 1, 3)
+    out = {name: np.ascontiguousarray(per_metric[..., i]) for i, name in enumerate(METRICS)}
     return MethodSweep(
         method=s.method,
         scored_by=s.scored_by,
@@ -347,16 +356,23 @@ def _sweep_method(
     )
 
 
-def _added(s: CaseScores, rows: IntArray, is_fixed: BoolArray, m: int) -> IntArray:
-    """``n[c, k-1, t]``: search tools the runtime adds for case ``c`` at (k, t)."""
-    ks = TOP_KS[None, :, None].astype(np.int32)
-    fetched = np.minimum(s.passing[rows].astype(np.int32)[:, None, :], ks)  # [c, k, t]
+def _added_by_passing(s: CaseScores, rows: IntArray, is_fixed: BoolArray, m: int) -> IntArray:
+    """``n[c, p, k-1]``: search tools the runtime adds for case ``c`` at top_k ``k`` when ``p``
+    (0..50) tools pass the threshold."""
+    width = TOP_KS.size + 1
+    ks = TOP_KS[None, None, :]
+    fetched = np.minimum(np.arange(width)[None, :, None], ks)  # [1, p, k]
+    fetched = np.broadcast_to(fetched, (rows.size, width, TOP_KS.size))
     if m == 0:
-        return fetched
-    fixed_before = _fixed_before(s.head[rows], is_fixed).astype(np.int32)  # fixed in first j
-    width = fixed_before.shape[1]
-    flat = fetched + (np.arange(rows.size, dtype=np.int32) * width)[:, None, None]
-    free = fetched - fixed_before.ravel()[flat]
+        return np.ascontiguousarray(fetched)
+    head = s.head[rows]
+    fixed_before = _fixed_before(head, is_fixed)  # [c, j]: always-sent among the first j
+    fixed_before = np.pad(
+        fixed_before, ((0, 0), (0, max(0, width - fixed_before.shape[1]))), "edge"
+    )
+    free = fetched - np.take_along_axis(
+        fixed_before[:, :, None], np.minimum(fetched, fixed_before.shape[1] - 1), axis=1
+    )
     return np.where(ks > m, np.minimum(free, ks - m), 0)
 
 
