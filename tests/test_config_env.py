@@ -8,6 +8,7 @@ import pytest
 
 from workbench.config import load_agent
 from workbench.config.envsubst import (
+    UnsetVariable,
     default_dotenv_files,
     merged_environ,
     parse_dotenv,
@@ -72,6 +73,7 @@ def test_missing_variable_names_it_its_line_and_key(agent_dir: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_agent(agent_dir / "agent.yaml", environ={})
     err = caught.value
+    assert isinstance(err, UnsetVariable) and (err.name, err.column) == ("BRAVE_API_KEY", 21)
     assert (err.line, err.field) == (12, "tools[0].env.BRAVE_API_KEY")
     assert "'BRAVE_API_KEY' is not set" in str(err)
     assert str(err).startswith(f"{agent_dir / 'agent.yaml'}:12: tools[0].env.BRAVE_API_KEY: ")

@@ -173,3 +173,18 @@ def test_an_untyped_global_server_is_added_with_a_warning(agent: Path, home: Pat
         "default type, and then refuses the agent (write type: mcp); holo-tune adds it as an "
         "mcp entry"
     ]
+
+
+def test_variables_in_a_global_config(agent: Path, home: Path) -> None:
+    user = home / ".holodeck" / "config.yaml"
+    user.write_text("providers:\n  a: {provider: azure_openai, name: x, endpoint: '${AZ}'}\n")
+    with pytest.raises(ConfigError, match=rf"^{user}:2: providers.a.endpoint: .*'AZ' is not set"):
+        load(agent)
+    config = load_agent(agent, environ={}, dotenv_files=[], missing_env="warn")
+    assert config.agent.model.endpoint == "holo-tune-unset-AZ"
+    assert config.warnings == [
+        f"{user}:2: environment variable 'AZ' is not set; 'holo-tune-unset-AZ' stands in "
+        "(HoloDeck would refuse the file)"
+    ]
+    config = load_agent(agent, environ={"AZ": "https://az"}, dotenv_files=[])
+    assert config.agent.model.endpoint == "https://az" and config.warnings == []

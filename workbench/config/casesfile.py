@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from workbench.config.models import TestCase
-from workbench.config.source import Where, read_source
+from workbench.config.source import Unset, Where, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
 
@@ -41,7 +41,7 @@ def read_cases_file(
     data: Mapping[str, Any],
     agent: Where,
     env: Mapping[str, str],
-    missing: dict[str, int] | None = None,
+    unset: list[Unset] | None = None,
 ) -> CasesFile | None:
     """The cases ``test_cases_file`` names, or None when the agent has no such key."""
     ref = data.get(KEY)
@@ -56,7 +56,7 @@ def read_cases_file(
         path = agent.path.parent / path
     if not path.is_file():
         raise agent.exception(Problem((KEY,), f"no such file: {path}"))
-    source = read_source(path, env, missing)
+    source = read_source(path, env, unset)
     payload = source.data
     lines = dict(source.lines)
     if isinstance(payload, dict) and "test_cases" in payload:

@@ -32,6 +32,23 @@ PLACEHOLDER = "holo-tune-unset-{name}"
 USER_DOTENV = Path(".holodeck") / ".env"
 
 
+class UnsetVariable(ConfigError):
+    """A ``${NAME}`` whose variable is not set: the file, line and column where it is used."""
+
+    def __init__(
+        self, name: str, *, file: str | Path, line: int, column: int, field: str | None = None
+    ) -> None:
+        super().__init__(
+            f"environment variable '{name}' is not set (set it, or add {name}=... to a .env "
+            "file beside the agent file)",
+            file=file,
+            line=line,
+            field=field,
+        )
+        self.name = name
+        self.column = column
+
+
 @dataclass(frozen=True)
 class Substituted:
     """Text after substitution and, for each of its lines, the file line it came from."""
@@ -56,7 +73,7 @@ def substitute(
 ) -> Substituted:
     """Replace every ``${NAME}`` as HoloDeck does.
 
-    A missing variable raises :class:`ConfigError` naming it and its line, unless ``missing`` is
+    A missing variable raises :class:`UnsetVariable` naming it and its line, unless ``missing`` is
     given: then :data:`PLACEHOLDER` stands in and the name is recorded there (name -> first line),
     for a caller that prefers a warning (listing tools needs no API key). The placeholder is a
     plain YAML string in any context, so the file still parses and a server still starts.
@@ -86,12 +103,7 @@ def _value(
     if missing is not None:
         missing.setdefault(name, line)
         return PLACEHOLDER.format(name=name)
-    raise ConfigError(
-        f"environment variable '{name}' is not set (set it, or add {name}=... to a .env file "
-        "beside the agent file)",
-        file=file,
-        line=line,
-    )
+    raise UnsetVariable(name, file=file, line=line, column=match.start())
 
 
 def references(text: str) -> list[tuple[str, int]]:

@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workbench.config.models import LLMProvider, MCPTool
-from workbench.config.source import Where, read_source
+from workbench.config.source import Unset, Where, read_source
 from workbench.config.validation import problems
 from workbench.errors import ConfigError
 
@@ -78,14 +78,14 @@ def _pick(directory: Path) -> Path | None:
 
 
 def load_global(
-    files: list[Path], env: Mapping[str, str], missing: dict[str, int] | None = None
+    files: list[Path], env: Mapping[str, str], unset: list[Unset] | None = None
 ) -> GlobalConfig | None:
     """Read, validate and merge ``files`` (later ones win); None when none has content."""
     merged: dict[str, Any] | None = None
     read: list[Path] = []
     origin: dict[str, tuple[Path, int, int | None, bool]] = {}
     for path in files:
-        source = read_source(path, env, missing)
+        source = read_source(path, env, unset)
         data = source.data
         if not data:
             continue

@@ -22,7 +22,7 @@ from workbench.config.casesfile import KEY, CasesFile, read_cases_file
 from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_environ
 from workbench.config.filtering import ToolFiltering
 from workbench.config.models import Agent, MCPTool, TestCase, Tool
-from workbench.config.source import read_source
+from workbench.config.source import Unset, YamlSource, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
 from workbench.errors import ConfigError
@@ -113,38 +113,32 @@ def load_agent(
         os.environ if environ is None else environ,
         default_dotenv_files(path.parent) if dotenv_files is None else dotenv_files,
     )
-    missing: dict[str, int] | None = {} if missing_env == "warn" else None
-    source = read_source(path, env, missing)
-    data = _mapping(source.data, path)
-    where = source.where
-    for key in data:
-        if not isinstance(key, str):  # HoloDeck's Agent(**data) fails on it with a TypeError
-            raise where.exception(Problem((str(key),), "a top-level key must be a string"))
+    unset: list[Unset] | None = [] if missing_env == "warn" else None
+    source = read_source(path, env, unset)
+    data = _mapping(source)
 
     cleaned, soft = checks.soften(data, fallback_name=path.stem)
-    config_files = globalcfg.config_files(path.parent) if global_configs is None else global_configs
-    merged = globalcfg.load_global(list(config_files), env, missing)
+    files = globalcfg.config_files(path.parent) if global_configs is None else global_configs
+    merged = globalcfg.load_global(list(files), env, unset)
     added: list[str] = []
     if merged is not None:
         cleaned, added = globalcfg.merge_into(cleaned, merged)
-    cases_file = read_cases_file(data, where, env, missing)
+    cases_file = read_cases_file(data, source.where, env, unset)
     if cases_file is not None:
         cleaned.pop(KEY)
         cleaned["test_cases"] = cases_file.cases
     try:
         agent = Agent.model_validate(cleaned)
     except ValidationError as err:
-        raise where.error(problems(Agent, err.errors())) from None
+        raise source.where.error(problems(Agent, err.errors())) from None
 
-    found = list(soft)
-    found += checks.duplicate_keys(source.tree.duplicates, source.duplicate_lines())
-    found += checks.runtime_rules(agent, data)
-    warnings = [where.line(problem) for problem in sorted(found, key=where.sort_key)]
-    warnings += [
-        f"{path}:{line}: environment variable '{name}' is not set; "
-        f"'{PLACEHOLDER.format(name=name)}' stands in (HoloDeck would refuse the file)"
-        for name, line in (missing or {}).items()
+    found = [
+        *soft,
+        *checks.duplicate_keys(source.tree.duplicates, source.duplicate_lines()),
+        *checks.runtime_rules(agent, data),
     ]
+    warnings = [source.where.line(p) for p in sorted(found, key=source.where.sort_key)]
+    warnings += [_unset_warning(u) for u in unset or []]
     if merged is not None:
         warnings += globalcfg.merge_notes(merged, added)
     return AgentConfig(
@@ -165,10 +159,24 @@ def load_agent(
     )
 
 
-def _mapping(data: Any, path: Path) -> dict[str, Any]:
+def _unset_warning(unset: Unset) -> str:
+    return (
+        f"{unset.file}:{unset.line}: environment variable '{unset.name}' is not set; "
+        f"'{PLACEHOLDER.format(name=unset.name)}' stands in (HoloDeck would refuse the file)"
+    )
+
+
+def _mapping(source: YamlSource) -> dict[str, Any]:
+    """The document as a mapping with string keys, as HoloDeck's ``Agent(**data)`` needs it."""
+    data = source.data
     if data is None:
         return {}
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise ConfigError(f"an agent file is a mapping of keys, not {kind}", file=path, line=1)
+        raise ConfigError(
+            f"an agent file is a mapping of keys, not {kind}", file=source.path, line=1
+        )
+    for key in data:
+        if not isinstance(key, str):  # HoloDeck's Agent(**data) fails on it with a TypeError
+            raise source.where.exception(Problem((str(key),), "a top-level key must be a string"))
     return data

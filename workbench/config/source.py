@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.envsubst import Substituted, substitute
+from workbench.config.envsubst import Substituted, UnsetVariable, substitute
 from workbench.config.validation import Problem, format_path
 from workbench.config.yamltree import KeyPath, YamlSyntaxError, YamlTree, parse
 from workbench.errors import ConfigError
@@ -79,16 +79,29 @@ class YamlSource:
         return [self.subst.source_line(d.first_line0) for d in self.tree.duplicates]
 
 
-def read_source(
-    path: Path, env: Mapping[str, str], missing: dict[str, int] | None = None
-) -> YamlSource:
-    """Read, substitute and parse ``path``; every failure is a one-line :class:`ConfigError`."""
+@dataclass(frozen=True)
+class Unset:
+    """A variable that was not set, where it is first used (when missing ones are tolerated)."""
+
+    file: Path
+    name: str
+    line: int
+
+
+def read_source(path: Path, env: Mapping[str, str], unset: list[Unset] | None = None) -> YamlSource:
+    """Read, substitute and parse ``path``; every failure is a one-line :class:`ConfigError`.
+
+    With ``unset`` (a list to append to), a missing variable is tolerated and recorded there.
+    """
     raw = _read(path)
     text = _decode(raw, path)
+    missing: dict[str, int] | None = None if unset is None else {}
     try:
         subst = substitute(text, env, file=path, missing=missing)
-    except ConfigError as err:
+    except UnsetVariable as err:
         raise _with_field(err, text) from None
+    if unset is not None and missing:
+        unset.extend(Unset(path, name, line) for name, line in missing.items())
     tree = _parse(subst, path)
     lines = {key: subst.source_line(line0) for key, line0 in tree.lines0.items()}
     return YamlSource(path, raw, text, subst, tree, lines)
@@ -134,16 +147,24 @@ def _tab_hint(text: str, line0: int | None) -> str:
     return ""
 
 
-def _with_field(err: ConfigError, text: str) -> ConfigError:
-    """A missing-variable error, with the key it sits under when the raw text parses."""
-    if err.line is None:
-        return err
+def _with_field(err: UnsetVariable, text: str) -> UnsetVariable:
+    """A missing-variable error, with the key it sits under when the raw text parses.
+
+    The key is the last one written on the variable's line left of it (or the line's item).
+    """
     try:
         tree = parse(text)
     except YamlSyntaxError:
         return err
-    on_line = [key for key, line0 in tree.lines0.items() if line0 + 1 == err.line and key]
+    on_line = [
+        (tree.columns0.get(key, 0), len(key), key)
+        for key, line0 in tree.lines0.items()
+        if key and line0 + 1 == err.line and tree.columns0.get(key, 0) <= err.column
+    ]
     if not on_line:
         return err
-    deepest = max(on_line, key=len)
-    return ConfigError(err.message, file=err.file, line=err.line, field=format_path(deepest))
+    key = max(on_line)[2]
+    file = err.file or ""
+    return UnsetVariable(
+        err.name, file=file, line=err.line or 0, column=err.column, field=format_path(key)
+    )

@@ -37,6 +37,8 @@ class YamlTree:
 
     data: Any
     lines0: dict[KeyPath, int] = field(default_factory=dict)
+    columns0: dict[KeyPath, int] = field(default_factory=dict)
+    """0-based column of each key (or item), beside :attr:`lines0`."""
     duplicates: list[Duplicate] = field(default_factory=list)
 
     def line0_of(self, path: KeyPath) -> int | None:
@@ -92,7 +94,9 @@ def _key(node: yaml.Node) -> str:
 
 
 def _index(node: yaml.Node, path: KeyPath, tree: YamlTree) -> None:
-    tree.lines0.setdefault(path, node.start_mark.line)
+    if path not in tree.lines0:
+        tree.lines0[path] = node.start_mark.line
+        tree.columns0[path] = node.start_mark.column
     walk: Callable[[yaml.Node, KeyPath, YamlTree], None] = _index
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
@@ -102,6 +106,7 @@ def _index(node: yaml.Node, path: KeyPath, tree: YamlTree) -> None:
                 _forget(tree, (*path, key))
             seen.add(key)
             tree.lines0[(*path, key)] = key_node.start_mark.line
+            tree.columns0[(*path, key)] = key_node.start_mark.column
             walk(value_node, (*path, key), tree)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
@@ -131,3 +136,4 @@ def _forget(tree: YamlTree, prefix: KeyPath) -> None:
     n = len(prefix)
     for path in [p for p in tree.lines0 if p[:n] == prefix]:
         del tree.lines0[path]
+        tree.columns0.pop(path, None)
