@@ -236,3 +236,8 @@ def test_anchors_and_merge_keys(tmp_path: Path) -> None:
     assert config.warnings == [
         f"{path}:4: x-server: unknown key (HoloDeck 0.6 rejects the file); kept as is"
     ]
+
+
+def test_repr_shows_no_secret(full: AgentConfig) -> None:
+    text = repr(full)
+    assert "sk-test" not in text and "valid_full.yaml" in text and full.digest in text

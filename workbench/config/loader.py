@@ -37,23 +37,26 @@ class AgentConfig:
     """One loaded agent file: its bytes, its parsed data, its validated model and its lines."""
 
     path: Path
-    text: str
+    text: str = field(repr=False)
     """The file as read, before substitution, line ends kept."""
-    raw: bytes
+    raw: bytes = field(repr=False)
     """The exact bytes (the write-back edits these and refuses if the file changed)."""
     digest: str
     """sha256 hex digest of :attr:`raw`."""
-    data: dict[str, Any]
-    """The parsed document, after substitution; keys the schema does not model are here too."""
-    agent: Agent
+    data: dict[str, Any] = field(repr=False)
+    """The parsed document, after substitution (secrets included: never print it whole); keys
+    the schema does not model are here too. Global configs and ``test_cases_file`` are not."""
+    agent: Agent = field(repr=False)
     filtering: ToolFiltering | None
     """The ``tool_filtering`` block as the file holds it (``None`` when absent)."""
     generation: Generation
     """``"0.7+"`` when the file has an ``openai:`` block (a HoloDeck 0.7+ config), else 0.4-0.6."""
     warnings: list[str] = field(default_factory=list)
     """Rules HoloDeck enforces that a tuner can live with, each ``FILE:LINE: FIELD: cause``."""
-    env: dict[str, str] = field(default_factory=dict)
-    """The environment the runtime would run with: the process's, then the ``.env`` files'."""
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    """The environment the runtime would run with: the process's, then the ``.env`` files'.
+    HoloDeck's CLI loads the ``.env`` files into its own environment, so its MCP servers inherit
+    them: start servers with this one."""
     env_files: list[Path] = field(default_factory=list)
     """The ``.env`` files that were read, highest priority first."""
     lines: dict[KeyPath, int] = field(default_factory=dict, repr=False)
