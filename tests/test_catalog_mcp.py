@@ -19,8 +19,9 @@ import anyio
 import pytest
 
 from workbench.catalog.build import ServerListing
-from workbench.catalog.mcp_client import list_servers, new_log_dir
+from workbench.catalog.mcp_client import list_servers
 from workbench.catalog.models import ServerStatus
+from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import McpServerSpec
 
 PY = sys.executable
@@ -303,8 +304,8 @@ def test_one_after_another_gives_the_same_listing(tmp_path: Path) -> None:
     ],
 )
 def test_the_telling_stderr_line_is_quoted(tmp_path: Path, stderr: str, picked: str) -> None:
-    from workbench.catalog.mcp_client import _stderr_tail
+    from workbench.catalog.serverlogs import stderr_tail
 
     log = tmp_path / "s.log"
     log.write_text(stderr)
-    assert _stderr_tail(log) == f"; stderr: {picked!r}"
+    assert stderr_tail(log) == f"; stderr: {picked!r}"

@@ -15,10 +15,6 @@ to the same file.
 from __future__ import annotations
 
 import logging
-import os
-import re
-import shutil
-import tempfile
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -31,12 +27,18 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from mcp.types import PaginatedRequestParams
-from pydantic import ValidationError
 
 from workbench.catalog.build import ServerListing
+from workbench.catalog.diagnose import (
+    Phase,
+    ServerFailure,
+    StdoutGarbage,
+    describe_failure,
+    leaf,
+)
 from workbench.catalog.models import ServerStatus
+from workbench.catalog.serverlogs import log_name, new_log_dir, stderr_tail
 from workbench.catalog.specs import McpServerSpec
 
 logger = logging.getLogger(__name__)
@@ -49,45 +51,10 @@ StatusCallback = Callable[[ServerStatus], None]
 
 #: A server that returns more pages than this is looping on its cursor.
 MAX_PAGES = 1000
-#: How many per-run log directories are kept.
-KEEP_RUNS = 20
 #: HTTP transports: connect/write timeout and SSE read timeout when the entry sets none
 #: (the defaults of Semantic Kernel's MCP plugins and the mcp SDK).
 HTTP_TIMEOUT = 5.0
 SSE_READ_TIMEOUT = 300.0
-
-
-class ServerFailure(Exception):
-    """A failure we diagnosed ourselves; its message is the one line the user sees."""
-
-
-def log_root() -> Path:
-    """``$XDG_CACHE_HOME/holo-tune/logs`` (``~/.cache`` when XDG_CACHE_HOME is unset)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "holo-tune" / "logs"
-
-
-def new_log_dir(root: Path | None = None) -> Path:
-    """A fresh directory for this run's server logs; older runs beyond KEEP_RUNS are removed.
-
-    Falls back to a temporary directory when the cache directory cannot be written.
-    """
-    root = root or log_root()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return Path(tempfile.mkdtemp(prefix="holo-tune-logs-"))
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = root / f"{stamp}-{os.getpid()}-{time.monotonic_ns() % 100000:05d}"
-    path.mkdir()
-    runs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
-    for old in runs[:-KEEP_RUNS]:
-        shutil.rmtree(old, ignore_errors=True)
-    return path
-
-
-def _log_name(server: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", server) + ".log"
 
 
 def _notify(on_status: StatusCallback | None, status: ServerStatus) -> None:
@@ -97,45 +64,6 @@ def _notify(on_status: StatusCallback | None, status: ServerStatus) -> None:
         on_status(status)
     except Exception:  # a broken display must not stop the listing
         logger.exception("on_status callback failed for %s", status.name)
-
-
-class _Phase:
-    """Which step a server's listing is in, so a failure says where it happened."""
-
-    def __init__(self) -> None:
-        self.step = "connect"
-        self.http_error: str | None = None
-
-    async def on_response(self, response: httpx2.Response) -> None:
-        """httpx event hook: remember the first HTTP error status (the SDK hides it)."""
-        if response.status_code >= 400 and self.http_error is None:
-            reason = response.reason_phrase
-            self.http_error = f"HTTP {response.status_code} {reason} from {response.request.url}"
-
-
-class _Garbage:
-    """Collects what a server wrote on stdout that is not JSON-RPC (for the error message)."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, Exception) and len(self.lines) < 5:
-            self.lines.append(_garbage_text(message))
-
-    def describe(self) -> str:
-        if not self.lines:
-            return ""
-        return f"; it wrote non-JSON-RPC output on stdout: {self.lines[0]!r}"
-
-
-def _garbage_text(err: Exception) -> str:
-    if isinstance(err, ValidationError):
-        for detail in err.errors():
-            raw = detail.get("input")
-            if isinstance(raw, str):
-                return raw[:120]
-    return str(err).splitlines()[0][:120] if str(err) else type(err).__name__
 
 
 async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]:
@@ -158,7 +86,7 @@ async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]
 
 
 async def _open_transport(
-    spec: McpServerSpec, stack: AsyncExitStack, errlog: TextIO, phase: _Phase
+    spec: McpServerSpec, stack: AsyncExitStack, errlog: TextIO, phase: Phase
 ) -> tuple[Any, Any]:
     """Enter the spec's transport on ``stack``; returns (read stream, write stream)."""
     if spec.transport == "stdio":
@@ -203,7 +131,7 @@ async def _open_transport(
 
 
 async def _list_tools(
-    spec: McpServerSpec, errlog: TextIO, garbage: _Garbage, phase: _Phase
+    spec: McpServerSpec, errlog: TextIO, garbage: StdoutGarbage, phase: Phase
 ) -> tuple[list[dict[str, Any]], int]:
     """Connect, initialize, list every page, and leave: all inside this one task."""
     async with AsyncExitStack() as stack:
@@ -217,68 +145,14 @@ async def _list_tools(
         return await _all_tools(session)
 
 
-def _leaf(err: BaseException) -> BaseException:
-    """The first real cause inside (nested) exception groups."""
-    while isinstance(err, BaseExceptionGroup):
-        inner = [e for e in err.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
-        err = (inner or list(err.exceptions))[0]
-    return err
-
-
-_ERROR_LINE = re.compile(r"^\s*(npm\s+)?(\w*error\b|fatal\b)", re.IGNORECASE)
-
-
-def _stderr_tail(path: Path) -> str:
-    """The telling line of a server's stderr: the last error line near the end, else the last."""
-    try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    tail = [ln for ln in lines[-8:] if "complete log" not in ln]
-    if not tail:
-        return ""
-    errors = [ln for ln in tail if _ERROR_LINE.match(ln)]
-    return f"; stderr: {(errors or tail)[-1][:200]!r}"
-
-
-def describe_failure(err: BaseException, spec: McpServerSpec, phase: _Phase | None = None) -> str:
-    """One line saying why a server's listing failed."""
-    err = _leaf(err)
-    step = phase.step if phase else "connect"
-    if isinstance(err, ServerFailure):
-        return str(err)
-    if isinstance(err, FileNotFoundError) and spec.transport == "stdio":
-        return f"command not found: {spec.command}"
-    if isinstance(err, PermissionError) and spec.transport == "stdio":
-        return f"command cannot be run: {spec.command} ({err.strerror})"
-    if isinstance(err, httpx2.HTTPStatusError):
-        response = err.response
-        return f"HTTP {response.status_code} {response.reason_phrase} from {err.request.url}"
-    if isinstance(err, httpx2.ConnectError):
-        return f"cannot connect to {spec.url}: {err or 'connection failed'}"
-    if isinstance(err, httpx2.HTTPError):
-        return f"HTTP error from {spec.url}: {type(err).__name__}: {err}"
-    if isinstance(err, MCPError):
-        text = str(err) or "MCP error"
-        if "closed" in text.lower():
-            return "the server closed the connection"
-        if phase is not None and phase.http_error:
-            return f"{step} failed: {phase.http_error}"
-        return f"{step} failed: {text}"
-    if isinstance(err, anyio.EndOfStream | anyio.BrokenResourceError | anyio.ClosedResourceError):
-        return "the server closed the connection"
-    text = str(err).splitlines()[0] if str(err) else ""
-    return f"{type(err).__name__}: {text}" if text else type(err).__name__
-
-
 def _explain(
-    status: ServerStatus, spec: McpServerSpec, garbage: _Garbage, failure: BaseException | None
+    status: ServerStatus, spec: McpServerSpec, garbage: StdoutGarbage, failure: BaseException | None
 ) -> None:
     """Complete a failed server's error with its stderr and stdout clues; log the details."""
     assert status.log_path is not None
     error = status.error or "failed"
-    if spec.transport == "stdio" and not isinstance(_leaf(failure or Exception()), OSError):
-        error += _stderr_tail(status.log_path)
+    if spec.transport == "stdio" and not isinstance(leaf(failure or Exception()), OSError):
+        error += stderr_tail(status.log_path)
     status.error = error + garbage.describe()
     with status.log_path.open("a", encoding="utf-8") as log:
         if failure is not None:
@@ -296,7 +170,7 @@ async def list_server(
 ) -> ServerListing:
     """List one server's tools; never raises for a server failure (the status carries it)."""
     status = status or ServerStatus(name=spec.name, transport=spec.transport)
-    status.log_path = log_dir / _log_name(spec.name)
+    status.log_path = log_dir / log_name(spec.name)
     if not spec.load_tools:
         status.state, status.seconds = "ok", 0.0
         _notify(on_status, status)
@@ -304,22 +178,25 @@ async def list_server(
     status.state = "connecting"
     _notify(on_status, status)
     limit = spec.request_timeout if timeout is None else timeout
-    garbage = _Garbage()
-    phase = _Phase()
+    garbage = StdoutGarbage()
+    phase = Phase()
     started = time.perf_counter()
     tools: list[dict[str, Any]] = []
     pages = 0
     failure: BaseException | None = None
     with status.log_path.open("w", encoding="utf-8") as errlog:
-        try:
-            with anyio.fail_after(limit):
+        # move_on_after, not fail_after: a TimeoutError from a socket inside is a failure of its
+        # own, not our deadline.
+        with anyio.move_on_after(limit) as deadline:
+            try:
                 tools, pages = await _list_tools(spec, errlog, garbage, phase)
-            status.state, status.tools = "ok", len(tools)
-        except TimeoutError:
+                status.state, status.tools = "ok", len(tools)
+            except Exception as err:
+                failure = err
+                status.state, status.error = "error", describe_failure(err, spec, phase)
+        if deadline.cancelled_caught:
+            tools, failure = [], None
             status.state, status.error = "error", f"no answer within {limit:g} s"
-        except Exception as err:
-            failure = err
-            status.state, status.error = "error", describe_failure(err, spec, phase)
     status.seconds = time.perf_counter() - started
     if status.state == "error":
         _explain(status, spec, garbage, failure)
