@@ -143,7 +143,7 @@ class DashboardScreen(Screen[None]):
         self._setting = agent.filtering or ToolFiltering()
         self._rank_started = 0.0
         self.rank_seconds: float | None = None
-        self._shown_query = ""
+        self.shown_query = ""
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -500,8 +500,8 @@ class DashboardScreen(Screen[None]):
         rows = ranking_rows(
             ranking, selection, ws.catalog, ws.tokens.per_tool, setting, limit=RANKING_ROWS
         )
-        follow = ranking.query == self._shown_query
-        self._shown_query = ranking.query
+        follow = ranking.query == self.shown_query
+        self.shown_query = ranking.query
         self.query_one(RankingTable).show(rows, follow=follow)
         self._show_bill(selection)
         self.query_one(ScoreStrip).shape = ScoreShape(

@@ -1,0 +1,144 @@
+"""The dashboard's responsiveness, measured through Pilot on the real app (headless).
+
+- first paint: from creating the app to its first composed frame of the dashboard (header and
+  panels drawn), with the catalog from a snapshot; and until the catalog's tools are listed.
+- keystroke to ranking: from pressing one more key in the query to the ranking table showing
+  the ranking of the new query (scored in a worker, drawn on the UI thread), bm25, at bfcl's
+  1,287 tools and at 10,000 tools (bfcl's tools repeated under new server names).
+Targets (issue 4): first paint under 1.5 s; ranking visible under 50 ms at 1,287 tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from textual.worker import WorkerCancelled
+
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.options import Options
+from workbench.tui.screens.dashboard import DashboardScreen
+from workbench.tui.widgets.ranking_table import RankingTable
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+SIZE = (120, 36)
+PAINT_RUNS = 3
+QUERY = "get the weather forecast for a city"
+FIRST_PAINT_TARGET_S = 1.5
+KEYSTROKE_TARGET_S = 0.05
+
+
+async def _idle(app: HoloTuneApp) -> None:
+    for _ in range(400):
+        with contextlib.suppress(WorkerCancelled):
+            await app.workers.wait_for_complete()
+        await asyncio.sleep(0)
+        if not any(w.is_running for w in app.workers):
+            return
+
+
+async def _first_paint(agent: Path, catalog: Path) -> tuple[float, float]:
+    """(seconds to the first dashboard frame, seconds until the catalog is listed)."""
+    started = time.perf_counter()
+    app = HoloTuneApp(Options(agent=agent, catalog=catalog, environ={}, show_timing=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        painted = time.perf_counter() - started
+        screen = app.screen
+        assert isinstance(screen, DashboardScreen)
+        while screen.lab is None:
+            await asyncio.sleep(0.005)
+        listed = time.perf_counter() - started
+        await _idle(app)
+    return painted, listed
+
+
+async def _keystrokes(agent: Path, catalog: Path, query: str) -> list[float]:
+    """Seconds from each key press to the ranking of the query typed so far on screen."""
+    app = HoloTuneApp(Options(agent=agent, catalog=catalog, environ={}, show_timing=False))
+    times: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        assert isinstance(screen, DashboardScreen)
+        while screen.lab is None:
+            await asyncio.sleep(0.01)
+        await _idle(app)
+        table = screen.query_one(RankingTable)
+        typed = ""
+        for char in query:
+            typed += char
+            started = time.perf_counter()
+            await pilot.press("space" if char == " " else char)
+            while not _shows(table, typed.strip()) and typed.strip():
+                await asyncio.sleep(0.0005)
+            if typed.strip():
+                times.append(time.perf_counter() - started)
+        await _idle(app)
+    return times
+
+
+def _shows(table: RankingTable, query: str) -> bool:
+    """True once the table holds the ranking of ``query`` (drawn in the same UI-thread step)."""
+    screen = table.screen
+    return isinstance(screen, DashboardScreen) and screen.shown_query == query
+
+
+def _big_catalog(source: Path, size: int, target: Path) -> Path:
+    """bfcl's tools repeated under new server names until there are ``size`` tools."""
+    tools = [t for s in json.loads(source.read_text())["servers"].values() for t in s["tools"]]
+    servers: dict[str, Any] = {}
+    copy = 0
+    while sum(len(s["tools"]) for s in servers.values()) < size:
+        left = size - sum(len(s["tools"]) for s in servers.values())
+        servers[f"copy{copy}"] = {"tools": tools[:left]}
+        copy += 1
+    target.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    return target
+
+
+def run() -> list[dict[str, Any]]:
+    bfcl = DATASETS / "bfcl"
+    if not (bfcl / "catalog.json").exists():
+        return [{"name": "tui (no ../shared/datasets/bfcl)", "ok": True}]
+    agent, catalog = bfcl / "agent.yaml", bfcl / "catalog.json"
+    rows: list[dict[str, Any]] = []
+    paints = [asyncio.run(_first_paint(agent, catalog)) for _ in range(PAINT_RUNS)]
+    paint = statistics.median(p for p, _ in paints)
+    listed = statistics.median(lst for _, lst in paints)
+    rows.append(
+        {
+            "name": "tui first paint (bfcl snapshot, 1,287 tools)",
+            "median_s": paint,
+            "target": FIRST_PAINT_TARGET_S,
+            "ok": paint < FIRST_PAINT_TARGET_S,
+        }
+    )
+    rows.append({"name": "tui catalog listed and counted (bfcl)", "median_s": listed, "ok": True})
+    with tempfile.TemporaryDirectory() as tmp:
+        big = _big_catalog(catalog, 10_000, Path(tmp) / "catalog-10k.json")
+        for label, path, target in (("1,287", catalog, KEYSTROKE_TARGET_S), ("10,000", big, None)):
+            times = asyncio.run(_keystrokes(agent, path, QUERY))
+            median = statistics.median(times)
+            row: dict[str, Any] = {
+                "name": f"tui keystroke → ranking visible, bm25, {label} tools",
+                "median_s": median,
+                "p90_s": sorted(times)[int(len(times) * 0.9)],
+            }
+            if target is not None:
+                row["target"] = target
+                row["ok"] = median < target
+            else:
+                row["ok"] = True
+            rows.append(row)
+    return rows
+
+
+if __name__ == "__main__":
+    for result in run():
+        print(result)
