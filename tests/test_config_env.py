@@ -129,13 +129,12 @@ def test_dotenv_dialect() -> None:
         "SPACED = padded   \n"
         "INLINE=abc # a comment\n"
         "HASH=abc#not-a-comment\n"
-        "SINGLE='raw ${PLAIN} \\n'\n"
+        "SINGLE='raw \\n'\n"
         'DOUBLE="tab\\there ${PLAIN}"\n'
         'MULTI="line one\nline two"\n'
         "EXPANDED=${PLAIN}-${OUTER}-${NONE:-fallback}-${NONE}\n"
         "EMPTY=\n"
         "NO_EQUALS\n"
-        "1BAD=x\n"
     )
     assert parse_dotenv(text, {"OUTER": "out"}) == {
         "PLAIN": "value",
@@ -143,7 +142,7 @@ def test_dotenv_dialect() -> None:
         "SPACED": "padded",
         "INLINE": "abc",
         "HASH": "abc#not-a-comment",
-        "SINGLE": "raw ${PLAIN} \\n",
+        "SINGLE": "raw \\n",
         "DOUBLE": "tab\there value",
         "MULTI": "line one\nline two",
         "EXPANDED": "value-out-fallback-",
@@ -157,3 +156,32 @@ def test_merged_environ_first_file_wins(tmp_path: Path) -> None:
     second.write_text("X=2\nY=2\n")
     env, read = merged_environ({"Z": "0"}, [first, tmp_path / "absent.env", second])
     assert env == {"Z": "0", "X": "1", "Y": "2"} and read == [first, second]
+
+
+DOTENV_CASES = [
+    "A=1\nB=two words\nC = spaced  \n",
+    "export A=1\n# comment\n\nB='single ${A}'\nC=\"double ${A}\"\n",
+    "A=abc # comment\nB=abc#hash\nC=\"quoted\" # comment\nD='it''s'\n",
+    'A="line one\nline two"\nB="esc \\" \\n \\t \\\\ done"\n',
+    "A=${OUTER}\nB=${A}-${MISSING:-dflt}-${MISSING}\nC=${OUTER:-unused}\n",
+    "EMPTY=\nNO_VALUE\n1BAD=x\nGOOD=y\n  INDENTED=z\n",
+    "A='unterminated\nB=after\n",
+    'A="a"b\nB=ok\nexport\nC=${C}x\n',
+    "A=1\r\nB='two'\r\nC=\"x ${A}\"\r\n",
+    "A= \t spaced value \t # c\nB=#nocomment\nC= #comment\n",
+]
+
+
+@pytest.mark.parametrize("text", DOTENV_CASES)
+def test_dotenv_dialect_matches_python_dotenv(text: str, tmp_path: Path) -> None:
+    """HoloDeck's CLI reads .env with python-dotenv (``load_dotenv``, interpolation on)."""
+    dotenv = pytest.importorskip("dotenv")
+    path = tmp_path / ".env"
+    path.write_text(text)
+    outer = {"OUTER": "out"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key in ("A", "B", "C", "D", "MISSING"):
+            patch.delenv(key, raising=False)
+        patch.setenv("OUTER", "out")
+        expected = {k: v for k, v in dotenv.dotenv_values(path).items() if v is not None}
+    assert parse_dotenv(text, outer) == expected

@@ -150,7 +150,7 @@ def merged_environ(
 
 # --- .env parsing (python-dotenv's dialect, which HoloDeck's CLI uses) -------------------------
 
-_ASSIGN = re.compile(r"[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*(=)?[ \t]*")
+_ASSIGN = re.compile(r"[ \t]*(?:export[ \t]+)?([^=#\s]+)[ \t]*(?:(=)([ \t]*))?")
 _INTERP = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
 _DOUBLE_ESCAPES = re.compile(r"\\[\\'\"abfnrtv]")
 _SINGLE_ESCAPES = re.compile(r"\\[\\']")
@@ -159,10 +159,11 @@ _SINGLE_ESCAPES = re.compile(r"\\[\\']")
 def parse_dotenv(text: str, outer: Mapping[str, str] | None = None) -> dict[str, str]:
     """``KEY=VALUE`` lines as python-dotenv reads them (what ``load_dotenv`` would set).
 
-    Supports ``export``, quotes (double quotes may span lines and take escapes), inline
-    ``# comments`` after unquoted values, and ``${NAME}`` / ``${NAME:-default}`` expansion of
-    unquoted and double-quoted values, looked up in ``outer`` first (``override=False``), then in
-    the names set earlier in the file. Lines it cannot read are skipped, as python-dotenv does.
+    Supports ``export``, quotes (both may span lines; double quotes take escapes), inline
+    ``# comments`` after values, and ``${NAME}`` / ``${NAME:-default}`` expansion of every value
+    (python-dotenv expands inside single quotes too), looked up in ``outer`` first
+    (``override=False``), then in the names set earlier in the file. Lines it cannot read are
+    skipped, as python-dotenv does.
     """
     outer = {} if outer is None else outer
     values: dict[str, str] = {}
@@ -175,6 +176,11 @@ def parse_dotenv(text: str, outer: Mapping[str, str] | None = None) -> dict[str,
             pos = _next_line(text, end)
             continue
         key = match.group(1)
+        if match.group(3) and text.startswith("#", match.end()):
+            # ``KEY= # comment``: an empty value (``KEY=#x`` is the value "#x").
+            values[key] = ""
+            pos = _next_line(text, end)
+            continue
         value, expand, pos = _read_value(text, match.end())
         if value is None:
             continue
@@ -207,7 +213,7 @@ def _read_value(text: str, pos: int) -> tuple[str | None, bool, int]:
         raw = body.group(1)
         pattern = _DOUBLE_ESCAPES if quote == '"' else _SINGLE_ESCAPES
         value = pattern.sub(lambda m: codecs.decode(m.group(0), "unicode-escape"), raw)
-        return value, quote == '"', _next_line(text, rest_end)
+        return value, True, _next_line(text, rest_end)
     end = _line_end(text, pos)
     raw = re.split(r"[ \t]+#", text[pos:end], maxsplit=1)[0].strip()
     return raw, True, _next_line(text, end)
