@@ -158,3 +158,19 @@ def test_agent_test_cases_strings_objects_and_turns(tmp_path: Path) -> None:
     assert cases[2].source == f"{agent}:20"
     resolved = resolve_cases(cases, CATALOG)
     assert len(resolved) == 3 and not resolved.unknown
+
+
+def test_names_as_the_server_lists_them() -> None:
+    listing: list[dict[str, Any]] = [
+        {"name": "PDF&URL", "description": "pdf"},
+        {"name": "read?file", "description": "kept"},
+        {"name": "read/file", "description": "skipped: its name collides"},
+    ]
+    catalog = Catalog(tools=mcp_tools("p", listing)[0], servers=[])
+    assert catalog.names() == ["p-PDF-URL", "p-read-file"]
+    resolved = resolve_cases(
+        [Case("a", ("p-PDF&URL",)), Case("b", ("PDF&URL", "read?file")), Case("c", ("read/file",))],
+        catalog,
+    )
+    assert [c.groups for c in resolved.cases] == [((0,),), ((0,), (1,))]
+    assert [u.name for u in resolved.unknown] == ["read/file"]

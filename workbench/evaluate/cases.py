@@ -8,12 +8,14 @@ Sources (DESIGN.md, Files):
   one case per turn that names tools, since the runtime filters on the last user message alone).
 
 Name matching. In a cases file an expected name is a full name ``<server>-<tool>`` or a bare tool
-name, which matches that tool on any server. HoloDeck's own test runner matches ``expected_tools``
-as *substrings* of the called tool's full name (``search`` passes when ``vectorstore-search`` is
-called), so for ``test_cases`` an entry that is neither a full nor a bare name falls back to every
-tool whose full name contains it. Each expected entry becomes a *group* of catalog indices: the
-entry counts as sent when any tool of its group is sent. Names that match nothing are reported with
-``file:line``; a case left with no resolvable name is skipped (and counted), never scored 0.
+name, which matches that tool on any server; a name as the server lists it also matches the tool
+the runtime renamed (``a/b`` is registered as ``a-b``). HoloDeck's own test runner matches
+``expected_tools`` as *substrings* of the called tool's full name (``search`` passes when
+``vectorstore-search`` is called), so for ``test_cases`` an entry that matches no name falls back
+to every tool whose full name contains it. Each expected entry becomes a *group* of catalog
+indices: the entry counts as sent when any tool of its group is sent. Names that match nothing are
+reported with ``file:line``; a case left with no resolvable name is skipped (and counted), never
+scored 0.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any, Protocol
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from workbench.catalog.models import Catalog
+from workbench.catalog.models import Catalog, Tool
 from workbench.errors import CasesError
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -253,17 +255,31 @@ def _test_case(obj: Mapping[str, Any], path: Path, line: int | None) -> Case:
 def resolve_name(name: str, catalog: Catalog, *, substring: bool = False) -> tuple[int, ...]:
     """Catalog indices that satisfy an expected name (empty when none).
 
-    Full name first; else a bare tool name on any server; else, with ``substring`` (HoloDeck
-    test_cases), every tool whose full name contains it.
+    Full name first; else a bare tool name on any server; else the name as the server lists it
+    (``PDF&URL`` for the runtime's ``PDF-URL``); else, with ``substring`` (HoloDeck test_cases),
+    every tool whose full name contains it.
     """
     try:
         return (catalog.position(name),)
     except KeyError:
         pass
     bare = tuple(i for i, tool in enumerate(catalog.tools) if tool.name == name)
-    if bare or not substring:
+    if bare:
         return bare
+    listed = tuple(i for i, tool in enumerate(catalog.tools) if _listed_as(tool, name))
+    if listed or not substring:
+        return listed
     return tuple(i for i, tool in enumerate(catalog.tools) if name in tool.full_name)
+
+
+def _listed_as(tool: Tool, name: str) -> bool:
+    """The tool's name as its server lists it (before the runtime's ``A-Za-z0-9_.-`` rewrite),
+    bare or after ``<server>-``. A listed tool the runtime skipped (a name collision) is absent
+    from the catalog, so it stays unknown rather than matching the tool that took its name."""
+    raw = tool.definition.get("name")
+    if not isinstance(raw, str) or raw == tool.name:
+        return False
+    return name in (raw, f"{tool.plugin}-{raw}")
 
 
 def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
