@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from workbench.config import load_agent
+from workbench.config import load_agent, models
 from workbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,12 +36,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 #: Run by the subprocess: HoloDeck's loading steps on each file, the first error's location.
-HOLODECK_SIDE = r"""
+#: Makes HoloDeck importable from the unpacked wheel (argv[1]) with stand-ins for what is absent.
+PRELUDE = r"""
 import importlib.abc, importlib.machinery, importlib.util, json, os, sys, types
 from unittest import mock
 
-root, home = sys.argv[1], sys.argv[2]
-env, paths = json.loads(sys.argv[3]), json.loads(sys.argv[4])
 
 
 class _Standin(types.ModuleType):
@@ -67,8 +66,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-sys.path.insert(0, root)
+sys.path.insert(0, sys.argv[1])
 sys.meta_path.append(_Finder())
+"""
+
+#: Loads each file with HoloDeck's loader (argv: root, home, env JSON, paths JSON).
+HOLODECK_SIDE = (
+    PRELUDE
+    + r"""
+home, env, paths = sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
 from pydantic import ValidationError
 from holodeck.config.loader import ConfigLoader
 
@@ -94,6 +100,7 @@ for path in paths:
     })
 print(json.dumps(out))
 """
+)
 
 BASE = "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
 EXPECT = BASE + "test_cases:\n  - input: q\n    expected_tools: "
@@ -201,23 +208,45 @@ SCENARIOS: dict[str, dict[str, str]] = {
 ENV = {**ENV, "Q": "from the environment"}
 
 
-def _holodeck(root: Path, home: Path, paths: list[Path]) -> list[dict[str, Any]]:
+#: HoloDeck's models, field names and defaults (argv: root).
+FIELDS_SIDE = (
+    PRELUDE
+    + r"""
+import holodeck.models.agent as agent, holodeck.models.llm as llm
+import holodeck.models.test_case as cases, holodeck.models.tool as tool
+
+models = {
+    "LLMProvider": llm.LLMProvider, "VectorstoreTool": tool.VectorstoreTool,
+    "FunctionTool": tool.FunctionTool, "MCPTool": tool.MCPTool, "PromptTool": tool.PromptTool,
+    "HierarchicalDocumentTool": tool.HierarchicalDocumentToolConfig,
+    "DatabaseConfig": tool.DatabaseConfig, "KeywordIndexConfig": tool.KeywordIndexConfig,
+    "TestCase": cases.TestCaseModel, "Turn": cases.Turn, "ExpectedTool": cases.ExpectedTool,
+    "Instructions": agent.Instructions, "Agent": agent.Agent,
+}
+out = {}
+for name, model in models.items():
+    fields = {}
+    for field, info in model.model_fields.items():
+        default = getattr(info.default, "value", info.default)
+        fields[field] = None if info.is_required() else repr(default)
+    out[name] = {"fields": fields, "extra": model.model_config.get("extra")}
+print(json.dumps(out))
+"""
+)
+
+
+def _run(script: str, *args: str) -> Any:
     result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            HOLODECK_SIDE,
-            str(root),
-            str(home),
-            json.dumps(ENV),
-            json.dumps([str(p) for p in paths]),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    out: list[dict[str, Any]] = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _holodeck(root: Path, home: Path, paths: list[Path]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = _run(
+        HOLODECK_SIDE, str(root), str(home), json.dumps(ENV), json.dumps([str(p) for p in paths])
+    )
     return out
 
 
@@ -243,10 +272,16 @@ def _dotted(loc: list[Any]) -> str:
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The HoloDeck package, unpacked from the wheel."""
     root = tmp_path_factory.mktemp("holodeck")
     with zipfile.ZipFile(WHEEL) as wheel:
         wheel.extractall(root, [n for n in wheel.namelist() if n.startswith("holodeck/")])
+    return root
+
+
+@pytest.fixture(scope="module")
+def verdicts(root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
     home = tmp_path_factory.mktemp("home")
     named = {p.stem: p for p in sorted(CONFIGS.glob("*.yaml"))}
     inline_dir = tmp_path_factory.mktemp("inline")
@@ -303,3 +338,24 @@ def test_same_verdict_as_holodeck(verdicts: dict[str, tuple[Any, Any]], name: st
         assert [c.input or len(c.turns or []) for c in ours.test_cases] == theirs["cases"]
         block = ours.filtering.block() if ours.filtering is not None else None
         assert block == theirs["filtering"]
+
+
+def test_same_fields_and_defaults_as_holodeck(root: Path) -> None:
+    """Every model mirrors HoloDeck's: field names, which are required, defaults, extra keys."""
+    theirs = _run(FIELDS_SIDE, str(root))
+    for name, spec in theirs.items():
+        model = getattr(models, name)
+        ours = {
+            field: None if info.is_required() else repr(info.default)
+            for field, info in model.model_fields.items()
+        }
+        extra = model.model_config.get("extra")
+        if name == "Agent":
+            # Lenient on purpose: unknown keys are kept and warned about, the 0.7+ openai block
+            # is recorded, missing instructions are a warning.
+            assert (ours.pop("openai"), extra) == ("None", "allow")
+            assert (spec["fields"]["instructions"], ours["instructions"]) == (None, "None")
+            ours["instructions"] = None
+            extra = "forbid"
+        assert ours == spec["fields"], name
+        assert extra == spec["extra"], name
