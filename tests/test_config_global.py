@@ -188,3 +188,21 @@ def test_variables_in_a_global_config(agent: Path, home: Path) -> None:
     ]
     config = load_agent(agent, environ={"AZ": "https://az"}, dotenv_files=[])
     assert config.agent.model.endpoint == "https://az" and config.warnings == []
+
+
+def test_rules_of_a_global_server_name_its_config_file(agent: Path) -> None:
+    project = agent.parent / "config.yaml"
+    project.write_text(
+        "providers:\n  a: {provider: azure_openai, name: x, endpoint: 'https://e'}\n"
+        "mcp_servers:\n"
+        "  - name: local\n"
+        "    type: mcp\n"
+        "    description: l\n"
+        "    command: python\n"
+    )
+    assert load(agent).warnings == [
+        f"{project}:4: mcp_servers[0]: HoloDeck adds this global MCP server 'local' to the "
+        "agent's tools",
+        f"{project}:7: mcp_servers[0].command: HoloDeck only starts npx, node, uvx, docker; it "
+        "rejects 'python' (holo-tune starts it anyway)",
+    ]

@@ -68,7 +68,7 @@ def _instructions(data: dict[str, Any], cleaned: dict[str, Any]) -> Iterator[Pro
             yield Problem(path, f"{problem.message} (HoloDeck rejects the file)")
 
 
-def runtime_rules(agent: Agent, data: dict[str, Any]) -> list[Problem]:
+def runtime_rules(agent: Agent) -> list[Problem]:
     """What HoloDeck 0.6 would refuse or skip at run time in a file that validated here."""
     found: list[Problem] = []
     tools = agent.tools or []

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workbench.config.models import LLMProvider, MCPTool
 from workbench.config.source import Unset, Where, read_source
-from workbench.config.validation import problems
+from workbench.config.validation import Problem, problems
+from workbench.config.yamltree import KeyPath
 from workbench.errors import ConfigError
 
 #: HoloDeck maps this provider name of a global vectorstore to its DatabaseConfig provider.
@@ -59,8 +60,16 @@ class GlobalConfig:
 
     data: dict[str, Any]
     files: list[Path]
-    server_origin: dict[str, tuple[Path, int, int | None, bool]] = field(default_factory=dict)
-    """Server name -> (file, index in its mcp_servers, line, whether it says ``type``)."""
+    server_origin: dict[str, tuple[Path, int, bool]] = field(default_factory=dict)
+    """Server name -> (file, index in its ``mcp_servers``, whether it says ``type``)."""
+    lines: dict[Path, dict[KeyPath, int]] = field(default_factory=dict)
+    """Each file's key lines."""
+
+    def problem_line(self, name: str, problem: Problem) -> str:
+        """A problem inside the global server ``name``'s entry, placed in its file."""
+        path, index, _typed = self.server_origin[name]
+        where = Where(path, self.lines[path])
+        return where.line(Problem(("mcp_servers", index, *problem.path), problem.message))
 
 
 def config_files(agent_dir: Path, home: Path | None = None) -> list[Path]:
@@ -83,7 +92,8 @@ def load_global(
     """Read, validate and merge ``files`` (later ones win); None when none has content."""
     merged: dict[str, Any] | None = None
     read: list[Path] = []
-    origin: dict[str, tuple[Path, int, int | None, bool]] = {}
+    origin: dict[str, tuple[Path, int, bool]] = {}
+    lines: dict[Path, dict[KeyPath, int]] = {}
     for path in files:
         source = read_source(path, env, unset)
         data = source.data
@@ -93,21 +103,17 @@ def load_global(
             raise ConfigError("a HoloDeck config is a mapping of keys", file=path, line=1)
         _validate(data, source.where)
         read.append(path)
+        lines[path] = source.lines
         if isinstance(data.get("mcp_servers"), list):
             origin = {
-                str(server.get("name")): (
-                    path,
-                    i,
-                    source.lines.get(("mcp_servers", i)),
-                    "type" in server,
-                )
+                str(server.get("name")): (path, i, "type" in server)
                 for i, server in enumerate(data["mcp_servers"])
                 if isinstance(server, dict)
             }
         merged = copy.deepcopy(data) if merged is None else _deep_merge(merged, data)
     if merged is None:
         return None
-    return GlobalConfig(merged, read, origin)
+    return GlobalConfig(merged, read, origin, lines)
 
 
 def _validate(data: dict[str, Any], where: Where) -> None:
@@ -209,9 +215,8 @@ def merge_notes(config: GlobalConfig, added: list[str]) -> list[str]:
     """One line per global MCP server added to the agent: a tuner should know where it is from."""
     notes: list[str] = []
     for name in added:
-        path, index, line, typed = config.server_origin[name]
-        where = f"{path}:{line}" if line is not None else str(path)
-        note = f"{where}: mcp_servers[{index}]: HoloDeck adds this global MCP server '{name}' "
+        typed = config.server_origin[name][2]
+        note = f"HoloDeck adds this global MCP server '{name}' "
         if typed:
             note += "to the agent's tools"
         else:
@@ -219,5 +224,5 @@ def merge_notes(config: GlobalConfig, added: list[str]) -> list[str]:
                 "without its default type, and then refuses the agent (write type: mcp); "
                 "holo-tune adds it as an mcp entry"
             )
-        notes.append(note)
+        notes.append(config.problem_line(name, Problem((), note)))
     return notes

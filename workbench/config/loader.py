@@ -135,15 +135,17 @@ def load_agent(
     except ValidationError as err:
         raise source.where.error(problems(Agent, err.errors())) from None
 
+    own, global_rules = _split_global(checks.runtime_rules(agent), agent, added)
     found = [
         *soft,
         *checks.duplicate_keys(source.tree.duplicates, source.duplicate_lines()),
-        *checks.runtime_rules(agent, data),
+        *own,
     ]
     warnings = [source.where.line(p) for p in sorted(found, key=source.where.sort_key)]
     warnings += [_unset_warning(u) for u in unset or []]
     if merged is not None:
         warnings += globalcfg.merge_notes(merged, added)
+        warnings += [merged.problem_line(name, problem) for name, problem in global_rules]
     return AgentConfig(
         path=path,
         text=source.text,
@@ -160,6 +162,29 @@ def load_agent(
         cases_file=cases_file,
         global_configs=merged.files if merged is not None else [],
     )
+
+
+def _split_global(
+    found: list[Problem], agent: Agent, added: list[str]
+) -> tuple[list[Problem], list[tuple[str, Problem]]]:
+    """Problems of the agent's own entries, and those of global MCP servers (by server name).
+
+    A global server's problem is reported against its config file: ``mcp_servers[i].command``.
+    """
+    tools = agent.tools or []
+    first_global = len(tools) - len(added)
+    own: list[Problem] = []
+    global_rules: list[tuple[str, Problem]] = []
+    for problem in found:
+        path = problem.path
+        if path[:1] == ("tools",) and len(path) > 1 and isinstance(path[1], int):
+            index = path[1]
+            if index >= first_global:
+                name = tools[index].name
+                global_rules.append((name, Problem(path[2:], problem.message)))
+                continue
+        own.append(problem)
+    return own, global_rules
 
 
 def _unset_warning(unset: Unset) -> str:
