@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +220,39 @@ def test_timeout_flag_bounds_a_hanging_server(tmp_path: Path) -> None:
         "error": "no answer within 1 s",
         "tools": 0,
     }
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_listing_leaves_no_server_behind(
+    tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]], signum: int
+) -> None:
+    py = json.dumps(sys.executable)
+    hang = json.dumps(str(SERVERS / "misbehaving.py"))
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: stuck\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: t\n"
+        "tools:\n  - name: stuck\n    type: mcp\n    description: hangs with a child\n"
+        f"    command: {py}\n    args: [{hang}, child-hang, --tag, {tag}]\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(CACHE)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "tools", str(agent)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(find_processes(tag)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(find_processes(tag)) == 2  # the server and its child are up
+        proc.send_signal(signum)
+        assert proc.wait(timeout=60) == 130
+        assert find_processes(tag) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in find_processes(tag):
+            os.kill(pid, signal.SIGKILL)

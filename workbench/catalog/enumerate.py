@@ -7,9 +7,13 @@ added after the agent's own, in file order; the agent's other MCP entries are st
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -87,6 +91,28 @@ async def aload_catalog(
     )
 
 
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside: SIGTERM raises KeyboardInterrupt, so the servers are shut down before we exit.
+
+    Python's default SIGTERM ends the process at once, and the servers (each in its own session,
+    out of reach of the terminal's signals) would live on. Only in the main thread (where
+    handlers can be set); elsewhere it does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def load_catalog(
     agent: Any,
     *,
@@ -95,15 +121,18 @@ def load_catalog(
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
 ) -> Catalog:
-    """Synchronous :func:`aload_catalog` (runs its own event loop; call it off any running loop,
-    e.g. from a worker thread)."""
-    return anyio.run(
-        partial(
-            aload_catalog,
-            agent,
-            catalog_file=catalog_file,
-            timeout=timeout,
-            on_status=on_status,
-            log_dir=log_dir,
+    """Synchronous :func:`aload_catalog`: runs its own event loop, so call it off any running
+    loop (e.g. from a worker thread); ``on_status`` is called in that thread. In the main thread
+    a SIGTERM during the listing still shuts the servers down (see :func:`sigterm_as_interrupt`).
+    """
+    with sigterm_as_interrupt():
+        return anyio.run(
+            partial(
+                aload_catalog,
+                agent,
+                catalog_file=catalog_file,
+                timeout=timeout,
+                on_status=on_status,
+                log_dir=log_dir,
+            )
         )
-    )
