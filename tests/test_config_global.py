@@ -90,10 +90,13 @@ def test_project_config_is_merged(agent: Path) -> None:
     assert config.line_of("tools", 3) is None
 
 
-def test_user_then_project_deep_merge(agent: Path, home: Path) -> None:
+def test_user_and_project_merge_as_holodeck_merges_full_dumps(agent: Path, home: Path) -> None:
+    """The project wins every key, even one it does not write (checked against HoloDeck)."""
     (home / ".holodeck" / "config.yaml").write_text(
-        "providers:\n  azure_openai:\n    provider: azure_openai\n    name: x\n"
+        "providers:\n"
+        "  azure_openai:\n    provider: azure_openai\n    name: x\n"
         "    endpoint: https://user\n    api_version: '2024-10-21'\n"
+        "  spare: {provider: azure_openai, name: y, endpoint: 'https://spare'}\n"
         "mcp_servers:\n  - {name: fetch, description: f, command: uvx, args: [mcp-server-fetch]}\n"
     )
     (agent.parent / "config.yml").write_text(
@@ -101,12 +104,13 @@ def test_user_then_project_deep_merge(agent: Path, home: Path) -> None:
         "    endpoint: https://project\n"
     )
     config = load(agent)
+    # The project's azure_openai entry wins whole: no api_version any more.
     assert (config.agent.model.endpoint, config.agent.model.api_version) == (
         "https://project",
-        "2024-10-21",
+        None,
     )
-    # The project has no mcp_servers: the user's stay.
-    assert [t.name for t in config.mcp_tools()] == ["memory", "fetch"]
+    # The project writes no mcp_servers: the user's are dropped.
+    assert [t.name for t in config.mcp_tools()] == ["memory"]
     assert config.global_configs == [
         home / ".holodeck" / "config.yaml",
         agent.parent / "config.yml",

@@ -70,19 +70,19 @@ sys.path.insert(0, sys.argv[1])
 sys.meta_path.append(_Finder())
 """
 
-#: Loads each file with HoloDeck's loader (argv: root, home, env JSON, paths JSON).
+#: Loads each file with HoloDeck's loader (argv: root, env JSON, [[agent path, home], ...] JSON).
 HOLODECK_SIDE = (
     PRELUDE
     + r"""
-home, env, paths = sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+env, paths = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 from pydantic import ValidationError
 from holodeck.config.loader import ConfigLoader
 
 os.environ.clear()
 os.environ.update(env)
-os.environ["HOME"] = home
 out = []
-for path in paths:
+for path, home in paths:
+    os.environ["HOME"] = home
     try:
         agent = ConfigLoader().load_agent_yaml(path)
     except Exception as err:
@@ -204,6 +204,31 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "cases.yaml": "- input: q\n- input: r\n  expected_tools: [{name: a, count: 0}]\n",
     },
     "cases_file_missing": {"agent.yaml": BASE + "test_cases_file: nope.yaml\n"},
+    # A user config (home/.holodeck) alone, then with a project config over it.
+    "user_only": {"agent.yaml": AZURE + TOOLS, "home/.holodeck/config.yaml": PROJECT},
+    "user_untyped_only": {
+        "agent.yaml": AZURE,
+        "home/.holodeck/config.yaml": PROJECT.replace(
+            "{name: github, type: mcp,", "{name: github,"
+        ),
+    },
+    "user_and_project": {
+        "agent.yaml": AZURE + TOOLS,
+        "home/.holodeck/config.yml": PROJECT
+        + "  - {name: fetch, description: f, command: uvx}\n"
+        + "execution: {llm_timeout: 30}\n",
+        "config.yaml": (
+            "providers:\n  other: {provider: openai, name: gpt-4o}\n"
+            "vectorstores:\n  research: {provider: postgresql, connection_string: 'pg://p', "
+            "options: {a: 1}}\n"
+        ),
+    },
+    "user_and_project_servers": {
+        "agent.yaml": AZURE,
+        "home/.holodeck/config.yaml": PROJECT,
+        "config.yaml": "mcp_servers:\n  - {name: time, description: t, command: uvx}\n"
+        "providers:\n  azure: {provider: azure_openai, name: z, endpoint: 'https://proj'}\n",
+    },
 }
 ENV = {**ENV, "Q": "from the environment"}
 
@@ -243,10 +268,9 @@ def _run(script: str, *args: str) -> Any:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def _holodeck(root: Path, home: Path, paths: list[Path]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = _run(
-        HOLODECK_SIDE, str(root), str(home), json.dumps(ENV), json.dumps([str(p) for p in paths])
-    )
+def _holodeck(root: Path, runs: list[tuple[Path, Path]]) -> list[dict[str, Any]]:
+    pairs = [[str(path), str(home)] for path, home in runs]
+    out: list[dict[str, Any]] = _run(HOLODECK_SIDE, str(root), json.dumps(ENV), json.dumps(pairs))
     return out
 
 
@@ -282,22 +306,23 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def verdicts(root: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, Any]]:
-    home = tmp_path_factory.mktemp("home")
-    named = {p.stem: p for p in sorted(CONFIGS.glob("*.yaml"))}
+    empty_home = tmp_path_factory.mktemp("home")
+    named = {p.stem: (p, empty_home) for p in sorted(CONFIGS.glob("*.yaml"))}
     inline_dir = tmp_path_factory.mktemp("inline")
     for name, text in INLINE.items():
         (inline_dir / f"{name}.yaml").write_text(text)
-        named[name] = inline_dir / f"{name}.yaml"
+        named[name] = (inline_dir / f"{name}.yaml", empty_home)
     for name, files in SCENARIOS.items():
         directory = tmp_path_factory.mktemp(name)
         for file, text in files.items():
+            (directory / file).parent.mkdir(parents=True, exist_ok=True)
             (directory / file).write_text(text)
-        named[name] = directory / "agent.yaml"
-    theirs = _holodeck(root, home, list(named.values()))
+        named[name] = (directory / "agent.yaml", directory / "home")
+    theirs = _holodeck(root, list(named.values()))
     ours: list[Any] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(home))
-        for path in named.values():
+        for path, home in named.values():
+            patch.setenv("HOME", str(home))
             try:
                 ours.append(load_agent(path, environ=ENV, dotenv_files=[]))
             except ConfigError as err:

@@ -1,8 +1,10 @@
 """The user and project ``config.yaml`` HoloDeck merges into every agent it loads.
 
 HoloDeck (``ConfigLoader.load_agent_yaml`` and ``merge_configs``) reads ``~/.holodeck/config.yml``
-(else ``.yaml``) and ``config.yml`` (else ``.yaml``) in the agent's directory, deep-merges them
-(the project's values win; a list such as ``mcp_servers`` is replaced, not joined), and then:
+(else ``.yaml``) and ``config.yml`` (else ``.yaml``) in the agent's directory. When both exist it
+deep-merges their *full* model dumps, so the project file wins on every top-level key, even one it
+does not write (the user's ``mcp_servers`` are gone unless the project repeats them), except the
+``providers`` and ``vectorstores`` mappings, which merge name by name. Then it:
 
 - fills the agent's ``model`` (and ``evaluations.model``) with the keys it lacks from the
   ``providers`` entry named like its provider (by key, else by the entry's ``provider`` field);
@@ -104,13 +106,15 @@ def load_global(
         _validate(data, source.where)
         read.append(path)
         lines[path] = source.lines
-        if isinstance(data.get("mcp_servers"), list):
+        # A merged config is rebuilt from full dumps, where every server has its type.
+        typed_anyway = merged is not None
+        if merged is not None or isinstance(data.get("mcp_servers"), list):
             origin = {
-                str(server.get("name")): (path, i, "type" in server)
-                for i, server in enumerate(data["mcp_servers"])
+                str(server.get("name")): (path, i, typed_anyway or "type" in server)
+                for i, server in enumerate(data.get("mcp_servers") or [])
                 if isinstance(server, dict)
             }
-        merged = copy.deepcopy(data) if merged is None else _deep_merge(merged, data)
+        merged = copy.deepcopy(data) if merged is None else _merge_dumps(merged, data)
     if merged is None:
         return None
     return GlobalConfig(merged, read, origin, lines)
@@ -121,6 +125,34 @@ def _validate(data: dict[str, Any], where: Where) -> None:
         _GlobalConfig.model_validate(data)
     except ValidationError as err:
         raise where.error(problems(_GlobalConfig, err.errors())) from None
+
+
+def _merge_dumps(user: Mapping[str, Any], project: Mapping[str, Any]) -> dict[str, Any]:
+    """HoloDeck's ``_merge_global_configs``: ``_deep_merge`` of both files' full model dumps.
+
+    In a full dump every field is present (null or its default where the file is silent), so the
+    project's value wins on every key; mappings of named entries still merge name by name, an
+    entry the project has winning whole (a vectorstore's ``options`` mapping merges too).
+    """
+    out: dict[str, Any] = {}
+    for key in _GlobalConfig.model_fields:
+        mine, theirs = user.get(key), project.get(key)
+        if (
+            key in ("providers", "vectorstores")
+            and isinstance(mine, dict)
+            and isinstance(theirs, dict)
+        ):
+            entries = copy.deepcopy(dict(mine))
+            for name, entry in theirs.items():
+                entry = copy.deepcopy(entry)
+                options = (mine.get(name) or {}).get("options") if key == "vectorstores" else None
+                if isinstance(options, dict) and isinstance(entry.get("options"), dict):
+                    entry["options"] = _deep_merge(copy.deepcopy(options), entry["options"])
+                entries[name] = entry
+            out[key] = entries
+        elif theirs is not None:
+            out[key] = copy.deepcopy(theirs)
+    return out
 
 
 def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
