@@ -1,9 +1,11 @@
 """Load a HoloDeck agent.yaml as HoloDeck 0.6 does, keeping what a tuner and a write-back need.
 
 The steps are HoloDeck's (``holodeck.config.loader.ConfigLoader.load_agent_yaml``): read the text,
-substitute ``${VAR}`` (process environment first, then ``.env`` files), parse the YAML, validate.
-On top of that every key keeps its line, so each error is one line ``FILE:LINE: FIELD: cause``,
+substitute ``${VAR}`` (process environment first, then ``.env`` files), parse the YAML, merge the
+user and project ``config.yaml``, read ``test_cases_file``, validate. On top of that every key
+keeps its line, so each error is one line ``FILE:LINE: FIELD: cause`` naming the file it is in,
 and the exact bytes are kept (with their digest) for the write-back to refuse a changed file.
+``tests/test_config_oracle.py`` runs HoloDeck 0.6.40's own loader on the same files.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class AgentConfig:
 
     @property
     def tools(self) -> list[Tool]:
-        """Every tool entry, in config order."""
+        """Every tool entry, in config order (global MCP servers after the agent's own)."""
         return list(self.agent.tools or [])
 
     def mcp_tools(self) -> list[MCPTool]:
