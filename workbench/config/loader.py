@@ -56,9 +56,10 @@ class AgentConfig:
     warnings: list[str] = field(default_factory=list)
     """Rules HoloDeck enforces that a tuner can live with, each ``FILE:LINE: FIELD: cause``."""
     env: dict[str, str] = field(default_factory=dict, repr=False)
-    """The environment the runtime would run with: the process's, then the ``.env`` files'.
-    HoloDeck's CLI loads the ``.env`` files into its own environment, so its MCP servers inherit
-    them: start servers with this one."""
+    """The environment ``${VAR}`` resolves against: the process's, then the ``.env`` files' (as
+    HoloDeck's CLI loads them into its own). HoloDeck's MCP factory substitutes an entry's ``env``
+    values against it again; a stdio server itself gets only the mcp client's small default
+    environment plus that ``env``."""
     env_files: list[Path] = field(default_factory=list)
     """The ``.env`` files that were read, highest priority first."""
     lines: dict[KeyPath, int] = field(default_factory=dict, repr=False)
