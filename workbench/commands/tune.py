@@ -59,7 +59,6 @@ def budget_text(budget: Budget, tokens_all: int) -> str:
 
 def human_report(report: TuneReport, ws: Workspace) -> str:
     o = report.outcome
-    scored = ", ".join(f"{m} is {by}" for m, by in report.scored_by.items() if by != m and by)
     lines = [
         f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, {o.folds}-fold",
         f"budget    {budget_text(o.budget, ws.tokens.all)}",
@@ -75,8 +74,11 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         f"front     {len(o.front)} settings no other beats on recall and tokens "
         "(--json lists them)",
     ]
-    if scored:
-        lines.append(f"note      {scored} here (no embedding service); only real methods proposed")
+    if report.disguised:
+        lines.append(
+            f"note      {' and '.join(report.disguised)} run as BM25 here (no embedding "
+            "service at run time): not proposed"
+        )
     lines += ["", render_block_text(o.setting).rstrip("\n")]
     return "\n".join(lines) + "\n"
 

@@ -104,6 +104,8 @@ class TuneReport:
     outcome: TuneOutcome
     default: Metrics
     scored_by: dict[str, str]
+    #: Methods left out of the proposal because the runtime runs them as BM25 here.
+    disguised: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN.md's ``tune --json`` object."""
@@ -145,7 +147,8 @@ def tune_cases(
         on_progress=on_progress,
     )
     sweeps = [sweep(scores, cases, tokens, v, catalog, folds=fold_of) for v in variants]
-    honest = [honest_methods(result, scores) for result in sweeps]
+    disguised = tuple(s.method for s in scores if s.all_fallback and s.method != "bm25")
+    honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
     return TuneReport(
@@ -154,17 +157,17 @@ def tune_cases(
         outcome=outcome,
         default=default,
         scored_by={s.method: s.scored_by for s in scores},
+        disguised=disguised,
     )
 
 
-def honest_methods(result: SweepResult, scores: Sequence[CaseScores]) -> SweepResult:
-    """``result`` without the methods that were BM25 in disguise for every case.
+def without(result: SweepResult, methods: Sequence[str]) -> SweepResult:
+    """``result`` without ``methods`` (those that were BM25 in disguise for every case).
 
     With no embedding service the runtime's semantic *is* BM25 and its hybrid fuses BM25 with
-    itself; proposing them would name a method that does not run. bm25 is always kept.
+    itself; proposing them would name a method that does not run.
     """
-    disguised = {s.method for s in scores if s.all_fallback and s.method != "bm25"}
-    kept = {m: ms for m, ms in result.methods.items() if m not in disguised}
+    kept = {m: ms for m, ms in result.methods.items() if m not in methods}
     return replace(result, methods=kept)
 
 
