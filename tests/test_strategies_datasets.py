@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
+from workbench.search.embedders import resolve_embedder
 from workbench.search.strategies import ENGINES, StrategyResult, build_strategy
+from workbench.search.types import Embedder
 from workbench.workspace import Workspace, open_workspace
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -97,18 +99,27 @@ def test_toolkits_keyword_only_runs(dataset: tuple[str, Workspace, CaseSet]) -> 
         assert sorted(result.order.tolist()) == list(range(len(ws.catalog)))
 
 
-@pytest.mark.parametrize("name", ["livemcpbench", "stackone"])
-def test_toolkits_with_the_real_embedding_model(name: str) -> None:
-    """One toolkit per server, activated by MiniLM cosine >= 0.40 (measured hit in brackets)."""
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    """The real small embedding model, loaded once for the module."""
     pytest.importorskip("sentence_transformers")
-    from workbench.search.embedders import resolve_embedder
-
-    folder = DATASETS / name
+    folder = DATASETS / "stackone"
     ws = open_workspace(
         folder / "agent.yaml", catalog_file=folder / "catalog.json", embedder_spec="none"
     )
     embedder = resolve_embedder(ws.agent, "local:all-MiniLM-L6-v2").embedder
     assert embedder is not None
+    return embedder
+
+
+@pytest.mark.parametrize("name", ["livemcpbench", "stackone"])
+def test_toolkits_with_the_real_embedding_model(name: str, minilm: Embedder) -> None:
+    """One toolkit per server, activated by MiniLM cosine >= 0.40 (measured hit in brackets)."""
+    folder = DATASETS / name
+    ws = open_workspace(
+        folder / "agent.yaml", catalog_file=folder / "catalog.json", embedder_spec="none"
+    )
+    embedder = minilm
     strategy = build_strategy("toolkits", ws.catalog, ws.tokens, embedder=embedder)
     raw = list(itertools.islice(load_cases(folder / "cases.jsonl"), 0, None, 10))[:TOOLKIT_CASES]
     cases = resolve_cases(raw, ws.catalog)

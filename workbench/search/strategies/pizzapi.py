@@ -203,13 +203,15 @@ def keywords(query: str) -> list[str]:
 
 def score_tool(name: str, description: str, parameter_names: Sequence[str], query: str) -> int:
     """PizzaPi's ``scoreToolMatch``: 10/5 name, 3 description, 1 parameter, +8/+4 whole query."""
-    words = keywords(query)
+    lowered = (name.lower(), description.lower(), " ".join(parameter_names).lower())
+    return score_lowered(lowered, keywords(query), query.lower())
+
+
+def score_lowered(tool: tuple[str, str, str], words: Sequence[str], query_lower: str) -> int:
+    """``score_tool`` on a tool's lowercased (name, description, parameter names joined)."""
     if not words:
         return 0
-    q = query.lower()
-    name_l = name.lower()
-    desc_l = description.lower()
-    params_l = " ".join(parameter_names).lower()
+    name_l, desc_l, params_l = tool
     score = 0
     for word in words:
         if name_l == word:
@@ -220,9 +222,9 @@ def score_tool(name: str, description: str, parameter_names: Sequence[str], quer
             score += 3
         if word in params_l:
             score += 1
-    if q in name_l:
+    if query_lower in name_l:
         score += 8
-    if q in desc_l:
+    if query_lower in desc_l:
         score += 4
     return score
 
@@ -261,6 +263,10 @@ class PizzaPiStrategy:
         ]
         self.descriptions = [source_description(t) for t in catalog.tools]
         self.parameters = [argument_texts(t)[0] for t in catalog.tools]
+        self.lowered = [
+            (n.lower(), d.lower(), " ".join(ps).lower())
+            for n, d, ps in zip(self.names, self.descriptions, self.parameters, strict=True)
+        ]
         self.chars = [
             tool_chars(n, d, t.input_schema)
             for n, d, t in zip(self.names, self.descriptions, catalog.tools, strict=True)
@@ -291,10 +297,9 @@ class PizzaPiStrategy:
         return tuple(out)
 
     def scores(self, query: str, among: Sequence[int]) -> dict[int, int]:
-        return {
-            i: score_tool(self.names[i], self.descriptions[i], self.parameters[i], query)
-            for i in among
-        }
+        words = keywords(query)
+        query_lower = query.lower()
+        return {i: score_lowered(self.lowered[i], words, query_lower) for i in among}
 
     def run(self, query: str) -> StrategyResult:
         """One query in a fresh session."""
