@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import Input, Select, Switch
-from tui_helpers import broken_server_app, research_app, settle, shown
+from tui_helpers import broken_server_app, research_app, shown
 
 from workbench.config import load_agent
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
+from workbench.tui.screenshots import settle
 from workbench.tui.view import CutRow, RankRow
 from workbench.tui.widgets.compare_view import CompareView
 from workbench.tui.widgets.knobs_panel import KnobsPanel

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import REPO, research_app, settle
+from tui_helpers import REPO, research_app
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
+from workbench.tui.screenshots import settle
 
 QUERY = "find papers on transformers"
 SnapCompare = Callable[..., bool]

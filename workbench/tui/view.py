@@ -168,17 +168,43 @@ class ServerTokens:
 
 
 def server_tokens(catalog: Catalog, per_tool: Counts, chosen: Sequence[int]) -> list[ServerTokens]:
-    """Tokens of every server's tools, all of them and those sent, in catalog order."""
-    picked = set(chosen)
-    rows: dict[str, list[int]] = {}
-    for i, tool in enumerate(catalog.tools):
-        acc = rows.setdefault(tool.plugin, [0, 0, 0, 0])
-        acc[0] += int(per_tool[i])
-        acc[2] += 1
-        if i in picked:
-            acc[1] += int(per_tool[i])
-            acc[3] += 1
-    return [ServerTokens(name, a, s, t, c) for name, (a, s, t, c) in rows.items()]
+    """Tokens of every server's tools, all of them and those sent, in catalog order.
+
+    Runs on every keystroke, so it sums with numpy over a per-catalog server index.
+    """
+    names, codes = _server_codes(catalog)
+    tokens = np.asarray(per_tool, dtype=np.int64)
+    picked = np.zeros(len(codes), dtype=bool)
+    picked[np.asarray(list(chosen), dtype=np.intp)] = True
+    size = len(names)
+    all_tokens = np.bincount(codes, weights=tokens, minlength=size)
+    sent = np.bincount(codes, weights=np.where(picked, tokens, 0), minlength=size)
+    tools = np.bincount(codes, minlength=size)
+    chosen_n = np.bincount(codes, weights=picked, minlength=size)
+    return [
+        ServerTokens(name, int(all_tokens[i]), int(sent[i]), int(tools[i]), int(chosen_n[i]))
+        for i, name in enumerate(names)
+    ]
+
+
+_CODES: dict[int, tuple[Catalog, list[str], IntArray]] = {}
+
+
+def _server_codes(catalog: Catalog) -> tuple[list[str], IntArray]:
+    """The servers in catalog order and each tool's server number (cached per catalog)."""
+    hit = _CODES.get(id(catalog))
+    if hit is not None and hit[0] is catalog and len(hit[2]) == len(catalog.tools):
+        return hit[1], hit[2]
+    numbers: dict[str, int] = {}
+    codes = np.fromiter(
+        (numbers.setdefault(t.plugin, len(numbers)) for t in catalog.tools),
+        dtype=np.int64,
+        count=len(catalog.tools),
+    )
+    if len(_CODES) > 8:
+        _CODES.clear()
+    _CODES[id(catalog)] = (catalog, list(numbers), codes)
+    return list(numbers), codes
 
 
 def saved(all_tokens: int, sent: int) -> float:

@@ -66,7 +66,7 @@ from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 from workbench.workspace import Workspace, build_workspace
 
 #: Rows of the ranking table (the rest of a 10,000-tool ranking is not drawn).
-RANKING_ROWS = 60
+RANKING_ROWS = 50
 COMPARE_ROWS = 25
 #: Below this width the servers/catalog column hides (f2 shows it).
 NARROW = 110

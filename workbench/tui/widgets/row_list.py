@@ -17,6 +17,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -66,6 +67,7 @@ class RowList(Widget, can_focus=True):
         self._lines: list[Line] = []
         self._strips: dict[int, Strip] = {}
         self._top = 0
+        self._base = self._header_style = self._cursor_style = Style()
 
     # -- content ---------------------------------------------------------------------------
     def set_lines(self, header: Text, lines: Sequence[Line], *, cursor_key: str | None) -> None:
@@ -177,18 +179,23 @@ class RowList(Widget, can_focus=True):
         segments = list(text.render(self.app.console))
         return Strip(segments).crop_extend(0, width, style).apply_style(style)
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The styles are looked up once per frame, not once per line.
+        self._base = self.rich_style
+        self._header_style = self._base + self.get_component_rich_style("row-list--header")
+        self._cursor_style = self._base + self.get_component_rich_style("row-list--cursor")
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self._base
         if y == 0:
-            header = self.get_component_rich_style("row-list--header")
-            return self._strip(self._header, width, base + header)
+            return self._strip(self._header, width, self._header_style)
         index = self._top + y - 1
         if index >= len(self._lines):
             return Strip([Segment(" " * width, base)], width)
         if index == self.cursor and self._lines[index].key is not None:
-            cursor = self.get_component_rich_style("row-list--cursor")
-            return self._strip(self._lines[index].text, width, base + cursor)
+            return self._strip(self._lines[index].text, width, self._cursor_style)
         strip = self._strips.get(index)
         if strip is None:
             strip = self._strips[index] = self._strip(self._lines[index].text, width, base)
