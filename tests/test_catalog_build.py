@@ -171,6 +171,23 @@ def test_unreadable_env_file_becomes_that_servers_error(tmp_path: Path) -> None:
     assert spec.env_error is not None and "nope.env" in spec.env_error
 
 
+def test_missing_local_source_is_noted(tmp_path: Path) -> None:
+    (tmp_path / "here.md").write_text("# docs\n")
+    entries = [
+        SimpleNamespace(type="vectorstore", name="kb", description="d", source="here.md"),
+        SimpleNamespace(type="vectorstore", name="gone", description="d", source="gone.md"),
+        SimpleNamespace(
+            type="hierarchical_document", name="web", description="d", source="https://x/y"
+        ),
+    ]
+    catalog = build_catalog(specs_from_entries(entries, tmp_path), [])
+    assert catalog.names() == ["vectorstore-kb", "vectorstore-gone", "hierarchical_document-web"]
+    assert [n for n in catalog.notes if "not found" in n] == [
+        f"vectorstore: gone: source {tmp_path / 'gone.md'} not found "
+        "(the runtime fails to start the agent)"
+    ]
+
+
 def test_non_stdio_transport_is_noted_as_failing_in_holodeck_0_6() -> None:
     agent = AgentTools(entries=(McpServerSpec(name="remote", transport="http", url="http://x"),))
     catalog = build_catalog(agent, [_ok("remote", [_tool("t")])])

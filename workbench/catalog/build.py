@@ -166,6 +166,14 @@ def _function_tool(spec: LocalToolSpec) -> tuple[Tool, list[str]]:
     return tool, notes
 
 
+def _source_notes(specs: Sequence[LocalToolSpec], plugin: str) -> list[str]:
+    return [
+        f"{plugin}: {s.name}: source {s.source} not found (the runtime fails to start the agent)"
+        for s in specs
+        if s.source is not None and not s.source.exists()
+    ]
+
+
 def _local_plugin(name: str, tools: Sequence[Tool]) -> ServerStatus:
     return ServerStatus(name=name, transport="local", state="local", tools=len(tools))
 
@@ -198,6 +206,7 @@ def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalo
     listings: dict[str, list[dict[str, Any]]] = {}
 
     vector = [_query_tool(s, VECTORSTORE) for s in _locals(agent, "vectorstore")]
+    notes += _source_notes(_locals(agent, "vectorstore"), VECTORSTORE)
     if vector:
         tools += vector
         statuses.append(_local_plugin(VECTORSTORE, vector))
@@ -220,6 +229,7 @@ def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalo
     documents = [
         _query_tool(s, HIERARCHICAL_DOCUMENT) for s in _locals(agent, "hierarchical_document")
     ]
+    notes += _source_notes(_locals(agent, "hierarchical_document"), HIERARCHICAL_DOCUMENT)
     if documents:
         tools += documents
         statuses.append(_local_plugin(HIERARCHICAL_DOCUMENT, documents))

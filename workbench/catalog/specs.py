@@ -56,6 +56,8 @@ class LocalToolSpec:
     function: str | None = None
     #: Function tools: the YAML ``parameters`` keys (used when the file cannot be read).
     yaml_parameters: tuple[str, ...] = ()
+    #: Vectorstore and hierarchical_document tools: a local ``source`` (resolved), if any.
+    source: Path | None = None
 
 
 ToolSpec = McpServerSpec | LocalToolSpec
@@ -170,6 +172,7 @@ def local_spec(entry: Any, kind: LocalKind, base_dir: Path) -> LocalToolSpec:
         if not path.is_absolute():
             path = base_dir / path
     yaml_params = getattr(entry, "parameters", None) if kind == "function" else None
+    source = getattr(entry, "source", None) if kind != "function" else None
     return LocalToolSpec(
         kind=kind,
         name=str(entry.name),
@@ -177,7 +180,16 @@ def local_spec(entry: Any, kind: LocalKind, base_dir: Path) -> LocalToolSpec:
         file=path,
         function=getattr(entry, "function", None) if kind == "function" else None,
         yaml_parameters=tuple(str(k) for k in (yaml_params or {})),
+        source=_local_source(source, base_dir),
     )
+
+
+def _local_source(source: Any, base_dir: Path) -> Path | None:
+    """A data source that is a local path (not a URL), resolved against the agent's directory."""
+    if not isinstance(source, str) or not source or "://" in source:
+        return None
+    path = Path(source)
+    return path if path.is_absolute() else base_dir / path
 
 
 _LOCAL_KINDS: dict[str, LocalKind] = {
