@@ -7,6 +7,7 @@ added after the agent's own, in file order; the agent's other MCP entries are st
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -24,6 +25,16 @@ from workbench.catalog.snapshot import load_snapshot
 from workbench.catalog.specs import AgentTools, specs_from_agent
 
 StatusCallback = Callable[[ServerStatus], None]
+logger = logging.getLogger(__name__)
+
+
+def _notify(on_status: StatusCallback | None, status: ServerStatus) -> None:
+    if on_status is None:
+        return
+    try:
+        on_status(status)
+    except Exception:  # a broken display must not stop the listing
+        logger.exception("on_status callback failed for %s", status.name)
 
 
 def _replayed(name: str, transport: str, tools: list[dict[str, Any]]) -> ServerListing:
@@ -51,9 +62,8 @@ async def alist_agent_tools(
     }
     own = {spec.name for spec in mcp}
     extra = [_replayed(name, "snapshot", t) for name, t in snapshot.items() if name not in own]
-    if on_status is not None:
-        for listing in [*replayed.values(), *extra]:
-            on_status(listing.status)
+    for listing in [*replayed.values(), *extra]:
+        _notify(on_status, listing.status)
     to_start = [spec for spec in mcp if spec.name not in replayed]
     live: list[ServerListing] = []
     if to_start:
