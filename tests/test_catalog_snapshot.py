@@ -91,7 +91,20 @@ def test_snapshot_servers_stand_in_others_start_extras_follow(tmp_path: Path) ->
             }
         )
     )
-    catalog = load_catalog(agent, catalog_file=snap, log_dir=tmp_path)
+    seen: list[str] = []
+    catalog = load_catalog(
+        agent,
+        catalog_file=snap,
+        log_dir=tmp_path,
+        on_status=lambda s: seen.append(f"{s.name}:{s.state}"),
+    )
+    assert seen == [
+        "replayed:snapshot",
+        "zz_extra:snapshot",
+        "live:pending",
+        "live:connecting",
+        "live:ok",
+    ]
     assert [(s.name, s.state) for s in catalog.servers] == [
         ("live", "ok"),
         ("replayed", "snapshot"),
