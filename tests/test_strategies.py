@@ -29,7 +29,7 @@ from workbench.search.strategies import (
 )
 from workbench.search.strategies.anthropic import regex_matches
 from workbench.search.strategies.argus import CALL_TOOL, FIND_TOOL, overlap_score, split_tokens
-from workbench.search.strategies.base import definitions_tokens, exposed_names
+from workbench.search.strategies.base import StrategyResult, definitions_tokens, exposed_names
 from workbench.search.strategies.pizzapi import (
     allocate_name,
     js_json,
@@ -467,3 +467,52 @@ def test_toolkits_keyword_and_threshold_activation() -> None:
     default = ToolkitsStrategy(cat, bill, ToolkitsParams(keywords={"slack": ("post",)}))
     assert [k.name for k in default.toolkits] == ["crm", "slack"]
     assert default.run("post it").sent == (2, 3)
+
+
+# --------------------------------------------------------------------------------------- grids
+
+
+def _same(a: StrategyResult, b: StrategyResult) -> bool:
+    return (
+        a.order.tolist() == b.order.tolist()
+        and a.scores.tolist() == b.scores.tolist()
+        and a.sent == b.sent
+        and (a.meta_tokens, a.tokens) == (b.meta_tokens, b.tokens)
+    )
+
+
+@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
+@pytest.mark.parametrize("engine", ["stackone", "argus", "pizzapi", "anthropic"])
+def test_run_grid_equals_run_at_each_grid_setting(engine: str) -> None:
+    data = json.loads((DATASETS / "stackone" / "catalog.json").read_text())
+    tools = [
+        tool(server, t["name"], t.get("description") or "")
+        for server, entry in data["servers"].items()
+        for t in entry["tools"]
+    ]
+    cat = catalog(*tools)
+    bill = table(cat)
+    strategy = build_strategy(engine, cat, bill)
+    grid = strategy.grid()
+    assert len(grid) > 1 and strategy.params in grid  # the defaults are a grid point
+    for query in ("list employees", "create a candidate application", "zzz"):
+        results = strategy.run_grid(query)
+        assert len(results) == len(grid)
+        for params, result in zip(grid, results, strict=True):
+            assert _same(result, build_strategy(engine, cat, bill, params).run(query)), params
+
+
+def test_toolkits_grid_sweeps_the_threshold_only_with_an_embedder() -> None:
+    cat = _anthropic_catalog()
+    bill = table(cat)
+    kits = (Toolkit("crm", ("crm-get_customer_data",), "crm"), Toolkit("chat", (), "chat"))
+    vectors = {"crm": [1.0, 0.0], "chat": [0.0, 1.0], "q": [0.5, math.sqrt(0.75)]}
+    plain = ToolkitsStrategy(cat, bill, ToolkitsParams(toolkits=kits))
+    assert plain.grid() == [plain.params]
+    embedded = ToolkitsStrategy(
+        cat, bill, ToolkitsParams(toolkits=kits), embedder=TableEmbedder(vectors)
+    )
+    grid = embedded.grid()
+    assert [p.threshold for p in grid] == [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
+    sent = [r.sent for r in embedded.run_grid("q")]
+    assert sent == [(0,)] * 7 + [()] * 2  # cosine 0.5 passes thresholds up to 0.50

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import bm25s
@@ -152,10 +152,9 @@ class AnthropicStrategy:
         order = hits_arr[np.argsort(-scores[hits_arr], kind="stable")].astype(np.int64)
         return order, scores
 
-    def run(self, query: str) -> StrategyResult:
-        order, scores = self.ranking(query)
-        found = order[: self._params.max_results].tolist()
-        sent = self.always + tuple(found)
+    def result(self, query: str, order: IntArray, scores: FloatArray, limit: int) -> StrategyResult:
+        """The tools not deferred plus the first ``limit`` found, and the bill."""
+        sent = self.always + tuple(order[:limit].tolist())
         return StrategyResult(
             query=query,
             engine=self.name,
@@ -165,3 +164,15 @@ class AnthropicStrategy:
             meta_tokens=self.meta_tokens,
             tokens=request_tokens(self.bill, sent, self.meta_tokens),
         )
+
+    def run(self, query: str) -> StrategyResult:
+        return self.result(query, *self.ranking(query), self._params.max_results)
+
+    def grid(self) -> list[AnthropicParams]:
+        """The settings ``run_grid`` covers: 3, 4 and 5 results (the variant is fixed at build)."""
+        return [replace(self._params, max_results=k) for k in range(MIN_RESULTS, MAX_RESULTS + 1)]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One result per ``grid()`` setting, from one search."""
+        order, scores = self.ranking(query)
+        return [self.result(query, order, scores, p.max_results) for p in self.grid()]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -42,6 +42,8 @@ Scorer = Literal["tfidf", "overlap"]
 SCORERS: tuple[Scorer, ...] = ("tfidf", "overlap")
 
 _SPLIT = re.compile(r"[_\-\s]+")
+#: The ``limit`` values ``run_grid`` covers.
+GRID_LIMITS: tuple[int, ...] = tuple(range(1, 11))
 
 FIND_TOOL: dict[str, Any] = {
     "name": "find_tool",
@@ -179,9 +181,9 @@ class ArgusStrategy:
         order = hits[np.argsort(-scores[hits], kind="stable")].astype(np.int64)
         return order, np.where(scores > 0.0, scores, 0.0)
 
-    def run(self, query: str) -> StrategyResult:
-        order, scores = self.ranking(query)
-        found = order[: self._params.limit].tolist()
+    def result(self, query: str, order: IntArray, scores: FloatArray, limit: int) -> StrategyResult:
+        """The keep tools plus what ``find_tool`` returns at ``limit``, and the bill."""
+        found = order[:limit].tolist()
         sent = list(self.keep) + [i for i in found if i not in self.keep]
         return StrategyResult(
             query=query,
@@ -192,3 +194,15 @@ class ArgusStrategy:
             meta_tokens=self.meta_tokens,
             tokens=request_tokens(self.bill, sent, self.meta_tokens),
         )
+
+    def run(self, query: str) -> StrategyResult:
+        return self.result(query, *self.ranking(query), self._params.limit)
+
+    def grid(self) -> list[ArgusParams]:
+        """The settings ``run_grid`` covers: ``limit`` 1 to 10."""
+        return [replace(self._params, limit=limit) for limit in GRID_LIMITS]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One result per ``grid()`` setting, from one ranking."""
+        order, scores = self.ranking(query)
+        return [self.result(query, order, scores, p.limit) for p in self.grid()]

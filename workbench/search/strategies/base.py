@@ -79,6 +79,14 @@ class Strategy(Protocol):
 
     def run(self, query: str) -> StrategyResult: ...
 
+    def grid(self) -> list[Any]:
+        """The settings ``run_grid`` covers: the engine's cheap knobs, build-time ones fixed."""
+        ...
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One result per ``grid()`` setting (the same as ``run`` with it), in one search."""
+        ...
+
 
 # ------------------------------------------------------------------------------- token accounting
 

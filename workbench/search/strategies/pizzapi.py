@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,8 +43,11 @@ from workbench.search.strategies.base import (
     source_description,
     text_tokens,
 )
+from workbench.search.types import FloatArray, IntArray
 
 NAME_MAX = 64
+#: The ``max_results`` values ``run_grid`` covers.
+GRID_MAX_RESULTS: tuple[int, ...] = tuple(range(1, 11))
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]+")
 _UNDERSCORES = re.compile(r"_+")
 _KEYWORD_SPLIT = re.compile(r"[\s_\-:.,;/\\|]+")
@@ -307,21 +310,32 @@ class PizzaPiStrategy:
 
     def run_session(self, queries: Sequence[str]) -> list[StrategyResult]:
         """Queries as the turns of one session (``keep_loaded_tools`` matters from turn two)."""
-        session = _Session(deferred=list(self.initially_deferred), loaded=[])
+        session = self._fresh()
         return [self._turn(session, query) for query in queries]
 
-    def _turn(self, session: _Session, query: str) -> StrategyResult:
-        p = self._params
-        if not p.keep_loaded_tools:
-            session.deferred.extend(session.loaded)
-            session.loaded.clear()
-        deferred_now = list(session.deferred)
-        scores = self.scores(query, deferred_now)
-        hits = np.array([i for i in deferred_now if scores[i] > 0], dtype=np.int64)
+    def _fresh(self) -> _Session:
+        return _Session(deferred=list(self.initially_deferred), loaded=[])
+
+    def search(self, query: str, deferred: Sequence[int]) -> tuple[IntArray, FloatArray]:
+        """The deferred tools scoring > 0, best first (ties in deferred order), and scores."""
+        scores = self.scores(query, deferred)
+        hits = np.array([i for i in deferred if scores[i] > 0], dtype=np.int64)
         values = np.array([scores[int(i)] for i in hits], dtype=np.float64)
         by_score = np.argsort(-values, kind="stable")
-        order, ranked = hits[by_score], values[by_score]
-        matches = order[: p.max_results].tolist() if self.active else []
+        return hits[by_score], values[by_score]
+
+    def _turn(self, session: _Session, query: str) -> StrategyResult:
+        if not self._params.keep_loaded_tools:
+            session.deferred.extend(session.loaded)
+            session.loaded.clear()
+        order, ranked = self.search(query, session.deferred)
+        return self._load(session, query, order, ranked, self._params.max_results)
+
+    def _load(
+        self, session: _Session, query: str, order: IntArray, ranked: FloatArray, limit: int
+    ) -> StrategyResult:
+        """Load the first ``limit`` matches into the session; what the request then carries."""
+        matches = order[:limit].tolist() if self.active else []
         for i in matches:
             session.loaded.append(i)
             session.deferred.remove(i)
@@ -337,6 +351,20 @@ class PizzaPiStrategy:
             meta_tokens=meta,
             tokens=request_tokens(self.bill, sent, meta),
         )
+
+    def grid(self) -> list[PizzaPiParams]:
+        """The settings ``run_grid`` covers: ``max_results`` 1 to 10."""
+        return [replace(self._params, max_results=k) for k in GRID_MAX_RESULTS]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One fresh-session result per ``grid()`` setting, from one scoring."""
+        order, ranked = self.search(query, self.initially_deferred)
+        return [
+            self._load(
+                _Session(list(self.initially_deferred), []), query, order, ranked, p.max_results
+            )
+            for p in self.grid()
+        ]
 
     def _result_text(self, query: str, matches: Sequence[int], session: _Session) -> str:
         """What ``search_tools`` returns to the model for this query."""

@@ -29,7 +29,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 import bm25s
@@ -313,6 +313,21 @@ def tool_search_definition(alpha: float) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """One query's candidates before fusion: BM25's fetched tools (in ``bm25s``'s order, with
+    raw float32 scores) then the TF-IDF-only ones, and each candidate's TF-IDF part."""
+
+    docs: IntArray
+    bm25_raw: Any
+    tfidf: FloatArray
+
+
+#: The grid ``run_grid`` covers (alpha x normalisation x limit), all from one retrieval.
+GRID_ALPHAS: tuple[float, ...] = tuple(i / 10 for i in range(11))
+GRID_LIMITS: tuple[int, ...] = (1, 3, 5, 10)
+
+
 class StackOneStrategy:
     """StackOne's hybrid local search over a catalog."""
 
@@ -329,39 +344,53 @@ class StackOneStrategy:
         self.bm25 = BM25Side([bm25 for bm25, _ in texts])
         self.tfidf = TfidfIndex([tfidf for _, tfidf in texts])
         self.bill = bill
-        alpha = self._params.clamped_alpha
-        self.meta_definitions = [tool_search_definition(alpha), TOOL_EXECUTE]
-        self.meta_schema_tokens = definitions_tokens(bill, self.meta_definitions)
+        self._meta: dict[float, int] = {}
 
     @property
     def params(self) -> StackOneParams:
         return self._params
 
-    def candidates(self, query: str) -> tuple[IntArray, FloatArray]:
-        """Every fused candidate, best first (stable), with its hybrid score."""
-        p = self._params
-        fetch = max(p.fetch, p.limit)
+    def meta_schema_tokens(self, alpha: float) -> int:
+        """Tokens of ``tool_search`` (whose description names ``alpha``) and ``tool_execute``."""
+        if alpha not in self._meta:
+            defs = [tool_search_definition(alpha), TOOL_EXECUTE]
+            self._meta[alpha] = definitions_tokens(self.bill, defs)
+        return self._meta[alpha]
+
+    def gather(self, query: str, fetch: int) -> Candidates:
+        """Both sides' candidates, ``fetch`` from each (what does not depend on alpha)."""
         bm25_docs, bm25_raw = self.bm25.retrieve(query, fetch)
         tfidf_scores = self.tfidf.scores(query)
         tfidf_docs = self.tfidf.search(query, min(fetch, self.size))
         in_bm25 = set(bm25_docs.tolist())
         extra = np.array([d for d in tfidf_docs.tolist() if d not in in_bm25], dtype=np.int64)
         docs = np.concatenate([bm25_docs, extra])
-        bm25_part = np.zeros(docs.size, dtype=np.float64)
-        bm25_part[: bm25_docs.size] = NORMALISERS[p.bm25_norm](bm25_raw)
         listed = np.zeros(self.size, dtype=np.bool_)
         listed[tfidf_docs] = True
-        tfidf_part = np.where(listed[docs], tfidf_scores[docs], 0.0)
-        hybrid = fuse(p.clamped_alpha, bm25_part, tfidf_part)
-        order = np.argsort(-hybrid, kind="stable")
-        return docs[order], hybrid[order]
+        return Candidates(docs, bm25_raw, np.where(listed[docs], tfidf_scores[docs], 0.0))
 
-    def run(self, query: str) -> StrategyResult:
+    @staticmethod
+    def rank(found: Candidates, alpha: float, norm: BM25Norm) -> tuple[IntArray, FloatArray]:
+        """The fused candidates, best first (stable), with their hybrid scores."""
+        bm25_part = np.zeros(found.docs.size, dtype=np.float64)
+        bm25_part[: len(found.bm25_raw)] = NORMALISERS[norm](found.bm25_raw)
+        hybrid = fuse(alpha, bm25_part, found.tfidf)
+        order = np.argsort(-hybrid, kind="stable")
+        return found.docs[order], hybrid[order]
+
+    def candidates(self, query: str) -> tuple[IntArray, FloatArray]:
+        """Every fused candidate, best first (stable), with its hybrid score."""
         p = self._params
-        order, scores = self.candidates(query)
-        keep = scores >= p.min_score
-        found = order[keep][: p.limit]
-        found_scores = scores[keep][: p.limit]
+        found = self.gather(query, max(p.fetch, p.limit))
+        return self.rank(found, p.clamped_alpha, p.bm25_norm)
+
+    def result(
+        self, query: str, order: IntArray, scores: FloatArray, params: StackOneParams
+    ) -> StrategyResult:
+        """What ``tool_search`` returns under ``params`` and what the request costs."""
+        keep = scores >= params.min_score
+        found = order[keep][: params.limit]
+        found_scores = scores[keep][: params.limit]
         result_text = json.dumps(
             {
                 "tools": [
@@ -370,7 +399,7 @@ class StackOneStrategy:
                 ]
             }
         )
-        meta = self.meta_schema_tokens + text_tokens(self.bill, result_text)
+        meta = self.meta_schema_tokens(params.clamped_alpha) + text_tokens(self.bill, result_text)
         return StrategyResult(
             query=query,
             engine=self.name,
@@ -380,3 +409,28 @@ class StackOneStrategy:
             meta_tokens=meta,
             tokens=request_tokens(self.bill, (), meta),
         )
+
+    def run(self, query: str) -> StrategyResult:
+        order, scores = self.candidates(query)
+        return self.result(query, order, scores, self._params)
+
+    def grid(self) -> list[StackOneParams]:
+        """The settings ``run_grid`` covers: alpha 0..1 by 0.1, both normalisations, limits."""
+        return [
+            replace(self._params, alpha=alpha, bm25_norm=norm, limit=limit)
+            for norm in BM25_NORMS
+            for alpha in GRID_ALPHAS
+            for limit in GRID_LIMITS
+        ]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One result per ``grid()`` setting, from one retrieval."""
+        found = self.gather(query, max(self._params.fetch, *GRID_LIMITS))
+        out: list[StrategyResult] = []
+        ranked: dict[tuple[float, str], tuple[IntArray, FloatArray]] = {}
+        for params in self.grid():
+            key = (params.clamped_alpha, params.bm25_norm)
+            if key not in ranked:
+                ranked[key] = self.rank(found, *key)
+            out.append(self.result(query, *ranked[key], params))
+        return out

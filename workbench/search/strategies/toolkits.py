@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -35,6 +35,9 @@ from workbench.search.strategies.base import (
     source_description,
 )
 from workbench.search.types import Embedder, FloatArray, IntArray
+
+#: The thresholds ``run_grid`` covers (with an embedder).
+GRID_THRESHOLDS: tuple[float, ...] = tuple(round(0.20 + 0.05 * i, 2) for i in range(9))
 
 
 @dataclass(frozen=True)
@@ -157,8 +160,8 @@ class ToolkitsStrategy:
         )
         return sims, by_word | by_meaning
 
-    def run(self, query: str) -> StrategyResult:
-        sims, active = self.kit_scores(query)
+    def result(self, query: str, sims: FloatArray, active: npt.NDArray[np.bool_]) -> StrategyResult:
+        """Base tools and the active toolkits' tools, ranked by toolkit, and the bill."""
         kit_order = sorted(range(len(self.toolkits)), key=lambda k: (not active[k], -sims[k]))
         order: list[int] = list(self.base)
         scores = np.zeros(self.size, dtype=np.float64)
@@ -183,3 +186,21 @@ class ToolkitsStrategy:
             meta_tokens=0,
             tokens=request_tokens(self.bill, sent, 0),
         )
+
+    def run(self, query: str) -> StrategyResult:
+        return self.result(query, *self.kit_scores(query))
+
+    def grid(self) -> list[ToolkitsParams]:
+        """The settings ``run_grid`` covers: thresholds 0.20 to 0.60 by 0.05 with an embedder
+        (without one the threshold plays no part: the setting alone)."""
+        if self.kit_vectors is None:
+            return [self._params]
+        return [replace(self._params, threshold=t) for t in GRID_THRESHOLDS]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        """One result per ``grid()`` setting, from one query embedding."""
+        sims, active = self.kit_scores(query)
+        if self.kit_vectors is None:
+            return [self.result(query, sims, active)]
+        by_word = np.array([keyword_hit(query, kit.keywords) for kit in self.toolkits], dtype=bool)
+        return [self.result(query, sims, by_word | (sims >= p.threshold)) for p in self.grid()]
