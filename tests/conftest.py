@@ -23,6 +23,12 @@ if NPM_BIN.is_dir() and str(NPM_BIN) not in os.environ.get("PATH", "").split(os.
     os.environ["PATH"] = f"{NPM_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Server logs and tool embeddings go to a cache of the test session, never the user's."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if (NPM_BIN / "npx").exists():
         return

@@ -43,8 +43,12 @@ def open_workspace(
     on_status: Callable[[ServerStatus], None] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Workspace:
-    """Load the agent, list its tools, count their tokens and build the search engine."""
-    agent = load_agent(agent_path, environ=environ)
+    """Load the agent, list its tools, count their tokens and build the search engine.
+
+    A ``${VAR}`` the environment does not set is a warning here, not an error: listing tools and
+    tuning need no secret, and the server that does need it reports its own failure.
+    """
+    agent = load_agent(agent_path, environ=environ, missing_env="warn")
     catalog = load_catalog(
         agent,
         catalog_file=Path(catalog_file) if catalog_file else None,
