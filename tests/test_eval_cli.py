@@ -171,3 +171,24 @@ def test_tune_rejects_bad_budgets(
     assert main(_args(world, "tune", "--min-reduction", "2")) == 2
     assert "--min-reduction" in capsys.readouterr().err
     assert main(_args(world, "tune", "--folds", "1")) == 2
+
+
+def test_a_missing_variable_does_not_stop_a_measurement(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HOLO_TUNE_TEST_UNSET_KEY", raising=False)
+    text = (
+        world["agent"]
+        .read_text()
+        .replace(
+            "tool_filtering:",
+            "tools:\n  - name: mail\n    type: mcp\n    description: mail\n    command: npx\n"
+            "    args: [mail-server]\n"
+            "    env:\n      KEY: ${HOLO_TUNE_TEST_UNSET_KEY}\ntool_filtering:",
+        )
+    )
+    world["agent"].write_text(text)
+    assert main(_args(world, "eval", "--json")) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["cases"] == len(CASES)
+    assert "HOLO_TUNE_TEST_UNSET_KEY" in captured.err

@@ -12,18 +12,16 @@ import sys
 from collections import Counter
 
 from workbench.commands.common import print_json, setting_from_args, use_color
+from workbench.commands.eval import open_agent
 from workbench.errors import CheckFailed
 from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
-from workbench.workspace import open_workspace
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
 
 
 def run(args: argparse.Namespace) -> int:
-    ws = open_workspace(
-        args.agent, catalog_file=args.catalog, embedder_spec=args.embedder, timeout=args.timeout
-    )
+    ws = open_agent(args)
     setting = setting_from_args(args, ws.agent.filtering)
     findings = diagnose(ws, setting)
     counts = Counter(f.severity for f in findings)

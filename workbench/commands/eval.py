@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import print_json, setting_from_args
+from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
 from workbench.evaluate.metrics import EvalReport, Metrics, evaluate
-from workbench.workspace import Workspace, open_workspace
+from workbench.workspace import Workspace, build_workspace
 
 PROG = "holo-tune"
 #: Warning lines about unknown names printed before "... and N more".
@@ -28,14 +30,22 @@ def warn(message: str) -> None:
     print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
+def open_agent(args: argparse.Namespace) -> Workspace:
+    """The workspace for measuring: a variable the environment lacks is a warning, not an error.
+
+    Measuring needs the tools, not the servers' credentials (and with ``--catalog`` no server is
+    started at all), so as ``tools`` does, a missing ``${VAR}`` gets a placeholder and a warning.
+    """
+    agent = load_agent(args.agent, missing_env="warn")
+    for warning in agent.warnings:
+        warn(warning)
+    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
+
+
 def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
     """The workspace and the resolved cases (``--cases`` or the agent's test_cases)."""
-    ws = open_workspace(
-        args.agent,
-        catalog_file=args.catalog,
-        embedder_spec=getattr(args, "embedder", None),
-        timeout=args.timeout,
-    )
+    ws = open_agent(args)
     for server in ws.catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")

@@ -289,15 +289,18 @@ def check_threshold(ctx: Context) -> list[Finding]:
                 {"similarity_threshold": t, "search_method": s.search_method},
             )
         ]
-    semantic_real = s.search_method == "semantic" and ctx.model_id is not None
-    if semantic_real and runtime_embedding(ctx.agent.agent).spec.kind != "none":
-        return _cosine_ceiling(ctx, t)
-    return []
+    if s.search_method != "semantic":
+        return []
+    runtime = runtime_embedding(ctx.agent.agent).spec
+    if runtime.kind == "none":
+        return []  # semantic is BM25 at run time (its own finding): scores are normalised
+    return _cosine_ceiling(ctx, t, runtime.model or ctx.model_id)
 
 
-def _cosine_ceiling(ctx: Context, t: float) -> list[Finding]:
-    ceiling = usual_max_cosine(ctx.model_id)
-    evidence: dict[str, Any] = {"similarity_threshold": t, "model": ctx.model_id}
+def _cosine_ceiling(ctx: Context, t: float, model: str | None) -> list[Finding]:
+    """The runtime's embedding model rarely scores a query above its usual range."""
+    ceiling = usual_max_cosine(model)
+    evidence: dict[str, Any] = {"similarity_threshold": t, "model": model}
     semantic = [r for r in ctx.rankings if r.method == "semantic" and r.scores.size]
     if semantic:
         best = np.array([float(r.scores.max()) for r in semantic])
@@ -309,7 +312,8 @@ def _cosine_ceiling(ctx: Context, t: float) -> list[Finding]:
                     "warning",
                     "threshold-cuts-everything",
                     f"similarity_threshold {t:g} is above the best cosine of {empty:.0%} of "
-                    f"{len(semantic)} queries with {ctx.model_id}: search sends no tool for them",
+                    f"{len(semantic)} queries with {semantic[0].model_id or model}: search sends "
+                    "no tool for them",
                     evidence,
                 )
             ]
@@ -320,7 +324,7 @@ def _cosine_ceiling(ctx: Context, t: float) -> list[Finding]:
             Finding(
                 "warning",
                 "threshold-cuts-everything",
-                f"similarity_threshold {t:g} is above the usual cosine range of {ctx.model_id} "
+                f"similarity_threshold {t:g} is above the usual cosine range of {model} "
                 f"(queries rarely score over {ceiling:g}): search will send almost no tool",
                 evidence,
             )
