@@ -47,6 +47,7 @@ def research_app(tmp_path: Path, query: str = "", *, relative: bool = False) -> 
     machine path reaches the screen."""
     agent = tmp_path / "research-agent.yaml"
     shutil.copyfile(SAMPLES / "research-agent.yaml", agent)
+    shutil.copytree(SAMPLES / "data", tmp_path / "data")  # the vectorstore's source
     return HoloTuneApp(
         Options(
             agent=Path(agent.name) if relative else agent,
@@ -90,6 +91,6 @@ def broken_server_app(tmp_path: Path) -> HoloTuneApp:
 
 def shown(widget: Widget) -> str:
     """The text a widget draws on screen, line by line (what the user reads)."""
-    size = widget.size
+    size = widget.outer_size
     strips = widget.render_lines(Region(0, 0, size.width, size.height))
     return "\n".join(strip.text for strip in strips)

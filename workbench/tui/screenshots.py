@@ -112,6 +112,7 @@ async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Pat
     here = Path.cwd()
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copyfile(SAMPLES / AGENT, Path(tmp) / AGENT)
+        shutil.copytree(SAMPLES / "data", Path(tmp) / "data")  # the vectorstore's source
         broken = Path(tmp) / "broken-agent.yaml"
         broken.write_text((SAMPLES / AGENT).read_text().replace("top_k: 5", "top_k: 99"))
         os.chdir(tmp)  # files are named as given: relative paths, no machine path on screen

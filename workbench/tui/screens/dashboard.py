@@ -27,11 +27,13 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.catalog import Catalog, ServerStatus
-from workbench.catalog.enumerate import aload_catalog
+from workbench.catalog.enumerate import alist_agent_tools, aload_catalog
+from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback_render import render_block_text
 from workbench.errors import InputError
+from workbench.evaluate import Finding, diagnose
 from workbench.search.selection import match_always_include, select
 from workbench.search.types import Ranking, Selection
 from workbench.search.usage import load_usage
@@ -45,6 +47,7 @@ from workbench.tui.messages import (
     ToggleAlways,
 )
 from workbench.tui.options import Options
+from workbench.tui.screens.evaluate import Choice, EvaluateScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.server_log import ServerLogScreen
@@ -128,6 +131,7 @@ class DashboardScreen(Screen[None]):
         _b("d", "show_tab('tab-findings')", "findings", "Diagnostics", show=False),
         _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
         _b("slash", "focus_query", "query", "Back to the query", key_display="/"),
+        _b("v", "evaluate", "evaluate", "Measure the setting on labelled queries"),
         _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
         _b("f2", "toggle_sidebar", "panel", "Show or hide servers and catalog", show=False),
         _b("q", "app.quit", "quit", "Quit", show=False),
@@ -237,11 +241,9 @@ class DashboardScreen(Screen[None]):
                 return
             self.post_message(RankingsReady(query, {method: ranking}))
 
-    def _diagnose(self, lab: Lab, setting: ToolFiltering) -> list[object]:
+    def _diagnose(self, lab: Lab, setting: ToolFiltering) -> list[Finding]:
         """Thread worker: the core's diagnostics for this agent, catalog and setting."""
-        from workbench.evaluate.diagnostics import diagnose
-
-        return list(diagnose(lab.workspace, setting))
+        return diagnose(lab.workspace, setting, usage=lab.usage)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place worker results and failures are handled."""
@@ -257,7 +259,7 @@ class DashboardScreen(Screen[None]):
             elif worker.name == "prepare":
                 self._prepared(cast(float, result))
             elif worker.name == "diagnose":
-                self.query_one(FindingsList).show(cast(list[object], result))
+                self._show_findings(cast(list[Finding], result))
 
     def _worker_failed(self, worker: Worker[object]) -> None:
         err = worker.error
@@ -333,6 +335,12 @@ class DashboardScreen(Screen[None]):
             took = f" in {seconds:.1f}s" if self.options.show_timing else ""
             self._status(f"embedded {len(lab.workspace.catalog):,} tools{took}")
         self._rank_now()
+
+    def _show_findings(self, findings: list[Finding]) -> None:
+        self.query_one(FindingsList).show(findings)
+        serious = sum(1 for f in findings if f.severity in ("error", "warning"))
+        label = f"findings ({serious})" if serious else "findings"
+        self.query_one(TabbedContent).get_tab("tab-findings").label = label
 
     def _start_diagnose(self) -> None:
         if self.lab is None:
@@ -426,6 +434,7 @@ class DashboardScreen(Screen[None]):
         except ValidationError as err:
             self.notify(err.errors()[0]["msg"], title=key, severity="error")
         self._show_setting()
+        self._start_diagnose()
         if key == "search_method":
             self._rank_now()
         else:
@@ -437,6 +446,7 @@ class DashboardScreen(Screen[None]):
             return
         self.lab.toggle_always(message.tool)
         self._show_setting()
+        self._start_diagnose()
         self._refresh()
 
     def _show_setting(self) -> None:
@@ -633,6 +643,28 @@ class DashboardScreen(Screen[None]):
         if tool is not None:
             self.post_message(ToggleAlways(tool))
 
+    def action_evaluate(self) -> None:
+        if self.lab is None:
+            self.notify("The catalog is still loading.", title="evaluate")
+            return
+        screen = EvaluateScreen(self.lab, Path(self.agent.path))
+        self.app.push_screen(screen, self._evaluated)
+
+    def _evaluated(self, choice: Choice | None) -> None:
+        lab = self.lab
+        if choice is None or lab is None:
+            return
+        if choice.setting is not None:
+            lab.setting = choice.setting
+            self._show_setting()
+            self._start_diagnose()
+            self._rank_now()
+            self.notify("Adopted the front point: ctrl+s writes it.", title="evaluate")
+        if choice.query is not None:
+            self.query_one("#query", QueryInput).value = choice.query
+            self.query_one(TabbedContent).active = "tab-ranking"
+            self.query_one(RankingTable).focus()
+
     def action_export(self) -> None:
         block = render_block_text(self._current_setting())
         self.app.push_screen(ExportScreen(block))
@@ -668,15 +700,38 @@ class DashboardScreen(Screen[None]):
 
     @on(ServersPanel.Reconnect)
     def _reconnect(self, message: ServersPanel.Reconnect) -> None:
-        self.notify(f"Listing {message.status.name} again…", title="reconnect")
+        lab = self.lab
+        name = message.status.name
+        if lab is None or message.status.state == "local":
+            self.notify(f"{name} has nothing to list again.", title="reconnect")
+            return
+        self.notify(f"Listing {name} again…", title="reconnect")
         self.run_worker(
-            self._list_servers(),
+            self._relist(name, lab.workspace.catalog),
             name="catalog",
             group="catalog",
             exclusive=True,
             exit_on_error=False,
-            description="list every server's tools",
+            description=f"list {name}'s tools",
         )
+
+    async def _relist(self, name: str, previous: Catalog) -> Catalog:
+        """Runs on the event loop: list ``name`` again through the core; every other server
+        stands in with what it listed before (no process of theirs is restarted)."""
+        tools = specs_from_agent(self.agent)
+        others = {spec.name for spec in tools.mcp()} | set(previous.listings)
+        snapshot = {n: list(previous.listings.get(n, [])) for n in others if n != name}
+        kept = {n: s for n, s in self.statuses.items() if n != name}
+
+        def on_status(status: ServerStatus) -> None:
+            if status.name == name:
+                self._on_status(status)
+
+        catalog = await alist_agent_tools(
+            tools, snapshot=snapshot, timeout=self.options.timeout, on_status=on_status
+        )
+        catalog.servers = [kept.get(s.name, s) for s in catalog.servers]
+        return catalog
 
 
 def _select_as(lab: Lab, ranking: Ranking, setting: ToolFiltering) -> Selection:

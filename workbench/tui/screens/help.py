@@ -25,6 +25,9 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `e` | toggle enabled |
 | `n` `N` | always_include_top_n_used + / − |
 | `c` | compare semantic, bm25 and hybrid for this query |
+| `v` | evaluate: labelled queries, metrics, the recall/tokens front, the misses |
+| `t` | the catalog tab (every tool, its server, tokens and description) |
+| `d` | the findings (what the runtime will do differently) |
 | `h` | recent queries (Enter runs one again) |
 | `s` | sort the catalog by tokens, name or server |
 | `l` `r` | the highlighted server's log / reconnect it |

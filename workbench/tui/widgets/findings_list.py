@@ -3,7 +3,7 @@ its evidence, errors first."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -26,9 +26,22 @@ def findings_text(findings: Sequence[Any]) -> Text:
         text.append(str(finding.message))
         evidence = getattr(finding, "evidence", None)
         if evidence:
-            items = evidence if isinstance(evidence, list | tuple) else [evidence]
-            text.append("\n    " + ", ".join(str(e) for e in items), style="dim")
+            text.append("\n    " + evidence_line(evidence), style="dim")
     return text
+
+
+def evidence_line(evidence: Any) -> str:
+    """A finding's evidence in one line: ``key: value`` pairs, long lists cut short."""
+    if isinstance(evidence, Mapping):
+        return " · ".join(f"{key}: {_short(value)}" for key, value in evidence.items())
+    return _short(evidence)
+
+
+def _short(value: Any, keep: int = 3) -> str:
+    if isinstance(value, list | tuple):
+        head = ", ".join(str(v) for v in value[:keep])
+        return f"{head}, … ({len(value)})" if len(value) > keep else head
+    return str(value)
 
 
 class FindingsList(Static):

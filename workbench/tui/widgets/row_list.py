@@ -61,6 +61,13 @@ class RowList(Widget, can_focus=True):
         row_list: RowList
         key: str
 
+    @dataclass
+    class Highlighted(Message):
+        """The cursor moved to another row."""
+
+        row_list: RowList
+        key: str | None
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._header = Text()
@@ -113,6 +120,7 @@ class RowList(Widget, can_focus=True):
     def watch_cursor(self) -> None:
         self._scroll_to_cursor()
         self.refresh()
+        self.post_message(self.Highlighted(self, self.highlighted_key()))
 
     @property
     def _body_height(self) -> int:

@@ -1,0 +1,263 @@
+"""The Evaluate view: measure the current setting on labelled queries.
+
+Load a cases file (or the agent's own ``test_cases``), run it with a progress bar (a thread
+worker calls the core: ``resolve_cases``, ``evaluate``, ``sweep_settings``, ``pareto_front``),
+then read metric cards, the recall-versus-tokens front with the current setting marked, and the
+misses. Enter on a miss opens its query in the query lab; Enter on a front point adopts it.
+The screen dismisses with what the user chose; the dashboard applies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import ClassVar, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import HoloTuneError
+from workbench.evaluate import (
+    CaseSet,
+    EvalReport,
+    FrontPoint,
+    cases_from_agent,
+    evaluate,
+    load_cases,
+    pareto_front,
+    resolve_cases,
+    sweep_settings,
+)
+from workbench.tui.lab import Lab
+from workbench.tui.widgets.front_plot import FrontPlot, PlotData
+from workbench.tui.widgets.row_list import Line, RowList
+
+#: The value of the path input that means "the agent's own test_cases".
+AGENT_CASES = "(the agent's test_cases)"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the user picked: a query to open, or a setting to adopt."""
+
+    query: str | None = None
+    setting: ToolFiltering | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run: the current setting's report, the front, and the case set's warnings."""
+
+    report: EvalReport
+    front: list[FrontPoint]
+    warnings: list[str]
+    cases: int
+
+
+@dataclass
+class _Progress(Message):
+    done: int
+    total: int
+
+
+class _Stopped(Exception):
+    """The run was cancelled (raised from the progress callback, as the core allows)."""
+
+
+def default_cases(agent_path: Path) -> str:
+    """A ``cases.jsonl``/``cases.yaml`` beside the agent if there is one, else its test_cases."""
+    for name in ("cases.jsonl", "cases.yaml", "cases.yml"):
+        if (agent_path.parent / name).exists():
+            return str(agent_path.parent / name)
+    return AGENT_CASES
+
+
+def metric_cards(report: EvalReport) -> list[tuple[str, str]]:
+    """(label, value) of each card (pure: unit-tested)."""
+    m = report.metrics
+    return [
+        ("recall", f"{m.recall:.3f}"),
+        ("hit", f"{m.hit:.3f}"),
+        ("top1", f"{m.top1:.3f}"),
+        ("mrr", f"{m.mrr:.3f}"),
+        ("tokens sent", f"{m.tokens_selected_mean:,.0f}"),
+        ("saved", f"{m.token_reduction:.0%}"),
+    ]
+
+
+def point_line(point: FrontPoint, width: int) -> Text:
+    s = point.setting
+    text = Text(f"{s.search_method:<8} k={s.top_k:<3} t={s.similarity_threshold:.2f} ")
+    text.append(f"recall {point.recall:.3f} ", style="bold")
+    text.append(f"{point.tokens:>7,.0f} tok", style="dim")
+    return text
+
+
+class EvaluateScreen(Screen[Choice | None]):
+    """Cases, metrics, the front and the misses for the setting the knobs hold."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "back", tooltip="Back to the dashboard", id="evaluate-back"),
+        Binding("ctrl+g", "run", "run", tooltip="Run the cases", id="evaluate-run", priority=True),
+    ]
+
+    def __init__(self, lab: Lab, agent_path: Path) -> None:
+        super().__init__(id="evaluate")
+        self.lab = lab
+        self.setting = lab.setting
+        self.agent_path = agent_path
+        self.outcome: Outcome | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="eval-box"):
+            with Horizontal(id="eval-top"):
+                yield Input(default_cases(self.agent_path), id="eval-cases")
+                yield ProgressBar(id="eval-progress", show_eta=False)
+            yield Static("", id="eval-status")
+            with Horizontal(id="eval-cards"):
+                for label in ("recall", "hit", "top1", "mrr", "tokens sent", "saved"):
+                    yield Static(Text(f"{label}\n–"), classes="eval-card")
+            with Horizontal(id="eval-body"):
+                yield FrontPlot(id="eval-plot")
+                with Vertical(id="eval-lists"):
+                    yield Static("front (Enter adopts)", classes="eval-list-title")
+                    yield RowList(id="eval-front")
+                    yield Static("misses (Enter opens in the query lab)", classes="eval-list-title")
+                    yield RowList(id="eval-misses")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#eval-status", Static).update(
+            f"Setting: {self._describe(self.setting)}. Enter in the path (or ctrl+g) runs."
+        )
+        self.query_one("#eval-cases", Input).focus()
+
+    @staticmethod
+    def _describe(s: ToolFiltering) -> str:
+        return f"{s.search_method}, top_k {s.top_k}, threshold {s.similarity_threshold:.2f}"
+
+    # -- running ---------------------------------------------------------------------------
+    @on(Input.Submitted, "#eval-cases")
+    def action_run(self) -> None:
+        self.query_one("#eval-status", Static).update("running…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        path = self.query_one("#eval-cases", Input).value.strip()
+        self.run_worker(
+            partial(self._run, path),
+            name="evaluate",
+            group="evaluate",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            description="evaluate the cases",
+        )
+
+    def _run(self, path: str) -> Outcome:
+        """Thread worker: every step is a core call; progress is posted, never drawn here."""
+        worker = get_current_worker()
+        ws = self.lab.workspace
+
+        def progress(done: int, total: int) -> None:
+            if worker.is_cancelled:
+                raise _Stopped
+            self.post_message(_Progress(done, total))
+
+        raw = cases_from_agent(ws.agent) if path in ("", AGENT_CASES) else load_cases(path)
+        cases: CaseSet = resolve_cases(raw, ws.catalog)
+        report = evaluate(
+            ws.engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage
+        )
+        result = sweep_settings(
+            ws.engine,
+            ws.catalog,
+            ws.tokens,
+            cases,
+            self.setting,
+            usage=self.lab.usage,
+            on_progress=progress,
+        )
+        return Outcome(report, pareto_front(result), cases.warnings(), len(cases))
+
+    @on(_Progress)
+    def _progress(self, message: _Progress) -> None:
+        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "evaluate":
+            return
+        status = self.query_one("#eval-status", Static)
+        if event.state == WorkerState.ERROR:
+            err = event.worker.error
+            text = str(err) if isinstance(err, HoloTuneError) else f"evaluation failed: {err}"
+            status.update(Text(f"✗ {text}", style="bold red"))
+        elif event.state == WorkerState.SUCCESS:
+            self._show(cast(Outcome, event.worker.result))
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _show(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        report = outcome.report
+        line = f"{outcome.cases} cases · {self._describe(self.setting)}"
+        if report.scored_by:
+            line += f" · scored by {report.scored_by}"
+        if outcome.warnings:
+            line += f" · ⚠ {outcome.warnings[0]}"
+        self.query_one("#eval-status", Static).update(line)
+        for card, (label, value) in zip(
+            self.query(".eval-card"), metric_cards(report), strict=True
+        ):
+            cast(Static, card).update(Text.assemble((label + "\n", "dim"), (value, "bold")))
+        front = self.query_one("#eval-front", RowList)
+        width = front.size.width or 40
+        front.set_lines(
+            Text(" method   top_k threshold  recall   tokens"),
+            [Line(str(n), point_line(p, width)) for n, p in enumerate(outcome.front)],
+            cursor_key=None,
+        )
+        misses = self.query_one("#eval-misses", RowList)
+        misses.set_lines(
+            Text(" query → missed"),
+            [
+                Line(str(n), Text.assemble(r.case.query, (" → " + ", ".join(r.missed), "dim")))
+                for n, r in enumerate(report.misses)
+            ],
+            cursor_key=None,
+        )
+        self._plot()
+
+    def _plot(self, highlighted: int | None = None) -> None:
+        outcome = self.outcome
+        if outcome is None:
+            return
+        m = outcome.report.metrics
+        self.query_one(FrontPlot).data = PlotData(
+            points=tuple((p.tokens, p.recall) for p in outcome.front),
+            current=(m.tokens_selected_mean, m.recall),
+            highlighted=highlighted,
+        )
+
+    def on_row_list_chosen(self, event: RowList.Chosen) -> None:
+        outcome = self.outcome
+        if outcome is None:
+            return
+        if event.row_list.id == "eval-front":
+            self.dismiss(Choice(setting=outcome.front[int(event.key)].setting))
+        elif event.row_list.id == "eval-misses":
+            self.dismiss(Choice(query=outcome.report.misses[int(event.key)].case.query))
+
+    def on_row_list_highlighted(self, event: RowList.Highlighted) -> None:
+        """The plot marks the front point under the list's cursor."""
+        if event.row_list.id == "eval-front" and event.key is not None:
+            self._plot(int(event.key))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
