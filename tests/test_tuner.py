@@ -71,10 +71,22 @@ def _linear(k: float, t: float, f: int) -> float:
 def test_best_recall_within_the_budget() -> None:
     result = _result(_hand("bm25", _linear, lambda k, t: 100 * k))
     choice = choose([result], [0, 1], Budget(max_tokens=1000))
-    assert (choice.method, choice.top_k, choice.threshold) == ("bm25", 10, 0)
+    # every threshold gives the same figures here: the middle of that plateau is taken
+    assert (choice.method, choice.top_k, choice.threshold) == ("bm25", 10, 50)
     assert choice.within_budget and choice.robust_tokens == 1000
     setting = choice.setting([result])
-    assert setting.top_k == 10 and setting.similarity_threshold == 0.0 and setting.enabled
+    assert setting.top_k == 10 and setting.similarity_threshold == 0.5 and setting.enabled
+
+
+def test_ties_across_thresholds_take_the_middle_of_the_run() -> None:
+    # thresholds 0.00..0.20 select the same; above, fewer tokens but much less recall
+    def recall(k: float, t: float, f: int) -> float:
+        return 0.9 if t <= 0.2 else 0.3
+
+    result = _result(_hand("bm25", recall, lambda k, t: 100.0 if t <= 0.2 else 50.0))
+    choice = choose([result], [0, 1], Budget(max_tokens=100))
+    # robust recall holds for t + 0.03 <= 0.20, so the run is 0.00..0.17: its middle is 0.08
+    assert (choice.top_k, choice.threshold) == (1, 8)
 
 
 def test_min_reduction_is_a_budget_too() -> None:

@@ -17,7 +17,9 @@ How a setting is chosen (:func:`choose`), on the cases of some folds:
    within ``KNEE_TOLERANCE`` (0.02) of the best robust recall there, the cheapest.
 3. *Ties.* Settings within ``TIE_TOLERANCE`` of the best robust recall tie; the one with fewer
    robust tokens wins, then fewer always-sent tools, then bm25 over semantic over hybrid (equal
-   figures mean the embeddings bought nothing), then the smaller top_k, then the lower threshold.
+   figures mean the embeddings bought nothing), then the smaller top_k; thresholds that select
+   exactly the same tools tie, and the one in the middle of their run is taken (farthest from
+   the cliffs on both sides).
 
 The promise (:func:`cross_validate`) is k-fold: the same procedure is run on k-1 folds and the
 chosen setting measured on the fold left out; the held-out figures pool those measurements, so they
@@ -186,11 +188,29 @@ def choose(sweeps: Sequence[SweepResult], folds: Sequence[int], budget: Budget) 
         sweep=s_index,
         method=method,
         top_k=int(col[5]) + 1,
-        threshold=int(col[6]),
+        threshold=_plateau_middle(table, col),
         robust_recall=float(col[0]),
         robust_tokens=float(col[1]),
         within_budget=within,
     )
+
+
+def _plateau_middle(table: np.ndarray[Any, np.dtype[np.float64]], col: FloatArray) -> int:
+    """The threshold in the middle of the run of thresholds that give ``col``'s very figures.
+
+    Thresholds that select the same tools for every case tie exactly; the middle one is the
+    farthest from the cliffs on both sides (and, in hybrid, off the floor where it cuts nothing).
+    """
+    same = (table[7] == col[7]) & (table[5] == col[5])
+    same &= (table[0] == col[0]) & (table[1] == col[1])
+    chosen = int(col[6])
+    run = {int(t) for t in table[6, same]}
+    low = high = chosen
+    while low - 1 in run:
+        low -= 1
+    while high + 1 in run:
+        high += 1
+    return (low + high) // 2
 
 
 def measure(
