@@ -1,0 +1,112 @@
+"""``holo-tune compare``: the choice rule, the per-case figures and the command on a data set."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from workbench.cli import main
+from workbench.commands.compare import case_result, choose
+from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
+from workbench.evaluate.metrics import score_case
+from workbench.evaluate.tuner import Budget
+from workbench.search.strategies import ENGINES, build_strategy
+from workbench.search.strategies.base import StrategyResult
+from workbench.search.types import Ranking
+from workbench.workspace import open_workspace
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+
+
+def test_choose_is_the_tuners_knee_rule() -> None:
+    budget = Budget()  # at most 30 % of all tokens, then within 0.02 of the best recall
+    recall = np.array([0.90, 0.89, 0.95, 0.99])
+    tokens = np.array([100.0, 50.0, 200.0, 9000.0])
+    assert choose(recall, tokens, 10_000, budget) == 2  # 0.99 costs too much; 0.90 is too far
+    recall = np.array([0.90, 0.94, 0.95])
+    assert choose(recall, tokens[:3], 10_000, budget) == 1  # within 0.02 of 0.95 and cheaper
+    assert choose(recall, np.array([5000.0, 4000.0, 4000.0]), 10_000, budget) == 1  # none fits
+    tight = Budget(max_tokens=150)  # an explicit budget: ties only (0.001)
+    assert choose(np.array([0.90, 0.90, 0.95]), tokens[:3], 10_000, tight) == 1
+
+
+def test_case_result_follows_the_metrics_rules() -> None:
+    case = ResolvedCase(
+        case=Case(query="q", expected=("a", "b")), names=("a", "b"), groups=((3,), (1, 4))
+    )
+    order = np.array([2, 4, 0, 3], dtype=np.int64)
+    result = StrategyResult(
+        query="q",
+        engine="x",
+        order=order,
+        scores=np.zeros(5),
+        sent=(2, 4),
+        meta_tokens=7,
+        tokens=42,
+    )
+    mine = case_result(case, result)
+    ranking = Ranking("q", "bm25", "bm25", np.zeros(5), order)
+
+    class Tokens:
+        per_tool = np.ones(5, dtype=np.int64)
+        overhead = 0
+        all = 5
+
+    theirs = score_case(case, ranking, (2, 4), Tokens())
+    assert (mine.sent, mine.top1, mine.rank_of_first) == (
+        theirs.sent,
+        theirs.top1,
+        theirs.rank_of_first,
+    )
+    assert mine.sent == (False, True) and mine.rank_of_first == 2 and not mine.top1
+    assert mine.tokens == 42  # the engine's own bill, meta tools included
+
+
+@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
+def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    folder = DATASETS / "stackone"
+    lines = (folder / "cases.jsonl").read_text().splitlines()[::10]
+    cases_file = tmp_path / "cases.jsonl"
+    cases_file.write_text("\n".join(lines) + "\n")
+    args = [
+        "compare",
+        str(folder / "agent.yaml"),
+        "--catalog",
+        str(folder / "catalog.json"),
+        "--cases",
+        str(cases_file),
+        "--embedder",
+        "none",
+    ]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capfd.readouterr().out)
+    assert report["cases"] == len(lines)
+    rows = {(r["engine"], r["setting"]): r for r in report["rows"]}
+    assert {"holodeck"} | set(ENGINES) == {engine for engine, _ in rows}
+    for engine in ("holodeck", "stackone", "argus", "pizzapi", "anthropic"):
+        assert rows[(engine, "best")]["heldout"] is True
+        assert rows[(engine, "default")]["heldout"] is False
+    assert rows[("toolkits", "default")]["note"].startswith("no embedder")
+    # The stackone default row, recomputed here straight from the engine.
+    ws = open_workspace(folder / "agent.yaml", catalog_file=folder / "catalog.json")
+    resolved = resolve_cases(list(itertools.islice(load_cases(cases_file), None)), ws.catalog)
+    strategy = build_strategy("stackone", ws.catalog, ws.tokens)
+    results = [strategy.run(c.query) for c in resolved.cases]
+    hit = np.mean(
+        [
+            any(i in r.sent for g in c.groups for i in g)
+            for c, r in zip(resolved.cases, results, strict=True)
+        ]
+    )
+    tokens = np.mean([r.tokens for r in results])
+    metrics = rows[("stackone", "default")]["metrics"]
+    assert metrics["hit"] == pytest.approx(hit)
+    assert metrics["tokens_selected_mean"] == pytest.approx(tokens)
+    assert metrics["tokens_all"] == report["tokens"]["all"] == ws.tokens.all
+    assert main(args) == 0
+    text = capfd.readouterr().out
+    assert "stackone   default" in text and "held-out" in text

@@ -1,0 +1,334 @@
+"""``holo-tune compare AGENT.yaml [--cases FILE] [--catalog FILE] [--embedder SPEC] [--json]``.
+
+Every tool-search engine on the same labelled queries and the same token table: HoloDeck's filter
+(``holodeck``) and the strategy engines of ``workbench.search.strategies`` (docs/strategies.md).
+Each engine is measured at its defaults and at its best setting; HoloDeck also at the agent's own
+block. The figures are DESIGN.md's (hit, recall, top1, mrr, mean tokens sent, reduction), computed
+with :mod:`workbench.evaluate.metrics`' per-case rules and means, tokens under each engine's own
+accounting.
+
+*Best* is chosen the same way for every engine and measured held-out: the tuner's default rule
+(the cheapest setting within ``KNEE_TOLERANCE`` recall of the best one that sends at most
+``DEFAULT_SHARE`` of all tokens), chosen on four folds and measured on the fifth, five times over.
+For ``holodeck`` that is ``tune`` itself over its whole sweep; for the other engines it is their
+``grid()`` (the knobs each can vary from one search). The setting shown is the one chosen on every
+case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.commands.common import print_json
+from workbench.commands.eval import open_for_cases
+from workbench.config.filtering import ToolFiltering
+from workbench.evaluate.cases import CaseSet, ResolvedCase
+from workbench.evaluate.metrics import CaseResult, Metrics, aggregate, evaluate
+from workbench.evaluate.runs import tune_cases
+from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
+from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
+from workbench.search.strategies.base import StrategyResult
+from workbench.search.types import FloatArray, IntArray
+from workbench.workspace import Workspace
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One engine at one setting, with its figures."""
+
+    engine: str
+    #: ``default``, ``agent`` (HoloDeck: the YAML's block) or ``best``.
+    setting: str
+    params: dict[str, Any]
+    metrics: Metrics
+    #: True when the figures are held-out (``best`` rows).
+    heldout: bool = False
+    #: What the reader must know to read the row (e.g. an engine running without its embedder).
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "setting": self.setting,
+            "params": self.params,
+            "heldout": self.heldout,
+            "note": self.note,
+            "metrics": self.metrics.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    cases: int
+    tokens_all: int
+    encoding: str
+    exact: bool
+    rows: list[CompareRow]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "tokens": {"all": self.tokens_all, "encoding": self.encoding, "exact": self.exact},
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+
+# ------------------------------------------------------------------------------- per-case rules
+
+
+def case_result(case: ResolvedCase, result: StrategyResult) -> CaseResult:
+    """DESIGN.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules)."""
+    chosen = set(result.sent)
+    sent = tuple(any(i in chosen for i in group) for group in case.groups)
+    wanted = [i for group in case.groups for i in group]
+    hits = np.flatnonzero(np.isin(result.order, wanted))
+    return CaseResult(
+        case=case,
+        selected=result.sent,
+        sent=sent,
+        top1=bool(result.order.size) and int(result.order[0]) in wanted,
+        rank_of_first=int(hits[0]) + 1 if hits.size else None,
+        tokens=result.tokens,
+    )
+
+
+def choose(recall: FloatArray, tokens: FloatArray, tokens_all: int, budget: Budget) -> int:
+    """The tuner's rule over grid points (rows): the cheapest within tolerance of the best recall
+    among those within the budget; the cheapest of all when none fits. Ties: grid order."""
+    limit = budget.limit(tokens_all)
+    fits = tokens <= limit + 1e-9
+    if not fits.any():
+        return int(np.flatnonzero(tokens <= tokens.min() + 1e-9)[0])
+    best = recall[fits].max()
+    pool = np.flatnonzero(fits & (recall >= best - budget.tolerance - 1e-12))
+    return int(pool[np.lexsort((-recall[pool], tokens[pool]))][0])
+
+
+@dataclass(frozen=True)
+class GridFigures:
+    """Every case under every grid point of one engine."""
+
+    results: list[list[CaseResult]]  # [grid point][case]
+    recall: FloatArray  # [grid point, case]
+    tokens: FloatArray  # [grid point, case]
+
+    def pick(self, cases: IntArray, tokens_all: int, budget: Budget) -> int:
+        return choose(
+            self.recall[:, cases].mean(axis=1),
+            self.tokens[:, cases].mean(axis=1),
+            tokens_all,
+            budget,
+        )
+
+
+def grid_figures(strategy: Strategy, items: Sequence[ResolvedCase]) -> GridFigures:
+    per_point: list[list[CaseResult]] = [[] for _ in strategy.grid()]
+    for case in items:
+        for point, result in enumerate(strategy.run_grid(case.query)):
+            per_point[point].append(case_result(case, result))
+    recall = np.array([[r.recall for r in rs] for rs in per_point], dtype=np.float64)
+    tokens = np.array([[r.tokens for r in rs] for rs in per_point], dtype=np.float64)
+    return GridFigures(per_point, recall, tokens)
+
+
+def heldout(figures: GridFigures, tokens_all: int, budget: Budget, folds: int) -> Metrics:
+    """The rule's figures on folds it did not choose on (k-fold)."""
+    n = figures.recall.shape[1]
+    fold_of = fold_assignment(n, folds)
+    picked: list[CaseResult | None] = [None] * n
+    for fold in range(folds):
+        train = np.flatnonzero(fold_of != fold)
+        point = figures.pick(train, tokens_all, budget)
+        for c in np.flatnonzero(fold_of == fold).tolist():
+            picked[c] = figures.results[point][c]
+    return aggregate([r for r in picked if r is not None], tokens_all)
+
+
+# ------------------------------------------------------------------------------------- engines
+
+
+def params_json(params: Any) -> dict[str, Any]:
+    """A params dataclass as plain JSON types."""
+    return {key: _plain(value) for key, value in dataclasses.asdict(params).items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def strategy_rows(
+    name: str, strategy: Strategy, cases: CaseSet, tokens_all: int, folds: int
+) -> list[CompareRow]:
+    """An engine's ``default`` row (its build parameters) and its ``best`` row."""
+    items = cases.cases
+    default = aggregate([case_result(c, strategy.run(c.query)) for c in items], tokens_all)
+    rows = [CompareRow(name, "default", params_json(strategy.params), default)]
+    grid = strategy.grid()
+    if len(grid) > 1 and len(items) >= folds:
+        budget = Budget()
+        figures = grid_figures(strategy, items)
+        everyone = np.arange(len(items), dtype=np.int64)
+        chosen = grid[figures.pick(everyone, tokens_all, budget)]
+        rows.append(
+            CompareRow(
+                name,
+                "best",
+                params_json(chosen),
+                heldout(figures, tokens_all, budget, folds),
+                heldout=True,
+            )
+        )
+    return rows
+
+
+def holodeck_rows(ws: Workspace, cases: CaseSet, folds: int) -> list[CompareRow]:
+    """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned."""
+    tokens = ws.tokens
+    defaults = ToolFiltering(enabled=True)
+    rows = [
+        CompareRow(
+            "holodeck",
+            "default",
+            defaults.block(),
+            evaluate(ws.engine, ws.catalog, tokens, cases, defaults).metrics,
+        ),
+        CompareRow(
+            "holodeck",
+            "agent",
+            ws.setting.block(),
+            evaluate(ws.engine, ws.catalog, tokens, cases, ws.setting).metrics,
+        ),
+    ]
+    if len(cases) >= folds:
+        report = tune_cases(ws.engine, ws.catalog, tokens, cases, ws.setting, Budget(), folds=folds)
+        rows.append(
+            CompareRow(
+                "holodeck",
+                "best",
+                report.outcome.setting.block(),
+                report.outcome.heldout,
+                heldout=True,
+            )
+        )
+    return rows
+
+
+def compare(
+    ws: Workspace,
+    cases: CaseSet,
+    *,
+    engines: Sequence[str] = ENGINES,
+    folds: int = DEFAULT_FOLDS,
+    on_engine: Progress | None = None,
+) -> CompareReport:
+    """Every engine on ``cases``: the table ``compare`` prints (and the dashboard's numbers)."""
+    tokens_all = int(ws.tokens.all)
+    if on_engine is not None:
+        on_engine("holodeck")
+    rows = holodeck_rows(ws, cases, folds)
+    for name in engines:
+        if on_engine is not None:
+            on_engine(name)
+        embedder = ws.embedder.embedder
+        strategy = build_strategy(name, ws.catalog, ws.tokens, embedder=embedder)
+        found = strategy_rows(name, strategy, cases, tokens_all, folds)
+        if name == "toolkits" and embedder is None:
+            note = "no embedder: toolkits activate by keyword only, and none are configured"
+            found = [dataclasses.replace(row, note=note) for row in found]
+        rows += found
+        if name == "anthropic":
+            regex = build_strategy(name, ws.catalog, ws.tokens, AnthropicParams(variant="regex"))
+            for row in strategy_rows(name, regex, cases, tokens_all, folds):
+                rows.append(dataclasses.replace(row, setting=f"{row.setting} (regex)"))
+    return CompareReport(
+        cases=len(cases),
+        tokens_all=tokens_all,
+        encoding=ws.tokens.encoding,
+        exact=ws.tokens.exact,
+        rows=rows,
+    )
+
+
+# ------------------------------------------------------------------------------------- output
+
+
+def params_text(row: CompareRow) -> str:
+    """The knobs worth reading in a table cell."""
+    p = row.params
+    if row.engine == "holodeck":
+        text = f"{p['search_method']} top_k {p['top_k']} threshold {p['similarity_threshold']:.2f}"
+        if p["always_include"]:
+            text += f" always {len(p['always_include'])}"
+        if p["always_include_top_n_used"]:
+            text += f" top_n_used {p['always_include_top_n_used']}"
+        return text
+    keys = {
+        "stackone": ("alpha", "bm25_norm", "limit"),
+        "argus": ("limit", "scorer"),
+        "pizzapi": ("max_results", "token_threshold"),
+        "anthropic": ("variant", "max_results"),
+        "toolkits": ("threshold",),
+    }[row.engine]
+    return " ".join(f"{k} {p[k]}" for k in keys)
+
+
+def table(report: CompareReport, ws: Workspace) -> str:
+    header = ("engine", "setting", "parameters", "hit", "recall", "top1", "mrr", "tokens", "saved")
+    body = [
+        (
+            row.engine,
+            row.setting + ("*" if row.heldout else ""),
+            params_text(row),
+            f"{row.metrics.hit:.3f}",
+            f"{row.metrics.recall:.3f}",
+            f"{row.metrics.top1:.3f}",
+            f"{row.metrics.mrr:.3f}",
+            f"{row.metrics.tokens_selected_mean:,.0f}",
+            f"{row.metrics.token_reduction:.1%}",
+        )
+        for row in report.rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    right = {3, 4, 5, 6, 7, 8}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    lines = [
+        f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, all tools "
+        f"{report.tokens_all:,} tokens ({report.encoding}, "
+        f"{'exact' if report.exact else 'estimate'})",
+        line(header),
+        *(line(r) for r in body),
+        "* held-out: chosen on four fifths of the cases by the tuner's default rule, measured on "
+        "the fifth (5 folds); the parameters shown are chosen on every case",
+        "tokens: mean per request under each engine's own accounting (docs/strategies.md)",
+        *(f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    ws, cases = open_for_cases(args)
+    report = compare(ws, cases)
+    if args.json:
+        print_json(report.to_json(), stream=sys.stdout)
+    else:
+        sys.stdout.write(table(report, ws))
+    return 0
