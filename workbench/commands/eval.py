@@ -128,8 +128,8 @@ def human_report(report: EvalReport, ws: Workspace) -> str:
         f"{ws.agent.name}: {m.cases} cases, {len(ws.catalog)} tools",
         f"setting   {describe(report.setting)}",
     ]
-    if report.scored_by:
-        lines.append(f"scored by {report.scored_by} (the runtime's fallback)")
+    if report.fallback:
+        lines.append(f"note      {report.setting.search_method} at run time: {report.fallback}")
     lines += [
         f"metrics   {metric_line(m)}",
         f"tokens    {tokens.encoding} ({'exact' if tokens.exact else 'estimate'}), "

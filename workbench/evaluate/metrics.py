@@ -169,6 +169,8 @@ class EvalReport:
     by_category: dict[str, Metrics] = field(default_factory=dict)
     #: What produced the scores when it differs from the setting's method (e.g. BM25 fallback).
     scored_by: str | None = None
+    #: Why the runtime would not score as asked (the first fallback met), e.g. no embeddings.
+    fallback: str | None = None
 
     @property
     def misses(self) -> list[CaseResult]:
@@ -221,9 +223,11 @@ def evaluate(
     everything = tuple(range(len(catalog)))
     results: list[CaseResult] = []
     scored_by: set[str] = set()
+    fallback: str | None = None
     for done, case in enumerate(items, start=1):
         ranking = engine.rank(case.query, setting.search_method)
         scored_by.add(ranking.method)
+        fallback = fallback or ranking.fallback
         if setting.enabled:
             selected = select(ranking, setting, catalog, usage=usage).indices
         else:
@@ -238,4 +242,5 @@ def evaluate(
         per_case=results,
         by_category=by_category(results, int(tokens.all)),
         scored_by=actual if actual and actual != setting.search_method else None,
+        fallback=fallback,
     )
