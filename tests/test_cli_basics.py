@@ -59,3 +59,26 @@ def test_out_of_range_flag_is_refused_before_any_work(capsys: pytest.CaptureFixt
 def test_missing_agent_file_is_exit_2() -> None:
     code = main(["export", "does-not-exist.yaml"])
     assert code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "agent.yaml", "--catalog", "c.json", "find papers"],
+        ["search", "--catalog", "c.json", "agent.yaml", "find papers"],
+        ["search", "agent.yaml", "find papers", "--catalog", "c.json"],
+    ],
+)
+def test_options_may_come_before_positionals(argv: list[str]) -> None:
+    from workbench.cli import parse_args
+
+    args = parse_args(argv)
+    assert (args.agent, args.query, args.catalog) == ("agent.yaml", "find papers", "c.json")
+
+
+def test_search_needs_exactly_one_of_query_and_queries() -> None:
+    for argv in (["search", "a.yaml"], ["search", "a.yaml", "q", "--queries", "f.txt"]):
+        result = _run(*argv)
+        assert result.returncode == 2
+        assert "QUERY" in result.stderr and "--queries" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1

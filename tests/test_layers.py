@@ -8,7 +8,6 @@ import sys
 
 import workbench
 
-
 #: The dashboard entry (it imports the TUI on purpose) and ``python -m workbench`` (runs the CLI).
 _NOT_CORE = {"workbench.commands.dashboard", "workbench.__main__"}
 

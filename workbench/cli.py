@@ -92,8 +92,13 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
-    """The dashboard parser and the subcommand parser."""
+Parsers = tuple[
+    argparse.ArgumentParser, argparse.ArgumentParser, dict[str, argparse.ArgumentParser]
+]
+
+
+def build_parser() -> Parsers:
+    """The dashboard parser, the subcommand parser (for --help) and each subcommand's parser."""
     tui = _Parser(
         prog=PROG,
         description="Tune the tool filtering of a HoloDeck agent. "
@@ -117,9 +122,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
     p = sub.add_parser("search", help=COMMANDS["search"], description=COMMANDS["search"])
     _common(p, embedder=True)
-    q = p.add_mutually_exclusive_group(required=True)
-    q.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
-    q.add_argument("--queries", metavar="FILE", help="a file of queries, one a line")
+    # Not a mutually exclusive group: argparse cannot intermix options with a positional in one.
+    p.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
+    p.add_argument("--queries", metavar="FILE", help="a file of queries, one a line (or QUERY)")
     _setting_flags(p)
     p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
@@ -162,7 +167,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _common(p, embedder=True)
     p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    return tui, cmd
+    return tui, cmd, dict(sub.choices)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -172,14 +177,27 @@ def _dispatch(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse a command line; options may come before, between or after the positionals.
+
+    Usage errors exit 2 with one line (argparse's SystemExit).
+    """
+    argv = list(argv)
+    tui, _, commands = build_parser()
+    if argv and argv[0] in commands:
+        parser = commands[argv[0]]
+        args = parser.parse_intermixed_args(argv[1:])
+        args.command = argv[0]
+        if args.command == "search" and (args.query is None) == (args.queries is None):
+            parser.error("give one of QUERY and --queries FILE")
+        return args
+    args = tui.parse_intermixed_args(argv)
+    args.command = None
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    tui, cmd = build_parser()
-    if argv and argv[0] in COMMANDS:
-        args = cmd.parse_args(argv)
-    else:
-        args = tui.parse_args(argv)
-        args.command = None
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         return _dispatch(args)
     except HoloTuneError as err:

@@ -68,5 +68,7 @@ def build_workspace(
     """The parts of a workspace that need no I/O beyond the embedder (tool embeddings)."""
     tokens = token_table(catalog, agent.agent.model.provider, agent.agent.model.name)
     choice = resolve_embedder(agent, embedder_spec, environ=environ)
-    engine = HoloDeckEngine(catalog, choice.embedder, embedding_cache=choice.cache)
+    engine = HoloDeckEngine(
+        catalog, choice.embedder, embedding_cache=choice.cache, no_embedder_reason=choice.note
+    )
     return Workspace(agent=agent, catalog=catalog, tokens=tokens, embedder=choice, engine=engine)

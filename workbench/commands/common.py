@@ -15,7 +15,7 @@ from workbench.errors import InputError
 
 
 def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> ToolFiltering:
-    """The setting the flags ask for: unset flags take ``base`` (the YAML's block), then defaults."""
+    """The setting the flags ask for; unset flags keep ``base`` (the file's block) or defaults."""
     changes: dict[str, Any] = {}
     if getattr(args, "method", None) is not None:
         changes["search_method"] = args.method

@@ -21,7 +21,7 @@ class Embedder(Protocol):
 
     @property
     def spec(self) -> str:
-        """What the user would pass to ``--embedder`` to get this one (``local:all-MiniLM-L6-v2``)."""
+        """What ``--embedder`` takes to get this one, e.g. ``local:all-MiniLM-L6-v2``."""
         ...
 
     @property
