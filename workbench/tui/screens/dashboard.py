@@ -579,6 +579,8 @@ class DashboardScreen(Screen[None]):
 
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:
+        # The compare and catalog tabs need the width: the servers column steps aside.
+        self.set_class(event.pane.id in ("tab-compare", "tab-catalog"), "-wide-tab")
         if event.pane.id == "tab-compare":
             self._rank_now()
 

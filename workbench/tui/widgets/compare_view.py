@@ -16,12 +16,13 @@ from workbench.tui.widgets.row_list import Line, RowList
 
 
 def column_title(method: str, model_id: str | None, fallback: str | None) -> Text:
-    """The heading of one method's column: what really produced its scores."""
+    """The heading of one method's column: what really produced its scores (the model's name
+    without its provider prefix, to fit one line)."""
     text = Text(method, style="bold")
     if fallback:
         text.append(" = BM25", style="bold yellow")
     elif model_id and method != "bm25":
-        text.append(f" · {model_id}", style="dim")
+        text.append(f" · {model_id.rpartition(':')[2]}", style="dim")
     return text
 
 
@@ -30,7 +31,9 @@ def compare_line(row: RankRow, width: int) -> Text:
     sent = row.reason is not None
     style = "bold green" if sent else "dim"
     room = max(width - 10, 6)
-    name = row.tool if len(row.tool) <= room else row.tool[: room - 1] + "…"
+    prefix = f"{row.server}-"
+    name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
+    name = name if len(name) <= room else name[: room - 1] + "…"
     text = Text(f"{row.rank:>2} ", style="dim")
     text.append(("●" if sent else " ") + name.ljust(room), style=style)
     text.append(f" {row.score:.2f}", style=style)
