@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from test_sweep import _random_world
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.evaluate.metrics import evaluate
-from workbench.evaluate.runs import fixed_variants
+from workbench.evaluate.runs import fixed_variants, tune_cases
 from workbench.evaluate.sweep import (
     THRESHOLDS,
     TOP_KS,
@@ -27,6 +28,7 @@ from workbench.evaluate.tuner import (
     cross_validate,
     fold_assignment,
 )
+from workbench.search.types import Ranking
 
 N = 100  # cases per fold
 TOKENS_ALL = 100_000
@@ -187,3 +189,41 @@ def test_held_out_figures_are_each_folds_choice_measured_on_that_fold() -> None:
     from workbench.evaluate.metrics import aggregate
 
     assert heldout == aggregate(per_case, tokens.all)
+
+
+class TwoMethods:
+    """semantic ranks each case's expected tool first; bm25 ranks by a random table (a fake)."""
+
+    def __init__(self, cases: Any, size: int) -> None:
+        rng = np.random.default_rng(5)
+        self.size = size
+        self.expected = {c.query: c.groups[0][0] for c in cases.cases}
+        self.noise = {c.query: rng.random(size) for c in cases.cases}
+
+    def rank(self, query: str, method: str) -> Ranking:
+        s = self.noise[query].copy()
+        if method == "semantic":
+            s[self.expected[query]] = 2.0
+            s /= 2.0
+        return Ranking(query, method, method, s, np.argsort(-s, kind="stable").astype(np.int64))
+
+
+def test_only_methods_the_runtime_runs_are_proposed() -> None:
+    catalog, tokens, _, cases = _random_world(8, 30, cases=20)
+    ranker = TwoMethods(cases, 30)
+    current = ToolFiltering(enabled=True, search_method="bm25", always_include_top_n_used=0)
+    free = tune_cases(ranker, catalog, tokens, cases, current, Budget(max_tokens=300), folds=4)
+    assert free.outcome.setting.search_method == "semantic" and not free.disguised
+    bm25_only = tune_cases(
+        ranker,
+        catalog,
+        tokens,
+        cases,
+        current,
+        Budget(max_tokens=300),
+        folds=4,
+        runtime_methods=("bm25",),
+    )
+    assert bm25_only.outcome.setting.search_method == "bm25"
+    assert bm25_only.disguised == ("semantic", "hybrid")
+    assert {p.setting.search_method for p in bm25_only.outcome.front} == {"bm25"}

@@ -15,11 +15,12 @@ import sys
 from workbench.commands.apply import colored_diff
 from workbench.commands.common import print_json, use_color
 from workbench.commands.eval import describe, metric_line, open_for_cases, warn
-from workbench.config.filtering import ToolFiltering
+from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.runs import TuneReport, tune_cases
 from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.search.embedders.resolve import runtime_embedding
 from workbench.workspace import Workspace
 
 
@@ -29,7 +30,23 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
     ws, cases = open_for_cases(args)
     current = ws.agent.filtering or ToolFiltering()
-    report = tune_cases(ws.engine, ws.catalog, ws.tokens, cases, current, budget, folds=args.folds)
+    runtime = runtime_embedding(ws.agent.agent).spec
+    runtime_methods = ("bm25",) if runtime.kind == "none" else SEARCH_METHODS
+    if runtime.kind != "none" and str(runtime) != ws.embedder.spec:
+        warn(
+            f"semantic scores here come from {ws.embedder.spec}, the runtime embeds with "
+            f"{runtime}: a semantic threshold tuned on one model does not transfer to another"
+        )
+    report = tune_cases(
+        ws.engine,
+        ws.catalog,
+        ws.tokens,
+        cases,
+        current,
+        budget,
+        folds=args.folds,
+        runtime_methods=runtime_methods,
+    )
     outcome = report.outcome
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
@@ -76,8 +93,8 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
     ]
     if report.disguised:
         lines.append(
-            f"note      {' and '.join(report.disguised)} run as BM25 here (no embedding "
-            "service at run time): not proposed"
+            f"note      {' and '.join(report.disguised)} run as BM25 at run time (no "
+            "embedding service): not proposed"
         )
     lines += ["", render_block_text(o.setting).rstrip("\n")]
     return "\n".join(lines) + "\n"

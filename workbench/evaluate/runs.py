@@ -104,7 +104,8 @@ class TuneReport:
     outcome: TuneOutcome
     default: Metrics
     scored_by: dict[str, str]
-    #: Methods left out of the proposal because the runtime runs them as BM25 here.
+    #: Methods left out of the proposal because the runtime runs them as BM25 (no embedding
+    #: service at run time, whatever embedder scored them here).
     disguised: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
@@ -133,9 +134,14 @@ def tune_cases(
     *,
     folds: int = 5,
     methods: Sequence[str] = SEARCH_METHODS,
+    runtime_methods: Sequence[str] = SEARCH_METHODS,
     on_progress: Progress | None = None,
 ) -> TuneReport:
-    """Score, sweep each fixed variant with k folds, tune, and measure the current setting."""
+    """Score, sweep each fixed variant with k folds, tune, and measure the current setting.
+
+    Only methods in ``runtime_methods`` (those the runtime would score as they are scored here:
+    without an embedding service at run time, just bm25) and not BM25 in disguise are proposed.
+    """
     fold_of = fold_assignment(len(cases), folds)
     variants = fixed_variants(current)
     scores = score_methods(
@@ -147,7 +153,11 @@ def tune_cases(
         on_progress=on_progress,
     )
     sweeps = [sweep(scores, cases, tokens, v, catalog, folds=fold_of) for v in variants]
-    disguised = tuple(s.method for s in scores if s.all_fallback and s.method != "bm25")
+    disguised = tuple(
+        s.method
+        for s in scores
+        if s.method not in runtime_methods or (s.all_fallback and s.method != "bm25")
+    )
     honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
