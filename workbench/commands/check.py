@@ -51,7 +51,10 @@ def human(findings: list[Finding], *, colour: bool) -> str:
         label = f"{f.severity:<7}"
         if colour:
             label = f"{_COLOURS[f.severity]}{label}{_RESET}"
-        lines.append(f"{label} {f.code}: {f.message}")
+        where = f.evidence.get("file")
+        if where and f.evidence.get("line"):
+            where = f"{where}:{f.evidence['line']}"
+        lines.append(f"{label} {f.code}: {f.message}" + (f" [{where}]" if where else ""))
     counts = Counter(f.severity for f in findings)
     lines.append(
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info"
