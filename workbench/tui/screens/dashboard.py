@@ -132,6 +132,13 @@ class DashboardScreen(Screen[None]):
         _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
         _b("slash", "focus_query", "query", "Back to the query", key_display="/"),
         _b("v", "evaluate", "evaluate", "Measure the setting on labelled queries"),
+        _b(
+            "a",
+            "toggle_always",
+            "always",
+            "Toggle always_include for the highlighted tool",
+            show=False,
+        ),
         _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
         _b("f2", "toggle_sidebar", "panel", "Show or hide servers and catalog", show=False),
         _b("q", "app.quit", "quit", "Quit", show=False),
@@ -517,8 +524,8 @@ class DashboardScreen(Screen[None]):
         self.query_one(ScoreStrip).shape = ScoreShape(
             ranking.scores, setting.similarity_threshold, ranking.method
         )
-        if ranking.fallback:
-            banner = f"{ranking.requested} is BM25 at run time: {ranking.fallback}"
+        if ranking.fallback and not banner:
+            banner = f"{ranking.requested} is really BM25 here: {ranking.fallback}"
         self.query_one(Banner).show(banner)
         self._status(self._scored_by(ranking, selection))
         if self.query_one(TabbedContent).active == "tab-compare":
@@ -531,6 +538,8 @@ class DashboardScreen(Screen[None]):
             took = f" · {self.rank_seconds * 1000:.0f} ms"
         sent = len(selection.indices)
         passing = selection.passing
+        if not self._current_setting().enabled:
+            return f"{ranking.requested} by {model}{took} · enabled: false, so every tool is sent"
         return f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"
 
     def _show_bill(self, selection: Selection | None) -> None:

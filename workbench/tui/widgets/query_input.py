@@ -18,7 +18,7 @@ class QueryInput(Input):
     """A user message to rank the tools for."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down", "screen.focus_results", "results", show=False, id="to-results"),
+        Binding("down,tab", "screen.focus_results", "results", show=False, id="to-results"),
     ]
 
     def _watch_value(self, value: str) -> None:

@@ -40,11 +40,11 @@ def bill_text(bill: TokenBill, width: int, max_servers: int = 6) -> Text:
     pct = saved(bill.all, bill.sent)
     text.append(f"{bill.chosen}/{bill.tools} tools · ", style="dim")
     text.append(f"-{pct:.0%} tokens", style="bold green" if pct > 0 else "bold")
-    if not bill.filtering:
-        text.append(" (filtering off)", style="yellow")
     text.append("\n")
     text.append(bill.encoding)
     text.append(" exact" if bill.exact else " estimate", style="dim" if bill.exact else "yellow")
+    if not bill.filtering:
+        text.append(" · filtering off", style="yellow")
     name_width = max(width - 18, 6)
     shown = sorted(bill.servers, key=lambda r: (-r.sent, -r.all))
     for row in shown[:max_servers]:
@@ -73,4 +73,6 @@ class TokenBars(Widget):
     def render(self) -> Text:
         if self.bill is None:
             return Text("counting…", style="dim")
-        return bill_text(self.bill, self.content_size.width)
+        text = bill_text(self.bill, self.content_size.width)
+        text.no_wrap, text.overflow = True, "ellipsis"
+        return text
