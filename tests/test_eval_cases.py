@@ -174,3 +174,10 @@ def test_names_as_the_server_lists_them() -> None:
     )
     assert [c.groups for c in resolved.cases] == [((0,),), ((0,), (1,))]
     assert [u.name for u in resolved.unknown] == ["read/file"]
+
+
+def test_crlf_and_a_byte_order_mark_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    row = json.dumps({"query": "q", "expected": ["read_graph"]})
+    path.write_bytes(("\ufeff" + row + "\r\n" + row + "\r\n").encode("utf-8"))
+    assert [c.source for c in load_cases(path)] == [f"{path}:1", f"{path}:2"]

@@ -110,7 +110,7 @@ def load_cases(path: str | Path) -> list[Case]:
     """Read a cases file: YAML by suffix (``.yaml``/``.yml``), JSON Lines otherwise."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of line 1
     except FileNotFoundError:
         raise CasesError("no such file", file=path) from None
     except (OSError, UnicodeDecodeError) as err:
