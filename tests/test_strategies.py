@@ -516,3 +516,31 @@ def test_toolkits_grid_sweeps_the_threshold_only_with_an_embedder() -> None:
     assert [p.threshold for p in grid] == [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
     sent = [r.sent for r in embedded.run_grid("q")]
     assert sent == [(0,)] * 7 + [()] * 2  # cosine 0.5 passes thresholds up to 0.50
+
+
+@pytest.mark.skipif(not (DATASETS / "livemcpbench").is_dir(), reason="data sets not present")
+def test_pizzapi_vectorised_scores_equal_the_per_tool_rule() -> None:
+    data = json.loads((DATASETS / "livemcpbench" / "catalog.json").read_text())
+    tools = [
+        tool(
+            server,
+            t["name"],
+            t.get("description") or "",
+            dict.fromkeys((t.get("inputSchema") or {}).get("properties") or {}, ""),
+        )
+        for server, entry in data["servers"].items()
+        for t in entry["tools"]
+    ]
+    cat = catalog(*tools)
+    strategy = PizzaPiStrategy(cat, table(cat))
+    lines = (DATASETS / "livemcpbench" / "cases.jsonl").read_text().splitlines()[::9]
+    queries = [json.loads(line)["query"] for line in lines] + ["search", "Get_File", "", "x y"]
+    for query in queries:
+        fast = strategy.scores(query, range(len(cat)))
+        slow = {
+            i: score_tool(
+                strategy.names[i], strategy.descriptions[i], strategy.parameters[i], query
+            )
+            for i in range(len(cat))
+        }
+        assert fast == slow, query
