@@ -48,7 +48,7 @@ BoolArray = npt.NDArray[np.bool_]
 TOP_KS: IntArray = np.arange(1, TOP_K_MAX + 1, dtype=np.int64)
 THRESHOLDS: FloatArray = np.arange(101, dtype=np.int64) / 100.0
 METRICS = ("recall", "hit", "tokens")
-#: Cases processed together (bounds the memory of the case x top_k x threshold arrays).
+#: Cases processed together (bounds the memory of the case x passing x top_k arrays).
 CHUNK = 256
 
 
@@ -317,6 +317,8 @@ def _sweep_method(
     is_fixed[list(fixed)] = True
     per_tool = np.asarray(tokens.per_tool, dtype=np.int64)
     n_folds = int(fold_of.max()) + 1 if fold_of.size else 1
+    # recall in whole units of 1/scale: integer sums are exact in float64 below 2**53 (a case set
+    # would need dozens of distinct expected-tool counts to get near that)
     scale = math.lcm(*{len(case.groups) for case in items}) if items else 1
     groups = _groups(items, is_fixed, s.group_rank.shape[1])
     width = TOP_KS.size + 1
