@@ -144,19 +144,21 @@ def tune_cases(
     """
     fold_of = fold_assignment(len(cases), folds)
     variants = fixed_variants(current)
+    # rank only what can be proposed, and the current method (to measure it from the sweep)
+    needed = [m for m in methods if m in runtime_methods or m == current.search_method]
     scores = score_methods(
         engine,
         cases,
         len(catalog),
-        methods=methods,
+        methods=needed,
         always_include=len(current.always_include),
         on_progress=on_progress,
     )
     sweeps = [sweep(scores, cases, tokens, v, catalog, folds=fold_of) for v in variants]
-    disguised = tuple(
+    disguised = tuple(m for m in methods if m not in runtime_methods) + tuple(
         s.method
         for s in scores
-        if s.method not in runtime_methods or (s.all_fallback and s.method != "bm25")
+        if s.method in runtime_methods and s.all_fallback and s.method != "bm25"
     )
     honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
