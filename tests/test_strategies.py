@@ -544,3 +544,20 @@ def test_pizzapi_vectorised_scores_equal_the_per_tool_rule() -> None:
             for i in range(len(cat))
         }
         assert fast == slow, query
+
+
+def test_anthropic_bm25_indexes_the_deferred_tools_only() -> None:
+    """A tool that is always sent is not in the search index: it changes no idf."""
+    cat = _anthropic_catalog()
+    bill = table(cat)
+    params = AnthropicParams(tool_defer={"get_order_data": False})
+    strategy = AnthropicStrategy(cat, bill, params)
+    deferred = [0, 2, 3]
+    texts = [" ".join(strategy.fields[i]) for i in deferred]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
+    expected = retriever.get_scores(["fetch"])
+    scores = strategy.run("fetch").scores
+    assert scores[deferred].tolist() == np.asarray(expected, dtype=np.float64).tolist()
+    assert scores[1] == 0.0 and scores[0] > 0
+    assert strategy.run("fetch").sent == (1, 0)  # the always-sent tool, then what was found

@@ -118,11 +118,13 @@ class AnthropicStrategy:
         self.fields = [search_fields(n, t) for n, t in zip(names, catalog.tools, strict=True)]
         self.deferred = np.array([self._params.deferred(t) for t in catalog.tools], dtype=np.bool_)
         self.always = tuple(int(i) for i in np.flatnonzero(~self.deferred))
+        #: The BM25 index holds the deferred tools only (what the search tool searches).
+        self.indexed = np.flatnonzero(self.deferred).astype(np.int64)
         self.retriever: bm25s.BM25 | None = None
-        if self.size and self._params.variant == "bm25":
-            tokens = bm25s.tokenize([" ".join(f) for f in self.fields], show_progress=False)
+        if self.indexed.size and self._params.variant == "bm25":
+            texts = [" ".join(self.fields[i]) for i in self.indexed.tolist()]
             self.retriever = bm25s.BM25()
-            self.retriever.index(tokens, show_progress=False)
+            self.retriever.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
         self.bill = bill
         self.meta_tokens = definitions_tokens(bill, [search_tool_definition(self._params.variant)])
 
@@ -131,15 +133,15 @@ class AnthropicStrategy:
         return self._params
 
     def bm25_scores(self, query: str) -> FloatArray:
-        """BM25 of every tool (0 for tools not deferred: the search covers deferred tools)."""
+        """BM25 of every tool over the index of deferred tools (0 for tools not deferred)."""
+        out = np.zeros(self.size, dtype=np.float64)
         if self.retriever is None:
-            return np.zeros(self.size, dtype=np.float64)
+            return out
         words = bm25s.tokenize([query], return_ids=False, show_progress=False)[0]
         known = [w for w in words if w in self.retriever.vocab_dict]
-        if not known:
-            return np.zeros(self.size, dtype=np.float64)
-        scores = np.asarray(self.retriever.get_scores(known), dtype=np.float64)
-        return np.where(self.deferred, scores, 0.0)
+        if known:
+            out[self.indexed] = np.asarray(self.retriever.get_scores(known), dtype=np.float64)
+        return out
 
     def ranking(self, query: str) -> tuple[IntArray, FloatArray]:
         """The deferred tools the search finds, best first, and every tool's score."""
