@@ -150,7 +150,9 @@ def test_pizzapi_defers_above_the_threshold_and_per_server() -> None:
     assert total == sum(probe.chars[:3])  # the function tool is not an MCP tool
     at = PizzaPiStrategy(cat, bill, PizzaPiParams(token_threshold=total))
     assert not at.active  # "exceeds" is strictly greater
-    assert at.run("create issue").sent == (0, 1, 2, 3)
+    inactive = at.run("create issue")
+    assert inactive.sent == (0, 1, 2, 3)
+    assert inactive.meta_tokens == at.meta_tokens  # search_tools is there, never called
     above = PizzaPiStrategy(cat, bill, PizzaPiParams(token_threshold=total - 1))
     result = above.run("create issue")
     assert result.order.tolist() == [0, 1]  # 16 > 5 + 3 (issue in name and description)

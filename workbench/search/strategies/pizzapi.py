@@ -395,17 +395,13 @@ class PizzaPiStrategy:
     def run_grid(self, query: str) -> list[StrategyResult]:
         """One fresh-session result per ``grid()`` setting, from one scoring."""
         order, ranked = self.search(query, self.initially_deferred)
-        return [
-            self._load(
-                _Session(list(self.initially_deferred), []), query, order, ranked, p.max_results
-            )
-            for p in self.grid()
-        ]
+        return [self._load(self._fresh(), query, order, ranked, p.max_results) for p in self.grid()]
 
     def _result_text(self, query: str, matches: Sequence[int], session: _Session) -> str:
-        """What ``search_tools`` returns to the model for this query."""
+        """What ``search_tools`` returns to the model for this query (nothing when tool search
+        is inactive: every tool is loaded, the model has no reason to search)."""
         if not self.active:
-            return "Tool search is not active — all tools are already loaded in context."
+            return ""
         if not matches:
             available = "\n".join(
                 f"- {self.names[i]}: {js_slice(self.descriptions[i], 100)}"
