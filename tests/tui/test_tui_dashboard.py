@@ -272,3 +272,51 @@ async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path
         assert "agent.yaml" in detail and "line  9" in detail and "top_k" in detail
         await pilot.press("q")
     assert app.return_code == 2
+
+
+async def test_history_reruns_a_query(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "list job applications")
+        await pilot.press("enter")
+        await pilot.press("slash")
+        screen = _dashboard(stackone_app)
+        screen.query_one("#query", Input).value = ""
+        await _type(pilot, "create an employee")
+        await pilot.press("enter", "h")
+        await settle(pilot)
+        history = screen.query_one("#history")
+        assert [str(history.get_option_at_index(i).prompt) for i in range(2)] == [
+            "create an employee",
+            "list job applications",
+        ]
+        await pilot.press("end", "enter")  # the older query
+        await settle(pilot)
+        assert screen.query_text == "list job applications"
+        assert screen.shown_query == "list job applications"
+        assert _ranked(stackone_app)[0].tool == "ats-ats_list_applications"
+
+
+async def test_export_shows_and_copies_the_block(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "right_square_bracket", "ctrl+e")
+        await settle(pilot)
+        block = shown(stackone_app.screen.query_one("#export-block"))
+        assert "top_k: 6" in block and "search_method: bm25" in block
+        assert "top_k: 6" in stackone_app.clipboard
+        assert stackone_app.clipboard.startswith("tool_filtering:")
+
+
+async def test_command_palette_runs_a_dashboard_action(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Method: hybrid")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = _dashboard(stackone_app)
+        assert screen.lab is not None and screen.lab.setting.search_method == "hybrid"
+        assert screen.query_one("#knob-method", Select).value == "hybrid"

@@ -92,3 +92,55 @@ def test_history_moves_a_repeated_query_to_the_front() -> None:
     assert history == ["a", "b"]
     assert remember(history, "   ") == ["a", "b"]
     assert len(remember([str(i) for i in range(60)], "new", size=50)) == 50
+
+
+def test_ranking_widths_fit_the_table_and_drop_the_server_when_narrow() -> None:
+    from workbench.tui.widgets.ranking_table import widths_for
+
+    for total in (48, 58, 70, 100):
+        w = widths_for(total)
+        used = w.rank + w.tool + w.server + w.score + w.tokens + w.why
+        assert used == total - 1 or w.tool == 12
+    assert widths_for(50).server == 0 and widths_for(70).server == 10
+
+
+def test_ranking_line_and_compare_line_show_local_names() -> None:
+    from workbench.tui.widgets.compare_view import compare_line
+    from workbench.tui.widgets.ranking_table import row_text, widths_for
+
+    row = RankRow(
+        rank=3,
+        index=7,
+        tool="memory-search_nodes",
+        server="memory",
+        score=0.5,
+        tokens=1234,
+        reason="always_include",
+    )
+    line = row_text(row, widths_for(70)).plain
+    assert line.split() == ["3", "search_nodes", "memory", "██▌", "0.50", "1,234", "always"]
+    assert compare_line(row, 30).plain.split() == ["3", "●search_nodes", "0.50"]
+
+
+def test_metric_cards_format_the_core_metrics() -> None:
+    from workbench.evaluate import EvalReport, Metrics
+    from workbench.tui.screens.evaluate import metric_cards
+
+    metrics = Metrics(
+        cases=4,
+        hit=0.75,
+        recall=0.625,
+        top1=0.5,
+        mrr=0.6,
+        tokens_selected_mean=250.0,
+        tokens_all=1000,
+    )
+    report = EvalReport(setting=ToolFiltering(), metrics=metrics, per_case=[])
+    assert metric_cards(report) == [
+        ("recall", "0.625"),
+        ("hit", "0.750"),
+        ("top1", "0.500"),
+        ("mrr", "0.600"),
+        ("tokens sent", "250"),
+        ("saved", "75%"),
+    ]

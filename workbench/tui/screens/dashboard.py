@@ -403,6 +403,10 @@ class DashboardScreen(Screen[None]):
         if not missing:
             return
         self._rank_started = time.perf_counter()
+        engine = lab.workspace.engine
+        if not engine.prepared and any(m != "bm25" for m in missing):
+            model = lab.workspace.embedder.model_id
+            self._status(f"embedding {len(lab.workspace.catalog):,} tools with {model}…")
         self.run_worker(
             partial(self._score, lab, query, missing),
             name="rank",
