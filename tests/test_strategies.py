@@ -515,9 +515,9 @@ def test_toolkits_grid_sweeps_the_threshold_only_with_an_embedder() -> None:
         cat, bill, ToolkitsParams(toolkits=kits), embedder=TableEmbedder(vectors)
     )
     grid = embedded.grid()
-    assert [p.threshold for p in grid] == [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6]
+    assert [p.threshold for p in grid] == [round(0.1 + 0.05 * i, 2) for i in range(11)]
     sent = [r.sent for r in embedded.run_grid("q")]
-    assert sent == [(0,)] * 7 + [()] * 2  # cosine 0.5 passes thresholds up to 0.50
+    assert sent == [(0,)] * 9 + [()] * 2  # cosine 0.5 passes thresholds up to 0.50
 
 
 @pytest.mark.skipif(not (DATASETS / "livemcpbench").is_dir(), reason="data sets not present")

@@ -37,7 +37,7 @@ from workbench.search.strategies.base import (
 from workbench.search.types import Embedder, FloatArray, IntArray
 
 #: The thresholds ``run_grid`` covers (with an embedder).
-GRID_THRESHOLDS: tuple[float, ...] = tuple(round(0.20 + 0.05 * i, 2) for i in range(9))
+GRID_THRESHOLDS: tuple[float, ...] = tuple(round(0.10 + 0.05 * i, 2) for i in range(11))
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ class ToolkitsStrategy:
         return self.result(query, *self.kit_scores(query))
 
     def grid(self) -> list[ToolkitsParams]:
-        """The settings ``run_grid`` covers: thresholds 0.20 to 0.60 by 0.05 with an embedder
+        """The settings ``run_grid`` covers: thresholds 0.10 to 0.60 by 0.05 with an embedder
         (without one the threshold plays no part: the setting alone)."""
         if self.kit_vectors is None:
             return [self._params]
