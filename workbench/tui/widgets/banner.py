@@ -17,3 +17,4 @@ class Banner(Static):
         self._message = message
         self.display = bool(message)
         self.update(f"⚠ {message}" if message else "")
+        self.tooltip = message  # the whole text, when the strip cuts it short

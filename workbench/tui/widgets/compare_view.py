@@ -34,7 +34,8 @@ def compare_line(row: RankRow, width: int) -> Text:
     prefix = f"{row.server}-"
     name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
     name = name if len(name) <= room else name[: room - 1] + "…"
-    text = Text(f"{row.rank:>2} ", style="dim")
+    text = Text()
+    text.append(f"{row.rank:>2} ", style="dim")
     text.append(("●" if sent else " ") + name.ljust(room), style=style)
     text.append(f" {row.score:.2f}", style=style)
     return text

@@ -63,7 +63,8 @@ def row_text(row: RankRow, w: Widths) -> Text:
     style = "bold" if sent else "dim"
     prefix = f"{row.server}-"
     name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
-    text = Text(f"{row.rank:>{w.rank - 1}} ", style="dim")
+    text = Text()
+    text.append(f"{row.rank:>{w.rank - 1}} ", style="dim")
     text.append(clip(name, w.tool - 1) + " ", style=style)
     if w.server:
         text.append(clip(row.server, w.server - 1) + " ", style="dim")

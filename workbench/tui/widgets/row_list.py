@@ -184,8 +184,11 @@ class RowList(Widget, can_focus=True):
 
     # -- drawing ---------------------------------------------------------------------------
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
-        segments = list(text.render(self.app.console))
-        return Strip(segments).crop_extend(0, width, style).apply_style(style)
+        # Text.render leaves out the text's own base style (its spans keep theirs): put it
+        # under the spans here, then the widget's style under everything.
+        own = text.style if isinstance(text.style, Style) else Style.parse(text.style or "none")
+        segments = Segment.apply_style(text.render(self.app.console), style=own)
+        return Strip(list(segments)).crop_extend(0, width, style).apply_style(style)
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # The styles are looked up once per frame, not once per line.
