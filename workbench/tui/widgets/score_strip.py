@@ -38,7 +38,7 @@ def strip_text(shape: ScoreShape, width: int) -> Text:
     text.append(" " * start + caret, style="yellow")
     text.append("\n")
     passing = int((shape.scores >= shape.threshold).sum())
-    text.append(f"0 {shape.method} scores 1  {passing:,} pass", style="dim")
+    text.append(f"0 ← {shape.method} score → 1 · {passing:,} pass", style="dim")
     return text
 
 
