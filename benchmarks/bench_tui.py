@@ -100,10 +100,12 @@ async def _keystrokes(agent: Path, catalog: Path, query: str) -> list[float]:
         field = screen.query_one("#query")
         typed = ""
         for char in query:
+            before = typed.strip()
             typed += char
             started = time.perf_counter()
             field.post_message(events.Key("space" if char == " " else char, char))
-            if not typed.strip():
+            if typed.strip() == before:  # a trailing space: the query did not change
+                await pilot.pause()
                 continue
             while not _shows(table, typed.strip()):
                 await asyncio.sleep(0.0005)
