@@ -4,7 +4,8 @@
 
 The app runs headless (``App.run_test``) on the research sample agent and its catalog snapshot
 (no server is started), copied to a temporary directory so the write-back view never touches the
-repository's file. By default the scores come from the local embedding model when it is
+repository's file; the Evaluate view runs on the stackone data set of ../shared/datasets when it
+is there. By default the scores come from the local embedding model when it is
 installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
 """
 
@@ -28,6 +29,8 @@ from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_configs"
+#: A labelled data set for the Evaluate view's screenshot (taken only when it is there).
+DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "stackone"
 AGENT = "research-agent.yaml"
 CATALOG = "research-agent.catalog.json"
 QUERY = "find recent papers on transformers"
@@ -133,6 +136,8 @@ async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Pat
             target = out / "error.svg"
             await shoot(HoloTuneApp(options), _noop, target, size)
             written.append(target)
+            if (DATASET / "cases.jsonl").exists():
+                written.append(await _evaluate_view(Path(tmp), out, size))
         finally:
             os.chdir(here)
     return written
@@ -140,6 +145,29 @@ async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Pat
 
 async def _noop(pilot: Pilot[None]) -> None:
     await pilot.pause()
+
+
+async def _evaluate(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "v")
+    await _press(pilot, "enter")
+    await _press(pilot, "tab", "down", "down", "down")
+
+
+async def _evaluate_view(tmp: Path, out: Path, size: tuple[int, int]) -> Path:
+    """The Evaluate view on a labelled data set (stackone: 270 tools, 257 cases), run from
+    ``tmp`` so the cases path on screen is relative."""
+    for name in ("agent.yaml", "cases.jsonl"):
+        shutil.copyfile(DATASET / name, tmp / name)
+    options = Options(
+        agent=Path("agent.yaml"),
+        catalog=(DATASET / "catalog.json").resolve(),
+        embedder="none",
+        environ=_environ(),
+        show_timing=False,
+    )
+    target = out / "evaluate.svg"
+    await shoot(HoloTuneApp(options), _evaluate, target, size)
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:
