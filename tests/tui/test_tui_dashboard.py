@@ -320,3 +320,20 @@ async def test_command_palette_runs_a_dashboard_action(stackone_app: HoloTuneApp
         screen = _dashboard(stackone_app)
         assert screen.lab is not None and screen.lab.setting.search_method == "hybrid"
         assert screen.query_one("#knob-method", Select).value == "hybrid"
+
+
+async def test_write_back_refusal_is_shown_in_place(stackone_app: HoloTuneApp) -> None:
+    path = stackone_app.options.agent
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "right_square_bracket", "ctrl+s")
+        await settle(pilot)
+        edited = path.read_text() + "# edited elsewhere\n"
+        path.write_text(edited)  # the file changes after the diff was made
+        await pilot.press("y")
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert not isinstance(screen, DashboardScreen)  # still the write-back modal
+        error = shown(screen.query_one("#writeback-error"))
+        assert "✗" in error and "changed" in error
+    assert path.read_text() == edited
