@@ -144,3 +144,20 @@ def test_metric_cards_format_the_core_metrics() -> None:
         ("tokens sent", "250"),
         ("saved", "75%"),
     ]
+
+
+def test_catalog_sorts_by_tokens_name_and_server() -> None:
+    from workbench.tui.widgets.catalog_table import sorted_indices
+
+    catalog = _catalog(4)  # s0-t0, s1-t1, s0-t2, s1-t3
+    tokens = [5, 50, 20, 20]
+    assert sorted_indices(catalog, tokens, "tokens") == [1, 2, 3, 0]
+    assert sorted_indices(catalog, tokens, "name") == [0, 1, 2, 3]
+    assert sorted_indices(catalog, tokens, "server") == [0, 2, 1, 3]
+
+
+def test_evidence_line_cuts_long_lists() -> None:
+    from workbench.tui.widgets.findings_list import evidence_line
+
+    line = evidence_line({"top_n": 3, "tools": ["a", "b", "c", "d"], "tokens": 1905})
+    assert line == "top_n: 3 · tools: a, b, c, … (4) · tokens: 1905"
