@@ -14,6 +14,7 @@ import pytest
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import InputError
 from workbench.search.strategies import (
+    ENGINES,
     AnthropicParams,
     AnthropicStrategy,
     ArgusParams,
@@ -563,3 +564,18 @@ def test_anthropic_bm25_indexes_the_deferred_tools_only() -> None:
     assert scores[deferred].tolist() == np.asarray(expected, dtype=np.float64).tolist()
     assert scores[1] == 0.0 and scores[0] > 0
     assert strategy.run("fetch").sent == (1, 0)  # the always-sent tool, then what was found
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_degenerate_catalogs_find_nothing_without_failing(engine: str) -> None:
+    """No tool, or tools without a single searchable token (where bm25s and scikit-learn refuse
+    to build an index): every engine answers, finding nothing."""
+    for cat in (catalog(), catalog(tool("s", "-", ""), tool("s", "+", ""))):
+        bill = table(cat)
+        for query in ("hello world", ""):
+            result = build_strategy(engine, cat, bill).run(query)
+            if engine == "toolkits":  # it ranks every tool by toolkit; none is active
+                assert result.sent == () and result.order.size == len(cat)
+            else:
+                assert result.order.size == 0
+            assert set(result.sent) <= set(range(len(cat)))

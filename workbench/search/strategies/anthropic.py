@@ -35,6 +35,7 @@ from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
     argument_texts,
+    bm25s_index,
     definitions_tokens,
     exposed_names,
     full_scores,
@@ -121,10 +122,8 @@ class AnthropicStrategy:
         #: The BM25 index holds the deferred tools only (what the search tool searches).
         self.indexed = np.flatnonzero(self.deferred).astype(np.int64)
         self.retriever: bm25s.BM25 | None = None
-        if self.indexed.size and self._params.variant == "bm25":
-            texts = [" ".join(self.fields[i]) for i in self.indexed.tolist()]
-            self.retriever = bm25s.BM25()
-            self.retriever.index(bm25s.tokenize(texts, show_progress=False), show_progress=False)
+        if self._params.variant == "bm25":
+            self.retriever = bm25s_index([" ".join(self.fields[i]) for i in self.indexed.tolist()])
         self.bill = bill
         self.meta_tokens = definitions_tokens(bill, [search_tool_definition(self._params.variant)])
 

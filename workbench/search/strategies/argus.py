@@ -149,10 +149,14 @@ class ArgusStrategy:
         self.vectorizer: TfidfVectorizer | None = None
         self.matrix: Any = None
         if self.size:
-            self.vectorizer = TfidfVectorizer(
+            vectorizer = TfidfVectorizer(
                 token_pattern=r"[a-zA-Z0-9_]+", lowercase=True, stop_words=None
             )
-            self.matrix = self.vectorizer.fit_transform(self.texts)
+            try:
+                self.matrix = vectorizer.fit_transform(self.texts)
+                self.vectorizer = vectorizer
+            except ValueError:  # no token in any text: argus fails to build; nothing is found
+                self.vectorizer = None
         self.keep = tuple(
             i for i, tool in enumerate(catalog.tools) if matches_name(tool, self._params.keep_tools)
         )
@@ -170,7 +174,8 @@ class ArgusStrategy:
         if self._params.scorer == "overlap":
             tokens = split_tokens(query)
             return np.array([overlap_score(tokens, d) for d in self.doc_tokens], dtype=np.float64)
-        assert self.vectorizer is not None
+        if self.vectorizer is None:
+            return np.zeros(self.size, dtype=np.float64)
         query_vec = self.vectorizer.transform([query])
         return np.asarray(cosine_similarity(query_vec, self.matrix), dtype=np.float64).ravel()
 

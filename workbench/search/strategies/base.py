@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+import bm25s
 import numpy as np
 import numpy.typing as npt
 
@@ -127,6 +128,23 @@ def full_scores(size: int, indices: Sequence[int] | IntArray, values: FloatArray
     if len(indices):
         out[np.asarray(indices, dtype=np.int64)] = values
     return out
+
+
+# ------------------------------------------------------------------------------------- bm25s
+
+
+def bm25s_index(texts: Sequence[str], **tokenize: Any) -> bm25s.BM25 | None:
+    """A ``bm25s`` index of ``texts`` (``bm25s.tokenize(texts, **tokenize)``), or None when no
+    text has a single token: ``bm25s`` cannot index that corpus (it fails), and a search of it
+    finds nothing."""
+    if not texts:
+        return None
+    tokens = bm25s.tokenize(list(texts), show_progress=False, **tokenize)
+    if not any(tokens.ids):
+        return None
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    return retriever
 
 
 # ---------------------------------------------------------------------------------- tool texts

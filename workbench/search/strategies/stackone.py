@@ -10,7 +10,7 @@ Reproduces ``ToolIndex`` of the Python SDK (StackOneHQ/stackone-ai-python,
 - BM25 is the ``bm25s`` package at its defaults (Lucene BM25, k1 1.5, b 0.75, float32), tokenised
   by ``bm25s.tokenize(..., stemmer=None)`` (English stop words removed, ``\\w\\w+`` tokens), and its
   50 best tools are fetched with ``retrieve`` exactly as the SDK calls it (so its tie order too);
-- TF-IDF is the SDK's own: lowercase, ``[^a-z0-9_\\s]`` to spaces, 50 stop words out, term
+- TF-IDF is the SDK's own: lowercase, ``[^a-z0-9_\\s]`` to spaces, 46 stop words out, term
   frequency ``count / tokens``, smoothed idf ``ln((n + 1) / (df + 1)) + 1``, cosine, scores > 0,
   best 50 (stable order);
 - fusion ``alpha * bm25 + (1 - alpha) * tfidf`` over the union of both candidate lists (a tool
@@ -41,6 +41,7 @@ from workbench.errors import InputError
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
+    bm25s_index,
     definitions_tokens,
     exposed_names,
     full_scores,
@@ -243,14 +244,12 @@ class BM25Side:
 
     def __init__(self, texts: Sequence[str]) -> None:
         self.size = len(texts)
-        self.retriever = bm25s.BM25()
-        if texts:
-            tokens = bm25s.tokenize(list(texts), stemmer=None, show_progress=False)
-            self.retriever.index(tokens, show_progress=False)
+        self.retriever = bm25s_index(texts, stemmer=None)
 
     def retrieve(self, query: str, k: int) -> tuple[IntArray, Any]:
-        """The ``k`` best tools and their raw float32 scores, in ``bm25s``'s order."""
-        if not self.size:
+        """The ``k`` best tools and their raw float32 scores, in ``bm25s``'s order (none when
+        the catalog's texts have no BM25 token at all: there the SDK fails to build its index)."""
+        if self.retriever is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         tokens = bm25s.tokenize([query], stemmer=None, show_progress=False)
         docs, scores = self.retriever.retrieve(tokens, k=min(k, self.size), show_progress=False)
