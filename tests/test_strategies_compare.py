@@ -110,3 +110,17 @@ def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixt
     assert main(args) == 0
     text = capfd.readouterr().out
     assert "stackone   default" in text and "held-out" in text
+
+
+@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
+def test_compare_with_fewer_cases_than_folds_has_no_best_rows(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    folder = DATASETS / "stackone"
+    cases_file = tmp_path / "cases.jsonl"
+    cases_file.write_text("\n".join((folder / "cases.jsonl").read_text().splitlines()[:3]) + "\n")
+    args = ["compare", str(folder / "agent.yaml"), "--catalog", str(folder / "catalog.json")]
+    assert main([*args, "--cases", str(cases_file), "--embedder", "none"]) == 0
+    text = capfd.readouterr().out
+    assert "no best settings: they need at least 5 cases" in text
+    assert "best" not in text.replace("no best settings", "")

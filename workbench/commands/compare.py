@@ -325,8 +325,12 @@ def table(report: CompareReport, ws: Workspace) -> str:
         f"{'exact' if report.exact else 'estimate'})",
         line(header),
         *(line(r) for r in body),
-        "* held-out: chosen on four fifths of the cases by the tuner's default rule, measured on "
-        "the fifth (5 folds); the parameters shown are chosen on every case",
+        (
+            "* held-out: chosen on four fifths of the cases by the tuner's default rule, measured "
+            f"on the fifth ({DEFAULT_FOLDS} folds); the parameters shown are chosen on every case"
+            if any(row.heldout for row in report.rows)
+            else f"no best settings: they need at least {DEFAULT_FOLDS} cases (one per fold)"
+        ),
         "tokens: mean per request under each engine's own accounting (docs/strategies.md)",
         *(f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note),
     ]
