@@ -206,29 +206,21 @@ def strategy_rows(
 def holodeck_rows(ws: Workspace, cases: CaseSet, folds: int) -> list[CompareRow]:
     """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned."""
     tokens = ws.tokens
-    defaults = ToolFiltering(enabled=True)
-    rows = [
-        CompareRow(
-            "holodeck",
-            "default",
-            defaults.block(),
-            evaluate(ws.engine, ws.catalog, tokens, cases, defaults).metrics,
-        ),
-        CompareRow(
-            "holodeck",
-            "agent",
-            ws.setting.block(),
-            evaluate(ws.engine, ws.catalog, tokens, cases, ws.setting).metrics,
-        ),
-    ]
+    rows: list[CompareRow] = []
+    for label, setting in (("default", ToolFiltering(enabled=True)), ("agent", ws.setting)):
+        report = evaluate(ws.engine, ws.catalog, tokens, cases, setting)
+        note = None
+        if report.scored_by:
+            note = f"{setting.search_method} is {report.scored_by} here (the runtime's fallback)"
+        rows.append(CompareRow("holodeck", label, setting.block(), report.metrics, note=note))
     if len(cases) >= folds:
-        report = tune_cases(ws.engine, ws.catalog, tokens, cases, ws.setting, Budget(), folds=folds)
+        tuned = tune_cases(ws.engine, ws.catalog, tokens, cases, ws.setting, Budget(), folds=folds)
         rows.append(
             CompareRow(
                 "holodeck",
                 "best",
-                report.outcome.setting.block(),
-                report.outcome.heldout,
+                tuned.outcome.setting.block(),
+                tuned.outcome.heldout,
                 heldout=True,
             )
         )
