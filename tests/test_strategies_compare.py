@@ -109,6 +109,15 @@ def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixt
     assert metrics["hit"] == pytest.approx(hit)
     assert metrics["tokens_selected_mean"] == pytest.approx(tokens)
     assert metrics["tokens_all"] == report["tokens"]["all"] == ws.tokens.all
+    # Points for the recall/tokens plot: every grid point, HoloDeck's front (cheapest first).
+    points = report["points"]
+    so = [p for p in points if p["engine"] == "stackone"]
+    assert len(so) == 88
+    at_default = next(p for p in so if p["params"] == rows[("stackone", "default")]["params"])
+    assert at_default["recall"] == pytest.approx(metrics["recall"])
+    assert at_default["tokens_selected_mean"] == pytest.approx(tokens)
+    front = [p for p in points if p["engine"] == "holodeck"]
+    assert front and [p["recall"] for p in front] == sorted(p["recall"] for p in front)
     assert main(args) == 0
     text = capfd.readouterr().out
     assert "stackone   default" in text and "held-out" in text

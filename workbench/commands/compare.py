@@ -67,18 +67,41 @@ class CompareRow:
 
 
 @dataclass(frozen=True)
+class CurvePoint:
+    """One setting of one engine on the recall-versus-tokens plane (means over every case)."""
+
+    engine: str
+    params: dict[str, Any]
+    recall: float
+    tokens: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "params": self.params,
+            "recall": self.recall,
+            "tokens_selected_mean": self.tokens,
+        }
+
+
+@dataclass(frozen=True)
 class CompareReport:
+    """The rows of the table, and every engine's settings as points for a recall/tokens plot:
+    each grid point of the strategy engines, HoloDeck's Pareto front (in-sample)."""
+
     cases: int
     tokens_all: int
     encoding: str
     exact: bool
     rows: list[CompareRow]
+    points: list[CurvePoint] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cases": self.cases,
             "tokens": {"all": self.tokens_all, "encoding": self.encoding, "exact": self.exact},
             "rows": [row.to_json() for row in self.rows],
+            "points": [point.to_json() for point in self.points],
         }
 
 
@@ -169,10 +192,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def strategy_rows(
+def measure_strategy(
     name: str, strategy: Strategy, cases: CaseSet, tokens_all: int, folds: int
-) -> list[CompareRow]:
-    """An engine's ``default`` row (its build parameters) and its ``best`` row.
+) -> tuple[list[CompareRow], list[CurvePoint]]:
+    """An engine's ``default`` row (its build parameters), its ``best`` row, and every grid
+    point's mean recall and tokens.
 
     Every grid includes the engine's own parameters, so the default row is read off the grid's
     results (``run_grid`` equals ``run`` at each point) instead of searching twice.
@@ -184,9 +208,8 @@ def strategy_rows(
         per_case = figures.results[grid.index(strategy.params)]
     else:
         per_case = [case_result(c, strategy.run(c.query)) for c in items]
-    rows = [
-        CompareRow(name, "default", params_json(strategy.params), aggregate(per_case, tokens_all))
-    ]
+    default = aggregate(per_case, tokens_all)
+    rows = [CompareRow(name, "default", params_json(strategy.params), default)]
     if len(grid) > 1 and len(items) >= folds:
         budget = Budget()
         everyone = np.arange(len(items), dtype=np.int64)
@@ -200,11 +223,20 @@ def strategy_rows(
                 heldout=True,
             )
         )
-    return rows
+    points = []
+    if items:
+        for params, recall, tokens in zip(
+            grid, figures.recall.mean(axis=1), figures.tokens.mean(axis=1), strict=True
+        ):
+            points.append(CurvePoint(name, params_json(params), float(recall), float(tokens)))
+    return rows, points
 
 
-def holodeck_rows(ws: Workspace, cases: CaseSet, folds: int) -> list[CompareRow]:
-    """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned."""
+def measure_holodeck(
+    ws: Workspace, cases: CaseSet, folds: int
+) -> tuple[list[CompareRow], list[CurvePoint]]:
+    """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned; the tuner's
+    Pareto front as points."""
     tokens = ws.tokens
     rows: list[CompareRow] = []
     for label, setting in (("default", ToolFiltering(enabled=True)), ("agent", ws.setting)):
@@ -224,7 +256,9 @@ def holodeck_rows(ws: Workspace, cases: CaseSet, folds: int) -> list[CompareRow]
                 heldout=True,
             )
         )
-    return rows
+        front = tuned.outcome.front
+        return rows, [CurvePoint("holodeck", p.setting.block(), p.recall, p.tokens) for p in front]
+    return rows, []
 
 
 def compare(
@@ -239,27 +273,30 @@ def compare(
     tokens_all = int(ws.tokens.all)
     if on_engine is not None:
         on_engine("holodeck")
-    rows = holodeck_rows(ws, cases, folds)
+    rows, points = measure_holodeck(ws, cases, folds)
     for name in engines:
         if on_engine is not None:
             on_engine(name)
         embedder = ws.embedder.embedder
         strategy = build_strategy(name, ws.catalog, ws.tokens, embedder=embedder)
-        found = strategy_rows(name, strategy, cases, tokens_all, folds)
+        found, curve = measure_strategy(name, strategy, cases, tokens_all, folds)
         if name == "toolkits" and embedder is None:
             note = "no embedder: toolkits activate by keyword only, and none are configured"
             found = [dataclasses.replace(row, note=note) for row in found]
         rows += found
+        points += curve
         if name == "anthropic":
             regex = build_strategy(name, ws.catalog, ws.tokens, AnthropicParams(variant="regex"))
-            for row in strategy_rows(name, regex, cases, tokens_all, folds):
-                rows.append(dataclasses.replace(row, setting=f"{row.setting} (regex)"))
+            found, curve = measure_strategy(name, regex, cases, tokens_all, folds)
+            rows += [dataclasses.replace(row, setting=f"{row.setting} (regex)") for row in found]
+            points += curve
     return CompareReport(
         cases=len(cases),
         tokens_all=tokens_all,
         encoding=ws.tokens.encoding,
         exact=ws.tokens.exact,
         rows=rows,
+        points=points,
     )
 
 
