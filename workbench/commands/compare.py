@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from workbench.commands.common import print_json
 from workbench.commands.eval import open_for_cases
@@ -108,20 +109,34 @@ class CompareReport:
 # ------------------------------------------------------------------------------- per-case rules
 
 
-def case_result(case: ResolvedCase, result: StrategyResult) -> CaseResult:
-    """DESIGN.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules)."""
+def case_result(
+    case: ResolvedCase, result: StrategyResult, wanted: npt.NDArray[np.bool_] | None = None
+) -> CaseResult:
+    """DESIGN.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules).
+
+    ``wanted`` (optional, for speed) is the case's mask of expected tools over the catalog.
+    """
     chosen = set(result.sent)
     sent = tuple(any(i in chosen for i in group) for group in case.groups)
-    wanted = [i for group in case.groups for i in group]
-    hits = np.flatnonzero(np.isin(result.order, wanted))
+    if wanted is None:
+        wanted = expected_mask(case, int(result.scores.shape[0]))
+    hits = np.flatnonzero(wanted[result.order]) if result.order.size else result.order
     return CaseResult(
         case=case,
         selected=result.sent,
         sent=sent,
-        top1=bool(result.order.size) and int(result.order[0]) in wanted,
+        top1=bool(hits.size) and int(hits[0]) == 0,
         rank_of_first=int(hits[0]) + 1 if hits.size else None,
         tokens=result.tokens,
     )
+
+
+def expected_mask(case: ResolvedCase, size: int) -> npt.NDArray[np.bool_]:
+    """A catalog-sized mask of the tools that satisfy any of the case's expected names."""
+    mask = np.zeros(size, dtype=np.bool_)
+    for group in case.groups:
+        mask[list(group)] = True
+    return mask
 
 
 def choose(recall: FloatArray, tokens: FloatArray, tokens_all: int, budget: Budget) -> int:
@@ -156,8 +171,10 @@ class GridFigures:
 def grid_figures(strategy: Strategy, items: Sequence[ResolvedCase]) -> GridFigures:
     per_point: list[list[CaseResult]] = [[] for _ in strategy.grid()]
     for case in items:
-        for point, result in enumerate(strategy.run_grid(case.query)):
-            per_point[point].append(case_result(case, result))
+        results = strategy.run_grid(case.query)
+        wanted = expected_mask(case, int(results[0].scores.shape[0])) if results else None
+        for point, result in enumerate(results):
+            per_point[point].append(case_result(case, result, wanted))
     recall = np.array([[r.recall for r in rs] for rs in per_point], dtype=np.float64)
     tokens = np.array([[r.tokens for r in rs] for rs in per_point], dtype=np.float64)
     return GridFigures(per_point, recall, tokens)

@@ -344,6 +344,12 @@ class StackOneStrategy:
         self.tfidf = TfidfIndex([tfidf for _, tfidf in texts])
         self.bill = bill
         self._meta: dict[float, int] = {}
+        self._grid = [
+            replace(self._params, alpha=alpha, bm25_norm=norm, limit=limit)
+            for norm in BM25_NORMS
+            for alpha in GRID_ALPHAS
+            for limit in GRID_LIMITS
+        ]
 
     @property
     def params(self) -> StackOneParams:
@@ -415,19 +421,14 @@ class StackOneStrategy:
 
     def grid(self) -> list[StackOneParams]:
         """The settings ``run_grid`` covers: alpha 0..1 by 0.1, both normalisations, limits."""
-        return [
-            replace(self._params, alpha=alpha, bm25_norm=norm, limit=limit)
-            for norm in BM25_NORMS
-            for alpha in GRID_ALPHAS
-            for limit in GRID_LIMITS
-        ]
+        return list(self._grid)
 
     def run_grid(self, query: str) -> list[StrategyResult]:
         """One result per ``grid()`` setting, from one retrieval."""
         found = self.gather(query, max(self._params.fetch, *GRID_LIMITS))
         out: list[StrategyResult] = []
         ranked: dict[tuple[float, str], tuple[IntArray, FloatArray]] = {}
-        for params in self.grid():
+        for params in self._grid:
             key = (params.clamped_alpha, params.bm25_norm)
             if key not in ranked:
                 ranked[key] = self.rank(found, *key)
