@@ -51,7 +51,9 @@ class StrategyResult:
     in it counts as not found. ``scores[i]`` is tool ``i``'s score (0 where unranked). ``sent`` are
     the tools the model can call after the search, in the order they were added; ``meta_tokens``
     is everything billed besides their definitions (meta tool schemas, search results as text);
-    ``tokens`` is the request's total.
+    ``tokens`` is the request's total: the sent tools' definitions, ``meta_tokens`` and
+    ``func_end``, except where a design never sends the found tools' schemas (``stackone`` calls
+    them through ``tool_execute``: only its meta tokens and ``func_end`` are billed).
     """
 
     query: str
