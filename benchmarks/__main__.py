@@ -16,9 +16,7 @@ import benchmarks
 
 def _modules(selected: list[str]) -> list[str]:
     names = sorted(
-        m.name
-        for m in pkgutil.iter_modules(benchmarks.__path__)
-        if m.name.startswith("bench_")
+        m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
     )
     if selected:
         names = [n for n in names if any(s in n for s in selected)]
