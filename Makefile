@@ -38,7 +38,8 @@ $(NPM_PREFIX)/.installed: $(NPX_OFFLINE)/package.json $(NPX_OFFLINE)/npx.js
 	touch $@
 
 demo: $(VENV)/.demo-installed servers
-	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/holo-tune sample_configs/research-agent.yaml
+	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/holo-tune sample_configs/research-agent.yaml \
+		$$([ -n "$$OPENAI_API_KEY" ] || echo --embedder local:all-MiniLM-L6-v2)
 
 # The oracle of the search tests: HoloDeck 0.6.40's own tool filter, fetched from PyPI, never committed.
 HOLODECK_WHEEL := holodeck_ai-0.6.40-py3-none-any.whl

@@ -160,6 +160,28 @@ def test_agent_test_cases_strings_objects_and_turns(tmp_path: Path) -> None:
     assert len(resolved) == 3 and not resolved.unknown
 
 
+def test_agent_test_cases_file_is_read_with_its_own_lines(tmp_path: Path) -> None:
+    (tmp_path / "cases.yaml").write_text(
+        "# the agent's cases live here\n"
+        "- name: one\n  input: latest news\n  expected_tools: [news]\n"
+        "- name: two\n  input: my graph\n  expected_tools: [read_graph]\n"
+    )
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
+        "test_cases_file: cases.yaml\n"
+    )
+    cases = cases_from_agent(load_agent(agent))
+    assert [(c.query, c.expected) for c in cases] == [
+        ("latest news", ("news",)),
+        ("my graph", ("read_graph",)),
+    ]
+    assert [c.source for c in cases] == [
+        f"{tmp_path / 'cases.yaml'}:2",
+        f"{tmp_path / 'cases.yaml'}:5",
+    ]
+
+
 def test_names_as_the_server_lists_them() -> None:
     listing: list[dict[str, Any]] = [
         {"name": "PDF&URL", "description": "pdf"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input, Select, Switch
+from textual.widgets import Button, Input, Select, Switch
 from tui_helpers import broken_server_app, research_app, shown
 
 from workbench.config import load_agent
@@ -336,4 +336,21 @@ async def test_write_back_refusal_is_shown_in_place(stackone_app: HoloTuneApp) -
         assert not isinstance(screen, DashboardScreen)  # still the write-back modal
         error = shown(screen.query_one("#writeback-error"))
         assert "✗" in error and "changed" in error
+    assert path.read_text() == edited
+
+
+async def test_write_back_refuses_a_file_changed_since_the_app_read_it(
+    stackone_app: HoloTuneApp,
+) -> None:
+    path = stackone_app.options.agent
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        edited = path.read_text() + "# edited in another editor\n"
+        path.write_text(edited)  # before the diff is even made
+        await pilot.press("tab", "right_square_bracket", "ctrl+s")
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert not isinstance(screen, DashboardScreen)
+        assert "changed on disk" in shown(screen.query_one("#writeback-error"))
+        assert screen.query_one("#writeback-write", Button).disabled
     assert path.read_text() == edited

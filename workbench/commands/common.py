@@ -47,13 +47,15 @@ _FLAG_OF = {
 }
 
 
-def use_color(stream: TextIO = sys.stdout) -> bool:
+def use_color(stream: TextIO | None = None) -> bool:
     """Colour only on a terminal, and never with NO_COLOR set."""
+    stream = stream if stream is not None else sys.stdout
     return "NO_COLOR" not in os.environ and stream.isatty()
 
 
-def print_json(obj: Any, *, stream: TextIO = sys.stdout, lines: bool = False) -> None:
+def print_json(obj: Any, *, stream: TextIO | None = None, lines: bool = False) -> None:
     """JSON to stdout: indented for a person, one line per object with ``lines``."""
+    stream = stream if stream is not None else sys.stdout
     if lines:
         stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
     else:

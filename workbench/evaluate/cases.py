@@ -21,7 +21,7 @@ scored 0.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -218,27 +218,47 @@ class AgentCases(Protocol):
     def line_of(self, *keys: str | int) -> int | None: ...
 
 
+class _CasesFile(Protocol):
+    """What is read of ``workbench.config.CasesFile`` (the file ``test_cases_file`` names)."""
+
+    path: Path
+    cases: list[Any]
+    lines: dict[tuple[str | int, ...], int]
+
+
+def _source(agent: AgentCases) -> tuple[Path, Any, Callable[..., int | None]]:
+    """Where the test cases are: the agent file, or the file its ``test_cases_file`` names."""
+    cases_file: _CasesFile | None = getattr(agent, "cases_file", None)
+    if cases_file is None:
+        return agent.path, agent.data.get("test_cases"), agent.line_of
+    lines = cases_file.lines
+
+    def line_of(*keys: str | int) -> int | None:
+        return lines.get(tuple(keys))
+
+    return cases_file.path, cases_file.cases, line_of
+
+
 def cases_from_agent(agent: AgentCases) -> list[Case]:
     """The agent's own HoloDeck ``test_cases`` that name tools, as cases (substring matching).
 
     A test case (or turn) without ``expected_tools`` measures nothing here and is left out.
     """
-    path = agent.path
-    items = agent.data.get("test_cases")
+    path, items, line_of = _source(agent)
     if items is None:
         return []
     if not isinstance(items, list):
-        raise CasesError("must be a list", file=path, line=agent.line_of("test_cases"))
+        raise CasesError("must be a list", file=path, line=line_of("test_cases"))
     cases: list[Case] = []
     for i, item in enumerate(items):
-        line = agent.line_of("test_cases", i)
+        line = line_of("test_cases", i)
         if not isinstance(item, Mapping):
             raise CasesError("a test case must be a mapping", file=path, line=line)
         turns = item.get("turns")
         if isinstance(turns, list):
             for j, turn in enumerate(turns):
                 if isinstance(turn, Mapping) and turn.get("expected_tools"):
-                    where = agent.line_of("test_cases", i, "turns", j) or line
+                    where = line_of("test_cases", i, "turns", j) or line
                     cases.append(_test_case(turn, path, where))
         elif item.get("expected_tools"):
             cases.append(_test_case(item, path, line))

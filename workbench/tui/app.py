@@ -28,7 +28,7 @@ class HoloTuneApp(App[None]):
         """The config is read here (small, local): the first frame is the dashboard or the
         error, never a blank screen."""
         try:
-            agent = load_agent(self.options.agent, environ=self.options.environ)
+            agent = load_agent(self.options.agent, environ=self.options.environ, missing_env="warn")
         except InputError as err:
             self.load_error = err
             return ErrorScreen(err)

@@ -192,6 +192,8 @@ class DashboardScreen(Screen[None]):
         self._show_header()
         self._status("listing the servers…")
         self.query_one("#query", QueryInput).focus()
+        for warning in self.agent.warnings:
+            self.notify(warning, title="config", severity="warning", timeout=8)
         self.run_worker(
             self._list_servers(),
             name="catalog",
@@ -686,7 +688,13 @@ class DashboardScreen(Screen[None]):
 
     def action_write_back(self) -> None:
         path = Path(self.agent.path)
-        self.app.push_screen(WriteBackScreen(path, self._current_setting()), self._written)
+        screen = WriteBackScreen(
+            path,
+            self._current_setting(),
+            original=self.agent.raw,
+            current=self.agent.filtering,
+        )
+        self.app.push_screen(screen, self._written)
 
     def _written(self, result: Path | None) -> None:
         if result is None:
@@ -700,7 +708,9 @@ class DashboardScreen(Screen[None]):
         they are no longer marked as changed and a second write sees the new bytes."""
         lab = self.lab
         try:
-            self.agent = load_agent(self.agent.path, environ=self.options.environ)
+            self.agent = load_agent(
+                self.agent.path, environ=self.options.environ, missing_env="warn"
+            )
         except InputError as err:
             self.notify(str(err), title="reload", severity="error")
             return

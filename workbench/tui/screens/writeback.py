@@ -30,10 +30,21 @@ class WriteBackScreen(ModalScreen[Path | None]):
         Binding("y,ctrl+s", "confirm", "write", id="writeback-confirm"),
     ]
 
-    def __init__(self, path: Path, setting: ToolFiltering) -> None:
+    def __init__(
+        self,
+        path: Path,
+        setting: ToolFiltering,
+        *,
+        original: bytes | None = None,
+        current: ToolFiltering | None = None,
+    ) -> None:
+        """``original`` is the file as the app read it (the write is refused if it changed since);
+        ``current`` the block as loaded, so a key whose ``${VAR}`` already gives the value stays."""
         super().__init__()
         self.path = path
         self.setting = setting
+        self.original = original
+        self.current = current
         self.plan: writeback.WritePlan | None = None
 
     def compose(self) -> ComposeResult:
@@ -49,7 +60,9 @@ class WriteBackScreen(ModalScreen[Path | None]):
 
     def on_mount(self) -> None:
         try:
-            self.plan = writeback.plan_write(self.path, self.setting)
+            self.plan = writeback.plan_write(
+                self.path, self.setting, original=self.original, current=self.current
+            )
         except HoloTuneError as err:
             self._error(str(err))
             self.query_one("#writeback-write", Button).disabled = True
