@@ -64,10 +64,17 @@ def build_workspace(
     *,
     embedder_spec: str | None = None,
     environ: Mapping[str, str] | None = None,
+    embedder: EmbedderChoice | None = None,
 ) -> Workspace:
-    """The parts of a workspace that need no I/O beyond the embedder (tool embeddings)."""
+    """The parts of a workspace that need no I/O beyond the embedder (tool embeddings).
+
+    ``embedder``: the choice an earlier workspace of the same agent resolved, kept as it is (for
+    a catalog that grew: its model stays loaded, its query vectors remembered, and the tools it
+    already embedded come from its cache); without it the embedder is resolved from
+    ``embedder_spec`` and ``environ``.
+    """
     tokens = token_table(catalog, agent.agent.model.provider, agent.agent.model.name)
-    choice = resolve_embedder(agent, embedder_spec, environ=environ)
+    choice = embedder or resolve_embedder(agent, embedder_spec, environ=environ)
     engine = HoloDeckEngine(
         catalog, choice.embedder, embedding_cache=choice.cache, no_embedder_reason=choice.note
     )

@@ -1,12 +1,13 @@
 """A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
 
-    python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S]
+    python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--wait-file F]
                          [--transport stdio|http|sse] [--port P] [--tag TEXT]
 
 ``--tools N`` serves tools ``tool_00`` ... (listed in reverse name order, so the catalog's
 alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nextCursor``;
 ``--odd`` adds names the runtime rewrites or skips and a tool with no description;
 ``--slow-list S`` sleeps S seconds in every tools/list (a hang when S is large);
+``--wait-file F`` answers tools/list only once file F exists (a test decides when it answers);
 ``--echo-env NAME`` adds a tool ``env_probe`` whose description is ``NAME=<value or <unset>>``;
 ``--tag`` is ignored (tests put a unique tag on the command line to find the process).
 """
@@ -69,6 +70,8 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
     ) -> types.ListToolsResult:
         if args.slow_list:
             await anyio.sleep(args.slow_list)
+        while args.wait_file and not os.path.exists(args.wait_file):
+            await anyio.sleep(0.05)
         if not args.page_size:
             return types.ListToolsResult(tools=tools)
         start = int(params.cursor) if params is not None and params.cursor else 0
@@ -119,6 +122,7 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--odd", action="store_true")
     parser.add_argument("--slow-list", type=float, default=0.0)
+    parser.add_argument("--wait-file", default="")
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--echo-env", action="append", default=[])

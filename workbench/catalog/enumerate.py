@@ -3,10 +3,17 @@
 With a snapshot (``catalog_file``) a server named in the file stands in for the agent's MCP entry
 of the same name (no process is started, state ``snapshot``); servers the agent does not have are
 added after the agent's own, in file order; the agent's other MCP entries are still started.
+
+A slow server need not hold up the others: ``on_partial`` is given the catalog built so far
+(local tools, replayed servers and every server that has answered, always in the runtime's
+order) before the first live server answers and after each one that answers while others are
+still connecting. The servers still connecting are in its ``servers`` with their current state
+and no tools. The last catalog, the one returned, is the same with or without ``on_partial``.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import signal
 import threading
@@ -22,9 +29,11 @@ import anyio
 from workbench.catalog.build import ServerListing, build_catalog
 from workbench.catalog.models import Catalog, ServerStatus
 from workbench.catalog.snapshot import load_snapshot
-from workbench.catalog.specs import AgentTools, specs_from_agent
+from workbench.catalog.specs import AgentTools, McpServerSpec, specs_from_agent
 
 StatusCallback = Callable[[ServerStatus], None]
+#: Called with each catalog built before the last server has answered (see the module's doc).
+PartialCallback = Callable[[Catalog], None]
 logger = logging.getLogger(__name__)
 
 
@@ -51,6 +60,7 @@ async def alist_agent_tools(
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
     concurrent: bool = True,
+    on_partial: PartialCallback | None = None,
 ) -> Catalog:
     """The catalog of already-read tool entries (what :func:`aload_catalog` does after loading)."""
     snapshot = snapshot or {}
@@ -70,12 +80,78 @@ async def alist_agent_tools(
         # Imported here: the mcp SDK takes a second or two to import, and a replay needs none of it.
         from workbench.catalog.mcp_client import list_servers
 
+        on_listing = None
+        if on_partial is not None:
+            growing = _Growing(tools, mcp, replayed, extra, on_partial)
+            growing.publish()
+            on_status, on_listing = growing.tracking(on_status), growing.answered
         live = await list_servers(
-            to_start, timeout=timeout, on_status=on_status, log_dir=log_dir, concurrent=concurrent
+            to_start,
+            timeout=timeout,
+            on_status=on_status,
+            log_dir=log_dir,
+            concurrent=concurrent,
+            on_listing=on_listing,
         )
     by_name = {listing.status.name: listing for listing in live}
     ordered = [replayed.get(spec.name) or by_name[spec.name] for spec in mcp]
     return build_catalog(tools, [*ordered, *extra])
+
+
+class _Growing:
+    """The catalog of a listing in progress: which servers answered, and each one's state."""
+
+    def __init__(
+        self,
+        tools: AgentTools,
+        mcp: list[McpServerSpec],
+        replayed: dict[str, ServerListing],
+        extra: list[ServerListing],
+        on_partial: PartialCallback,
+    ) -> None:
+        self.tools = tools
+        self.mcp = mcp
+        self.extra = extra
+        self.on_partial = on_partial
+        self.to_start = [spec for spec in mcp if spec.name not in replayed]
+        self.names = {spec.name for spec in mcp}
+        self.done: dict[str, ServerListing] = dict(replayed)
+        #: The live servers' statuses (the listing's own objects, updated as they move on).
+        self.current: dict[str, ServerStatus] = {
+            spec.name: ServerStatus(name=spec.name, transport=spec.transport)
+            for spec in self.to_start
+        }
+
+    def tracking(self, on_status: StatusCallback | None) -> StatusCallback:
+        def track(status: ServerStatus) -> None:
+            self.current[status.name] = status
+            _notify(on_status, status)
+
+        return track
+
+    def answered(self, index: int, listing: ServerListing) -> None:
+        self.done[self.to_start[index].name] = listing
+        if len(self.done) < len(self.names):  # the last answer makes the returned catalog
+            self.publish()
+
+    def publish(self) -> None:
+        """Build the catalog so far and hand it to ``on_partial`` (a snapshot: nothing in it
+        changes when the listing moves on)."""
+        listings = []
+        for spec in self.mcp:
+            listing = self.done.get(spec.name)
+            if listing is None:
+                listings.append(ServerListing(status=copy.copy(self.current[spec.name])))
+            else:
+                status = copy.copy(listing.status)
+                listings.append(ServerListing(status=status, tools=listing.tools))
+        for listing in self.extra:
+            listings.append(ServerListing(status=copy.copy(listing.status), tools=listing.tools))
+        catalog = build_catalog(self.tools, listings)
+        try:
+            self.on_partial(catalog)
+        except Exception:  # a broken display must not stop the listing
+            logger.exception("on_partial callback failed")
 
 
 async def aload_catalog(
@@ -85,11 +161,13 @@ async def aload_catalog(
     timeout: float | None = None,
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
+    on_partial: PartialCallback | None = None,
 ) -> Catalog:
     """The catalog of a loaded agent (``workbench.config.AgentConfig``), servers listed at once.
 
     Raises CatalogError for an unreadable snapshot; a server that fails is not an exception (its
-    status says why and the catalog is built from the others).
+    status says why and the catalog is built from the others). ``on_partial`` gets the catalog
+    so far while servers are still connecting (see the module's doc).
     """
     snapshot = load_snapshot(catalog_file) if catalog_file else None
     return await alist_agent_tools(
@@ -98,6 +176,7 @@ async def aload_catalog(
         timeout=timeout,
         on_status=on_status,
         log_dir=log_dir,
+        on_partial=on_partial,
     )
 
 
@@ -130,9 +209,11 @@ def load_catalog(
     timeout: float | None = None,
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
+    on_partial: PartialCallback | None = None,
 ) -> Catalog:
     """Synchronous :func:`aload_catalog`: runs its own event loop, so call it off any running
-    loop (e.g. from a worker thread); ``on_status`` is called in that thread. In the main thread
+    loop (e.g. from a worker thread); ``on_status`` and ``on_partial`` are called in that
+    thread. In the main thread
     a SIGTERM during the listing still shuts the servers down (see :func:`sigterm_as_interrupt`).
     """
     with sigterm_as_interrupt():
@@ -144,5 +225,6 @@ def load_catalog(
                 timeout=timeout,
                 on_status=on_status,
                 log_dir=log_dir,
+                on_partial=on_partial,
             )
         )

@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 StatusCallback = Callable[[ServerStatus], None]
+#: Called with a server's index in ``specs`` and its listing, as soon as that server is done.
+ListingCallback = Callable[[int, ServerListing], None]
 
 #: A server that returns more pages than this is looping on its cursor.
 MAX_PAGES = 1000
@@ -211,8 +213,13 @@ async def list_servers(
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
     concurrent: bool = True,
+    on_listing: ListingCallback | None = None,
 ) -> list[ServerListing]:
-    """Every server's listing, in the order of ``specs``; all run at once unless told not to."""
+    """Every server's listing, in the order of ``specs``; all run at once unless told not to.
+
+    ``on_listing(i, listing)`` is called as each server is done (in the order they answer), so
+    a caller can use the first answers while slower servers are still connecting.
+    """
     if not specs:
         return []
     log_dir = log_dir or new_log_dir()
@@ -222,9 +229,15 @@ async def list_servers(
     results: list[ServerListing | None] = [None] * len(specs)
 
     async def one(i: int) -> None:
-        results[i] = await list_server(
+        listing = await list_server(
             specs[i], log_dir=log_dir, timeout=timeout, on_status=on_status, status=statuses[i]
         )
+        results[i] = listing
+        if on_listing is not None:
+            try:
+                on_listing(i, listing)
+            except Exception:  # a broken consumer must not stop the listing
+                logger.exception("on_listing callback failed for %s", listing.status.name)
 
     if concurrent:
         async with anyio.create_task_group() as tg:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from workbench.catalog import ServerStatus
+from workbench.catalog import Catalog, ServerStatus
 from workbench.search.types import Ranking
 
 
@@ -18,6 +18,15 @@ class ServerChanged(Message):
     """A server moved on (pending → connecting → ok/error). ``status`` is a copy."""
 
     status: ServerStatus
+
+
+@dataclass
+class CatalogGrew(Message):
+    """More servers answered while others are still connecting: ``catalog`` is what the
+    runtime would see of them so far (in its order); the final catalog comes as the worker's
+    result."""
+
+    catalog: Catalog
 
 
 @dataclass

@@ -71,6 +71,9 @@ class ToolEmbeddingCache:
         self.path = self.directory / self.FILENAME
         self._ready = False
         self._lock = threading.Lock()
+        #: Held while texts missing from the cache are embedded: a second caller on the same
+        #: cache (a rebuilt engine of a grown catalog) waits, then finds those vectors stored.
+        self.filling = threading.Lock()
 
     @classmethod
     def default(cls, environ: Mapping[str, str] | None = None) -> ToolEmbeddingCache:
@@ -158,12 +161,13 @@ def embed_cached(
     if not texts:
         return np.zeros((0, 0), dtype=np.float64)
     keys = [text_key(t) for t in texts]
-    found = store.get(inner.model_id, keys)
-    found.update(_embed_missing(inner, store, keys, texts, found))
-    if len({found[key].shape for key in keys}) > 1:
-        # The model behind this id changed size (a re-pulled Ollama tag): start over.
-        log.warning("embedding cache %s: stale vectors for %s", store.path, inner.model_id)
-        found = _embed_missing(inner, store, keys, texts, {})
+    with store.filling:
+        found = store.get(inner.model_id, keys)
+        found.update(_embed_missing(inner, store, keys, texts, found))
+        if len({found[key].shape for key in keys}) > 1:
+            # The model behind this id changed size (a re-pulled Ollama tag): start over.
+            log.warning("embedding cache %s: stale vectors for %s", store.path, inner.model_id)
+            found = _embed_missing(inner, store, keys, texts, {})
     return np.vstack([found[key] for key in keys])
 
 

@@ -3,7 +3,9 @@
 This screen only wires widgets to the core: a worker lists the servers (``aload_catalog``),
 a thread worker builds the workspace and embeds the tools, a thread worker per keystroke scores
 the query (the next keystroke cancels it), and knob changes re-select from cached scores on the
-UI thread. Every worker's failure lands in :meth:`on_worker_state_changed`.
+UI thread. While some servers still connect, the workspace is built again (one build at a time)
+each time others answer, and the query re-ranked (the tools already embedded come from the
+cache). Every worker's failure lands in :meth:`on_worker_state_changed`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from workbench.search.usage import load_usage
 from workbench.tui.commands import DashboardCommands
 from workbench.tui.lab import Lab
 from workbench.tui.messages import (
+    CatalogGrew,
     RankingsReady,
     RerunQuery,
     ServerChanged,
@@ -155,6 +158,13 @@ class DashboardScreen(Screen[None]):
         self._rank_started = 0.0
         self.rank_seconds: float | None = None
         self.shown_query = ""
+        #: The catalog listing is over (partial catalogs arriving late are dropped).
+        self._listed = False
+        #: A workspace is being built; the newest catalog waiting for its turn; the last one
+        #: handed over to be opened.
+        self._building = False
+        self._next_catalog: Catalog | None = None
+        self._last_catalog: Catalog | None = None
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -208,24 +218,31 @@ class DashboardScreen(Screen[None]):
 
     # -- workers ---------------------------------------------------------------------------
     async def _list_servers(self) -> Catalog:
-        """Runs on the event loop: the core's async listing, statuses posted as they change."""
+        """Runs on the event loop: the core's async listing, statuses posted as they change, and
+        the catalog so far each time a server answers while others are still connecting."""
         return await aload_catalog(
             self.agent,
             catalog_file=self.options.catalog,
             timeout=self.options.timeout,
             on_status=self._on_status,
+            on_partial=self._on_partial,
         )
+
+    def _on_partial(self, catalog: Catalog) -> None:
+        self.post_message(CatalogGrew(catalog))
 
     def _on_status(self, status: ServerStatus) -> None:
         self.post_message(ServerChanged(copy.copy(status)))
 
-    def _open_workspace(self, catalog: Catalog) -> Lab:
-        """Thread worker: token table, embedder and engine (the core), then the tool embeddings."""
+    def _open_workspace(self, catalog: Catalog, previous: Workspace | None) -> Lab:
+        """Thread worker: token table, embedder and engine (the core); the embedder of the
+        ``previous`` workspace (a smaller catalog) is kept, with its caches."""
         workspace: Workspace = build_workspace(
             self.agent,
             catalog,
             embedder_spec=self.options.embedder,
             environ=self.options.environ,
+            embedder=previous.embedder if previous is not None else None,
         )
         usage = load_usage(self.options.usage, catalog) if self.options.usage else None
         return Lab.open(workspace, usage)
@@ -269,6 +286,9 @@ class DashboardScreen(Screen[None]):
                 self._prepared(cast(float, result))
             elif worker.name == "diagnose":
                 self._show_findings(cast(list[Finding], result))
+        if worker.name == "workspace" and worker.is_finished:
+            self._building = False
+            self._build_workspace()
 
     def _worker_failed(self, worker: Worker[object]) -> None:
         err = worker.error
@@ -289,15 +309,40 @@ class DashboardScreen(Screen[None]):
         self.query_one(ServersPanel).update_server(message.status)
         self._show_header()
 
-    def _catalog_ready(self, catalog: Catalog) -> None:
-        for status in catalog.servers:
-            self.statuses[status.name] = status
-        self.query_one(ServersPanel).set_servers(list(catalog.servers), {})
-        for note in catalog.notes:
-            self.notify(note, title="catalog", severity="warning", timeout=8)
-        self._status(f"{len(catalog.tools):,} tools · counting tokens…")
+    @on(CatalogGrew)
+    def _catalog_grew(self, message: CatalogGrew) -> None:
+        catalog = message.catalog
+        if self._listed or not catalog.tools:
+            return
+        last = self._last_catalog
+        if last is not None and last.names() == catalog.names():
+            return  # a server failed: nothing new to rank
+        self._catalog_ready(catalog, final=False)
+
+    def _catalog_ready(self, catalog: Catalog, *, final: bool = True) -> None:
+        """A catalog to open: the final one (the listing's result), or one so far."""
+        servers = self._merge_statuses(catalog)
+        if final:
+            self._listed = True
+            self.query_one(ServersPanel).set_servers(servers, {})
+            for note in catalog.notes:
+                self.notify(note, title="catalog", severity="warning", timeout=8)
+        so_far = "" if final else " so far"
+        self._status(f"{len(catalog.tools):,} tools{so_far} · counting tokens…")
+        self._next_catalog = self._last_catalog = catalog
+        if not self._building:
+            self._build_workspace()
+
+    def _build_workspace(self) -> None:
+        """Open the newest catalog waiting, if any (one build at a time: each reuses the last
+        workspace's embedder, so a catalog that grew embeds only its new tools)."""
+        catalog, self._next_catalog = self._next_catalog, None
+        if catalog is None:
+            return
+        self._building = True
+        previous = self.lab.workspace if self.lab is not None else None
         self.run_worker(
-            partial(self._open_workspace, catalog),
+            partial(self._open_workspace, catalog, previous),
             name="workspace",
             group="workspace",
             thread=True,
@@ -305,6 +350,18 @@ class DashboardScreen(Screen[None]):
             exit_on_error=False,
             description="open the workspace",
         )
+
+    def _merge_statuses(self, catalog: Catalog) -> list[ServerStatus]:
+        """The catalog's sources in its order; a server it shows still connecting (a catalog
+        so far) keeps the state the listing has reported since."""
+        merged = []
+        for status in catalog.servers:
+            now = self.statuses.get(status.name)
+            if now is not None and status.state in ("pending", "connecting"):
+                status = now
+            self.statuses[status.name] = status
+            merged.append(status)
+        return merged
 
     def _workspace_ready(self, lab: Lab) -> None:
         previous = self.lab
@@ -314,7 +371,7 @@ class DashboardScreen(Screen[None]):
         ws = lab.workspace
         per_tool = ws.tokens.per_tool
         by_server = {row.server: row.all for row in server_tokens(ws.catalog, per_tool, ())}
-        self.query_one(ServersPanel).set_servers(list(ws.catalog.servers), by_server)
+        self.query_one(ServersPanel).set_servers(self._merge_statuses(ws.catalog), by_server)
         for table in self.query(CatalogTable):
             table.set_catalog(ws.catalog, per_tool)
         self._show_header()
