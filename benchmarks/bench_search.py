@@ -28,7 +28,7 @@ from workbench.search.engine import HoloDeckEngine
 from workbench.search.selection import select
 from workbench.search.types import FloatArray
 
-BFCL = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "bfcl"
+BFCL = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets" / "bfcl"
 SYNTHETIC_SIZE = 10_000
 DIM = 384
 QUERIES = 200
@@ -258,7 +258,7 @@ def reselect_row(
 
 def run() -> list[dict[str, Any]]:
     if not (BFCL / "catalog.json").is_file():
-        return [{"name": "search: ../shared/datasets/bfcl is absent", "ok": False}]
+        return [{"name": "search: tests/data/datasets/bfcl is absent", "ok": False}]
     bfcl, queries = bfcl_catalog()
     rows = bench_catalog("bfcl", bfcl, queries)
     rows += bench_catalog("synthetic", synthetic_catalog(bfcl), queries)

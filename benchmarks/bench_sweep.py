@@ -26,7 +26,7 @@ from workbench.search.engine import HoloDeckEngine
 from workbench.search.selection import select
 from workbench.workspace import open_workspace
 
-DATASET = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "bfcl"
+DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets" / "bfcl"
 TARGET_S = 10.0
 RUNS = 3
 REFERENCE_SETTINGS = 6
@@ -34,7 +34,7 @@ REFERENCE_SETTINGS = 6
 
 def run() -> list[dict[str, Any]]:
     if not (DATASET / "cases.jsonl").is_file():
-        return [{"name": "bfcl sweep", "skipped": "../shared/datasets/bfcl not found"}]
+        return [{"name": "bfcl sweep", "skipped": "tests/data/datasets/bfcl not found"}]
     ws = open_workspace(DATASET / "agent.yaml", catalog_file=DATASET / "catalog.json")
     cases = resolve_cases(load_cases(DATASET / "cases.jsonl"), ws.catalog)
     base = ToolFiltering(enabled=True, always_include_top_n_used=0)

@@ -20,7 +20,7 @@ from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.tokens import token_table
 from workbench.tokens.encodings import get_encoding
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 PROVIDER, MODEL = "openai", "gpt-4o"
 COLD_RUNS, WARM_RUNS, SELECTION_RUNS = 3, 7, 2000
 WARM_TARGET_S, COLD_TARGET_S, SELECTION_TARGET_S = 0.5, 2.0, 0.0001

@@ -30,7 +30,7 @@ from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.widgets.ranking_table import RankingTable
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 SIZE = (120, 36)
 PAINT_RUNS = 3
 QUERY = "get the weather forecast for a city"
@@ -138,7 +138,7 @@ def _big_catalog(source: Path, size: int, target: Path) -> Path:
 def run() -> list[dict[str, Any]]:
     bfcl = DATASETS / "bfcl"
     if not (bfcl / "catalog.json").exists():
-        return [{"name": "tui (no ../shared/datasets/bfcl)", "ok": True}]
+        return [{"name": "tui (no tests/data/datasets/bfcl)", "ok": True}]
     agent, catalog = bfcl / "agent.yaml", bfcl / "catalog.json"
     rows: list[dict[str, Any]] = []
     paints = [asyncio.run(_first_paint(agent, catalog)) for _ in range(PAINT_RUNS)]

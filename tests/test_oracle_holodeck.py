@@ -38,7 +38,7 @@ pytestmark = [
         reason="HoloDeck's tool filter is not in .cache/holodeck (make test fetches it: "
         "make .cache/holodeck/holodeck/lib/tool_filter/index.py)",
     ),
-    pytest.mark.skipif(not datasets_available(), reason="../shared/datasets is not present"),
+    pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is not present"),
 ]
 
 

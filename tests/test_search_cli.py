@@ -20,7 +20,7 @@ from workbench.cli import main
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 
-pytestmark = pytest.mark.skipif(not datasets_available(), reason="../shared/datasets is absent")
+pytestmark = pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is absent")
 
 REPO = Path(__file__).resolve().parents[1]
 STACKONE = dataset_path("stackone")

@@ -49,7 +49,7 @@ from workbench.search.strategies.stackone import (
 from workbench.search.types import FloatArray
 from workbench.tokens import TokenTable, token_table
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
 
 def tool(

@@ -1,4 +1,4 @@
-"""Every strategy engine on every data set in ../shared/datasets, on a slice of its cases.
+"""Every strategy engine on every data set in tests/data/datasets, on a slice of its cases.
 
 Real parts throughout: the data set's agent and catalog through the workspace, the real tokenizer,
 and for ``toolkits`` the real small embedding model. Each engine must run without error, bill
@@ -20,7 +20,7 @@ from workbench.search.strategies import ENGINES, StrategyResult, build_strategy
 from workbench.search.types import Embedder
 from workbench.workspace import Workspace, open_workspace
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 NAMES = ("azure_mcp", "bfcl", "livemcpbench", "metatool", "stackone")
 SLICE = 40
 TOOLKIT_CASES = 12
@@ -40,17 +40,17 @@ FLOORS: dict[tuple[str, str], float] = {
     ("livemcpbench", "argus"): 0.47,  # [0.525]
     ("livemcpbench", "pizzapi"): 0.22,  # [0.275]
     ("livemcpbench", "anthropic"): 0.57,  # [0.625]
-    ("metatool", "stackone"): 0.17,  # [0.225]
-    ("metatool", "argus"): 0.17,  # [0.225]
-    ("metatool", "pizzapi"): 0.17,  # [0.225]
-    ("metatool", "anthropic"): 0.15,  # [0.200]
+    ("metatool", "stackone"): 0.15,  # [0.200]
+    ("metatool", "argus"): 0.15,  # [0.200]
+    ("metatool", "pizzapi"): 0.10,  # [0.125]
+    ("metatool", "anthropic"): 0.17,  # [0.225]
     ("stackone", "stackone"): 0.95,  # [1.000]
     ("stackone", "argus"): 0.95,  # [1.000]
     ("stackone", "pizzapi"): 0.70,  # [0.750]
     ("stackone", "anthropic"): 0.87,  # [0.925]
 }
 
-pytestmark = pytest.mark.skipif(not DATASETS.is_dir(), reason="../shared/datasets not present")
+pytestmark = pytest.mark.skipif(not DATASETS.is_dir(), reason="tests/data/datasets not present")
 
 
 @pytest.fixture(scope="module", params=NAMES)

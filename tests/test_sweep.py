@@ -1,7 +1,7 @@
 """The sweep's figures equal eval's (the runtime's selection run per case), to the last bit.
 
 First exhaustively on small random catalogs full of ties and always-sent tools, then on a sample of
-every data set in ../shared/datasets through the real workspace (catalog, engine, tokenizer).
+every data set in tests/data/datasets through the real workspace (catalog, engine, tokenizer).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from workbench.search.types import Ranking
 from workbench.tokens import TokenTable
 from workbench.workspace import Workspace, open_workspace
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
 
 def _sets() -> list[str]:
@@ -159,7 +159,7 @@ def _settings(result: SweepResult, method: str, seed: int) -> Iterator[tuple[int
         yield int(rng.integers(1, 51)), int(rng.integers(0, 101))
 
 
-@pytest.mark.skipif(not _sets(), reason="../shared/datasets is not there")
+@pytest.mark.skipif(not _sets(), reason="tests/data/datasets is not there")
 @pytest.mark.parametrize("name", _sets())
 def test_sweep_equals_eval_on_each_data_set(name: str) -> None:
     ws = _workspace(name)
@@ -183,7 +183,7 @@ def test_sweep_equals_eval_on_each_data_set(name: str) -> None:
             assert result.metrics_of(setting) == want, (name, base, k, t)
 
 
-@pytest.mark.skipif("stackone" not in _sets(), reason="../shared/datasets/stackone is not there")
+@pytest.mark.skipif("stackone" not in _sets(), reason="tests/data/datasets/stackone is not there")
 @pytest.mark.skipif(
     importlib.util.find_spec("sentence_transformers") is None,
     reason="the local embedding extra is not installed",

@@ -17,7 +17,7 @@ from workbench.tokens.count import count_functions, tool_function
 from workbench.tokens.encodings import get_encoding
 from workbench.tokens.formats import GPT_4O, FunctionDef
 
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared"
+SHARED = Path(__file__).resolve().parents[1] / "tests" / "data"
 BFCL = SHARED / "datasets" / "bfcl" / "catalog.json"
 
 
@@ -193,7 +193,7 @@ def test_empty_catalog() -> None:
 
 def bfcl_catalog() -> Catalog:
     if not BFCL.is_file():
-        pytest.skip("../shared/datasets/bfcl is not present")
+        pytest.skip("tests/data/datasets/bfcl is not present")
     data = json.loads(BFCL.read_text(encoding="utf-8"))
     tools = [
         mcp_tool(server, listing)

@@ -408,7 +408,7 @@ def test_a_splice_that_would_change_more_than_the_block_is_refused(
     assert path.read_bytes() == old
 
 
-_DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+_DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
 
 @pytest.mark.skipif(not _DATASETS.is_dir(), reason="shared datasets not present")

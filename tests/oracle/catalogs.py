@@ -1,4 +1,4 @@
-"""The labelled data sets of ../shared/datasets, opened as a user opens them.
+"""The labelled data sets of tests/data/datasets, opened as a user opens them.
 
 ``load_agent(agent.yaml)`` plus ``load_catalog(..., catalog_file=catalog.json)``: the catalog
 layer's own snapshot replay, so the tools, their order and their searchable texts are the ones
@@ -17,7 +17,7 @@ from workbench.catalog.models import Catalog
 from workbench.config import load_agent
 
 REPO = Path(__file__).resolve().parents[2]
-DATASETS = REPO / ".." / "shared" / "datasets"
+DATASETS = REPO / "tests" / "data" / "datasets"
 DATASET_NAMES = ("azure_mcp", "bfcl", "livemcpbench", "metatool", "stackone")
 
 

@@ -1,6 +1,6 @@
 """Helpers of the dashboard tests: the real app on snapshot catalogs (no network, no model).
 
-The stackone data set (270 tools, bm25) lives in ../shared/datasets; the research agent and the
+The stackone data set (270 tools, bm25) lives in tests/data/datasets; the research agent and the
 broken-server agent are the repository's sample configs. Environments are explicit so nothing
 on the machine (an OPENAI_API_KEY, say) changes what the screen shows.
 """
@@ -19,7 +19,7 @@ from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 
 REPO = Path(__file__).resolve().parents[2]
-DATASETS = REPO / ".." / "shared" / "datasets"
+DATASETS = REPO / "tests" / "data" / "datasets"
 SAMPLES = REPO / "sample_configs"
 #: What the sample agents need to load; no embedding key, so semantic is BM25 (deterministic).
 ENV = {"BRAVE_API_KEY": "placeholder", "HOME": "/nonexistent-holo-tune-home"}
@@ -29,7 +29,7 @@ ENV = {"BRAVE_API_KEY": "placeholder", "HOME": "/nonexistent-holo-tune-home"}
 def stackone() -> Path:
     path = DATASETS / "stackone"
     if not (path / "catalog.json").exists():
-        pytest.skip("../shared/datasets/stackone is not here")
+        pytest.skip("tests/data/datasets/stackone is not here")
     return path
 
 
