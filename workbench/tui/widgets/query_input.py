@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
-from textual.widget import Widget
+from textual.reactive import Reactive
 from textual.widgets import Input
 
 #: Printable keys whose Textual names do not map back to a character (so the stock Input would
@@ -21,12 +21,10 @@ class QueryInput(Input):
         Binding("down,tab", "screen.focus_results", "results", show=False, id="to-results"),
     ]
 
-    def _watch_value(self, value: str) -> None:
-        """Input grows its ``virtual_size`` (a layout reactive) with every character, which
-        re-lays out the whole dashboard on each keystroke; this box never changes size, so the
-        new size is set without that (a repaint still follows)."""
-        self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))
-        super()._watch_value(value)
+    #: Input sets its virtual size on every keystroke, and the layout it sees after a layout
+    #: differs from that, so with the stock reactive (``layout=True``) each keystroke re-lays out
+    #: the whole dashboard. This box never changes size: a new virtual size only repaints it.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=True)
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
         """Every printable key types into the query, never triggers a knob."""
