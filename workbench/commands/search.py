@@ -22,13 +22,10 @@ from workbench.commands.common import print_json, setting_from_args, use_color
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.search.embedders import ToolEmbeddingCache, resolve_embedder
-from workbench.search.engine import HoloDeckEngine
 from workbench.search.selection import ranked, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
-from workbench.tokens import token_table
-from workbench.workspace import Workspace
+from workbench.workspace import Workspace, build_workspace
 
 #: Rows the human table shows without ``--limit`` (at least: more when the cut is further down).
 DEFAULT_ROWS = 15
@@ -71,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def open_for_search(args: argparse.Namespace) -> Workspace:
-    """The workspace (agent, catalog, tokens, embedder, engine); a missing ``${VAR}`` only warns.
+    """The workspace (agent, catalog, tokens, embedder, engine), composed by
+    :func:`workbench.workspace.build_workspace` as for every command; a missing ``${VAR}`` only
+    warns.
 
     Ranking needs no secret that the catalog does not: like ``tools``, a missing variable becomes
     a warning, and an embedder that needs the key says so itself. Tool embeddings go through the
@@ -81,16 +80,7 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    model = agent.agent.model
-    choice = resolve_embedder(agent, args.embedder)
-    engine = HoloDeckEngine(
-        catalog,
-        choice.embedder,
-        embedding_cache=ToolEmbeddingCache.default() if choice.embedder else None,
-        no_embedder_reason=choice.note,
-    )
-    tokens = token_table(catalog, str(model.provider), model.name)
-    return Workspace(agent=agent, catalog=catalog, tokens=tokens, embedder=choice, engine=engine)
+    return build_workspace(agent, catalog, embedder_spec=args.embedder)
 
 
 def read_queries(path: str) -> list[str]:
