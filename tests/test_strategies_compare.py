@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from workbench.cli import main
-from workbench.commands.compare import case_result, choose
-from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
+from workbench.evaluate.cases import Case, CaseSet, ResolvedCase, load_cases, resolve_cases
+from workbench.evaluate.compare import case_result, choose, compare, stages
 from workbench.evaluate.metrics import score_case
 from workbench.evaluate.tuner import Budget
 from workbench.search.strategies import ENGINES, build_strategy
@@ -135,3 +135,31 @@ def test_compare_with_fewer_cases_than_folds_has_no_best_rows(
     text = capfd.readouterr().out
     assert "no best settings: they need at least 5 cases" in text
     assert "best" not in text.replace("no best settings", "")
+
+
+@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
+def test_compare_reports_progress_over_every_pass() -> None:
+    folder = DATASETS / "stackone"
+    ws = open_workspace(folder / "agent.yaml", catalog_file=folder / "catalog.json")
+    cases = resolve_cases(load_cases(folder / "cases.jsonl"), ws.catalog)
+    small = CaseSet(cases=cases.cases[::25])
+    seen: list[tuple[int, int]] = []
+    started: list[str] = []
+    report = compare(
+        ws, small, on_progress=lambda d, t: seen.append((d, t)), on_engine=started.append
+    )
+    assert started == stages() == ["holodeck", *ENGINES[:4], "anthropic (regex)", "toolkits"]
+    total = len(stages()) * len(small)
+    assert {t for _, t in seen} == {total}
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1] == (total, total)
+    assert report == compare(ws, small)  # the callbacks change nothing
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, total: int) -> None:
+        if done > len(small):
+            raise Stop
+
+    with pytest.raises(Stop):  # raising from the callback stops the run
+        compare(ws, small, on_progress=stop)

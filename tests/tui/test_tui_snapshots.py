@@ -7,13 +7,14 @@ network, no model, no timings on screen, so every run draws the same frame. Upda
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import REPO, research_app
+from tui_helpers import ENV, REPO, research_app
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
@@ -64,3 +65,26 @@ def test_error_screen(snap_compare: SnapCompare, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(REPO)  # the screen names the file as given: keep it relative
     app = HoloTuneApp(Options(agent=Path("tests/configs/bad_top_k.yaml"), environ={}))
     assert snap_compare(app, terminal_size=(120, 36), run_before=_after())
+
+
+def test_compare_engines_120x36(
+    snap_compare: SnapCompare, stackone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Compare-engines view after a run on every tenth stackone case (26: quick, and
+    enough for five folds), the agent named relative so no machine path is drawn."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(stackone / "agent.yaml", tmp_path / "agent.yaml")
+    lines = (stackone / "cases.jsonl").read_text().splitlines()[::10]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    options = Options(
+        agent=Path("agent.yaml"),
+        catalog=stackone / "catalog.json",
+        environ=ENV,
+        show_timing=False,
+    )
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _after("tab", "x")(pilot)
+        await _after("enter")(pilot)
+
+    assert snap_compare(HoloTuneApp(options), terminal_size=(120, 36), run_before=run_before)

@@ -31,6 +31,11 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("Catalog", "Every tool with its token cost", "show_tab('tab-catalog')"),
     ("Findings", "What the runtime will do differently", "show_tab('tab-findings')"),
     ("Evaluate", "Measure the setting on labelled queries", "evaluate"),
+    (
+        "Compare engines",
+        "Every tool-search engine on labelled queries: table and recall/tokens plot",
+        "compare_engines",
+    ),
     ("Focus query", "Back to the query input", "focus_query"),
     ("Toggle servers panel", "Show or hide servers and catalog", "toggle_sidebar"),
     ("Help", "Keys and what they do", "help"),

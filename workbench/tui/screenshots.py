@@ -1,12 +1,12 @@
 """Write SVG screenshots of the dashboard's main views from the real app (``make screenshots``).
 
-    python -m workbench.tui.screenshots DIR [--embedder SPEC] [--size 120x36]
+    python -m workbench.tui.screenshots DIR [--embedder SPEC] [--size 120x36] [--only VIEW ...]
 
 The app runs headless (``App.run_test``) on the research sample agent and its catalog snapshot
 (no server is started), copied to a temporary directory so the write-back view never touches the
-repository's file; the Evaluate view runs on the stackone data set of ../shared/datasets when it
-is there. By default the scores come from the local embedding model when it is
-installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
+repository's file; the Evaluate and Compare-engines views run on the stackone data set of
+../shared/datasets when it is there. By default the scores come from the local embedding model
+when it is installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -107,8 +107,15 @@ async def shoot(app: HoloTuneApp, steps: Steps, target: Path, size: tuple[int, i
         app.save_screenshot(filename=target.name, path=str(target.parent))
 
 
-async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Path]:
-    """Every view as ``out/<view>.svg``; returns the files written."""
+async def write_all(
+    out: Path, embedder: str, size: tuple[int, int], only: Sequence[str] = ()
+) -> list[Path]:
+    """Every view (or those named in ``only``) as ``out/<view>.svg``; returns the files
+    written."""
+
+    def wanted(name: str) -> bool:
+        return not only or name in only
+
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     out = out.resolve()
@@ -121,6 +128,8 @@ async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Pat
         os.chdir(tmp)  # files are named as given: relative paths, no machine path on screen
         try:
             for name, steps in VIEWS.items():
+                if not wanted(name):
+                    continue
                 options = Options(
                     agent=Path(AGENT),
                     catalog=SAMPLES / CATALOG,
@@ -132,12 +141,15 @@ async def write_all(out: Path, embedder: str, size: tuple[int, int]) -> list[Pat
                 target = out / f"{name}.svg"
                 await shoot(HoloTuneApp(options), steps, target, size)
                 written.append(target)
-            options = Options(agent=Path(broken.name), environ=_environ(), show_timing=False)
-            target = out / "error.svg"
-            await shoot(HoloTuneApp(options), _noop, target, size)
-            written.append(target)
+            if wanted("error"):
+                options = Options(agent=Path(broken.name), environ=_environ(), show_timing=False)
+                target = out / "error.svg"
+                await shoot(HoloTuneApp(options), _noop, target, size)
+                written.append(target)
             if (DATASET / "cases.jsonl").exists():
-                written.append(await _evaluate_view(Path(tmp), out, size))
+                for name, steps in DATASET_VIEWS.items():
+                    if wanted(name):
+                        written.append(await _dataset_view(Path(tmp), out, size, name, steps))
         finally:
             os.chdir(here)
     return written
@@ -153,11 +165,25 @@ async def _evaluate(pilot: Pilot[None]) -> None:
     await _press(pilot, "tab", "down", "down", "down")
 
 
-async def _evaluate_view(tmp: Path, out: Path, size: tuple[int, int]) -> Path:
-    """The Evaluate view on a labelled data set (stackone: 270 tools, 257 cases), run from
-    ``tmp`` so the cases path on screen is relative."""
-    for name in ("agent.yaml", "cases.jsonl"):
-        shutil.copyfile(DATASET / name, tmp / name)
+async def _compare_engines(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "x")
+    await _press(pilot, "enter")
+
+
+#: The views shot on the labelled data set.
+DATASET_VIEWS: dict[str, Steps] = {
+    "evaluate": _evaluate,
+    "compare-engines": _compare_engines,
+}
+
+
+async def _dataset_view(
+    tmp: Path, out: Path, size: tuple[int, int], name: str, steps: Steps
+) -> Path:
+    """A view on a labelled data set (stackone: 270 tools, 257 cases), run from ``tmp`` so the
+    cases path on screen is relative."""
+    for file in ("agent.yaml", "cases.jsonl"):
+        shutil.copyfile(DATASET / file, tmp / file)
     options = Options(
         agent=Path("agent.yaml"),
         catalog=(DATASET / "catalog.json").resolve(),
@@ -165,8 +191,8 @@ async def _evaluate_view(tmp: Path, out: Path, size: tuple[int, int]) -> Path:
         environ=_environ(),
         show_timing=False,
     )
-    target = out / "evaluate.svg"
-    await shoot(HoloTuneApp(options), _evaluate, target, size)
+    target = out / f"{name}.svg"
+    await shoot(HoloTuneApp(options), steps, target, size)
     return target
 
 
@@ -177,10 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="directory for the SVG files")
     parser.add_argument("--embedder", default=None, help="embedder spec (default: local or none)")
     parser.add_argument("--size", default="120x36", help="terminal size, COLSxROWS")
+    parser.add_argument(
+        "--only", nargs="+", default=(), metavar="VIEW", help="write only these views"
+    )
     args = parser.parse_args(argv)
     cols, _, rows = args.size.partition("x")
     embedder = args.embedder or default_embedder()
-    files = asyncio.run(write_all(args.out, embedder, (int(cols), int(rows))))
+    files = asyncio.run(write_all(args.out, embedder, (int(cols), int(rows)), args.only))
     for path in files:
         print(path)
     return 0

@@ -50,6 +50,7 @@ from workbench.tui.messages import (
     ToggleAlways,
 )
 from workbench.tui.options import Options
+from workbench.tui.screens.compare import CompareEnginesScreen
 from workbench.tui.screens.evaluate import Choice, EvaluateScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.help import HelpScreen
@@ -135,6 +136,12 @@ class DashboardScreen(Screen[None]):
         _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
         _b("slash", "focus_query", "query", "Back to the query", key_display="/"),
         _b("v", "evaluate", "evaluate", "Measure the setting on labelled queries"),
+        _b(
+            "x",
+            "compare_engines",
+            "engines",
+            "Every search engine on labelled queries: table and recall/tokens plot",
+        ),
         _b(
             "a",
             "toggle_always",
@@ -723,6 +730,12 @@ class DashboardScreen(Screen[None]):
             return
         screen = EvaluateScreen(self.lab, Path(self.agent.path))
         self.app.push_screen(screen, self._evaluated)
+
+    def action_compare_engines(self) -> None:
+        if self.lab is None:
+            self.notify("The catalog is still loading.", title="compare engines")
+            return
+        self.app.push_screen(CompareEnginesScreen(self.lab, Path(self.agent.path)))
 
     def _evaluated(self, choice: Choice | None) -> None:
         lab = self.lab

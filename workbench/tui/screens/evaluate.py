@@ -19,30 +19,22 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import HoloTuneError
-from workbench.evaluate import (
-    CaseSet,
-    EvalReport,
-    FrontPoint,
-    cases_from_agent,
-    evaluate,
-    load_cases,
-    pareto_front,
-    resolve_cases,
-    sweep_settings,
+from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
+from workbench.tui.caseruns import (
+    RunProgress,
+    default_cases,
+    progress_poster,
+    read_cases,
 )
 from workbench.tui.lab import Lab
 from workbench.tui.widgets.front_plot import FrontPlot, PlotData
 from workbench.tui.widgets.row_list import Line, RowList
-
-#: The value of the path input that means "the agent's own test_cases".
-AGENT_CASES = "(the agent's test_cases)"
 
 
 @dataclass(frozen=True)
@@ -61,24 +53,6 @@ class Outcome:
     front: list[FrontPoint]
     warnings: list[str]
     cases: int
-
-
-@dataclass
-class _Progress(Message):
-    done: int
-    total: int
-
-
-class _Stopped(Exception):
-    """The run was cancelled (raised from the progress callback, as the core allows)."""
-
-
-def default_cases(agent_path: Path) -> str:
-    """A ``cases.jsonl``/``cases.yaml`` beside the agent if there is one, else its test_cases."""
-    for name in ("cases.jsonl", "cases.yaml", "cases.yml"):
-        if (agent_path.parent / name).exists():
-            return str(agent_path.parent / name)
-    return AGENT_CASES
 
 
 def metric_cards(report: EvalReport) -> list[tuple[str, str]]:
@@ -165,14 +139,8 @@ class EvaluateScreen(Screen[Choice | None]):
         """Thread worker: every step is a core call; progress is posted, never drawn here."""
         worker = get_current_worker()
         ws = self.lab.workspace
-
-        def progress(done: int, total: int) -> None:
-            if worker.is_cancelled:
-                raise _Stopped
-            self.post_message(_Progress(done, total))
-
-        raw = cases_from_agent(ws.agent) if path in ("", AGENT_CASES) else load_cases(path)
-        cases: CaseSet = resolve_cases(raw, ws.catalog)
+        progress = progress_poster(self, lambda: worker.is_cancelled)
+        cases = read_cases(path, ws)
         report = evaluate(
             ws.engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage
         )
@@ -187,8 +155,8 @@ class EvaluateScreen(Screen[Choice | None]):
         )
         return Outcome(report, pareto_front(result), cases.warnings(), len(cases))
 
-    @on(_Progress)
-    def _progress(self, message: _Progress) -> None:
+    @on(RunProgress)
+    def _progress(self, message: RunProgress) -> None:
         self.query_one(ProgressBar).update(total=message.total, progress=message.done)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

@@ -26,6 +26,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `n` `N` | always_include_top_n_used + / − |
 | `c` | compare semantic, bm25 and hybrid for this query |
 | `v` | evaluate: labelled queries, metrics, the recall/tokens front, the misses |
+| `x` | compare engines: every tool-search engine on labelled queries, one recall/tokens plot |
 | `t` | the catalog tab (every tool, its server, tokens and description) |
 | `d` | the findings (what the runtime will do differently) |
 | `h` | recent queries (Enter runs one again) |

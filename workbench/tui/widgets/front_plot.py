@@ -1,5 +1,8 @@
 """The recall-versus-tokens front as a character plot, the current setting marked.
 
+:func:`scatter_text` draws any number of series on that plane (the Compare-engines view's plot
+of every engine uses it too).
+
 x: mean tokens sent per query (0 at the left), y: recall (1.0 at the top). Front points are
 ``•``, the current setting ``◆``; a point under the cursor of the front list is ``●``.
 """
@@ -24,6 +27,16 @@ class PlotData:
     highlighted: int | None = None
 
 
+@dataclass(frozen=True)
+class Series:
+    """Points ``(tokens, recall)`` drawn with one marker and style, named in a legend."""
+
+    label: str
+    marker: str
+    style: str
+    points: tuple[tuple[float, float], ...]
+
+
 def _cell(
     tokens: float, recall: float, top: float, low: float, width: int, height: int
 ) -> tuple[int, int]:
@@ -37,24 +50,25 @@ def recall_floor(recalls: Sequence[float]) -> float:
     return math.floor(min(recalls, default=0.0) * 10) / 10
 
 
-def plot_text(data: PlotData, width: int, height: int) -> Text:
-    """The plot as ``height`` lines of ``width`` cells, axis labels included (pure)."""
+def scatter_text(series: Sequence[Series], width: int, height: int) -> Text:
+    """Every series on one recall-versus-tokens plane, as ``height`` lines of ``width`` cells,
+    axis labels included (pure). Later series draw over earlier ones where they share a cell.
+
+    x: 0 to the most tokens of any point; y: 1.0 at the top, down to the lowest recall's tenth
+    (at most 0.9, so a plot of good points still shows a scale).
+    """
     label = 6  # "1.00 │" on the y axis
     inner_w, inner_h = max(width - label, 8), max(height - 1, 3)
-    xs = [t for t, _ in data.points] + ([data.current[0]] if data.current else [])
-    top = max(xs, default=1.0) or 1.0
-    ys = [r for _, r in data.points] + ([data.current[1]] if data.current else [])
-    low = min(recall_floor(ys), 0.9)
+    every = [point for s in series for point in s.points]
+    top = max((t for t, _ in every), default=1.0) or 1.0
+    low = min(recall_floor([r for _, r in every]), 0.9)
     grid = [[" "] * inner_w for _ in range(inner_h)]
     styles: dict[tuple[int, int], str] = {}
-    for n, (tokens, recall) in enumerate(data.points):
-        x, y = _cell(tokens, recall, top, low, inner_w, inner_h)
-        grid[y][x] = "●" if n == data.highlighted else "•"
-        styles[(x, y)] = "bold yellow" if n == data.highlighted else "cyan"
-    if data.current is not None:
-        x, y = _cell(*data.current, top, low, inner_w, inner_h)
-        grid[y][x] = "◆"
-        styles[(x, y)] = "bold magenta"
+    for s in series:
+        for tokens, recall in s.points:
+            x, y = _cell(tokens, recall, top, low, inner_w, inner_h)
+            grid[y][x] = s.marker
+            styles[(x, y)] = s.style
     text = Text()
     for y, row in enumerate(grid):
         axis = "1.00 " if y == 0 else f"{low:.2f} " if y == inner_h - 1 else "     "
@@ -65,6 +79,16 @@ def plot_text(data: PlotData, width: int, height: int) -> Text:
     scale = f"0 … {top:,.0f} tokens sent (mean)"
     text.append(" " * (label - 1) + "└" + scale.rjust(inner_w, "─"), style="dim")
     return text
+
+
+def plot_text(data: PlotData, width: int, height: int) -> Text:
+    """The front (``•``), its highlighted point (``●``) and the current setting (``◆``)."""
+    series = [Series("front", "•", "cyan", data.points)]
+    if data.highlighted is not None and 0 <= data.highlighted < len(data.points):
+        series.append(Series("highlighted", "●", "bold yellow", (data.points[data.highlighted],)))
+    if data.current is not None:
+        series.append(Series("current", "◆", "bold magenta", (data.current,)))
+    return scatter_text(series, width, height)
 
 
 class FrontPlot(Widget):

@@ -1,0 +1,436 @@
+"""Every tool-search engine on the same labelled queries and the same token table.
+
+HoloDeck's filter (``holodeck``) and the strategy engines of ``workbench.search.strategies``
+(docs/strategies.md). Each engine is measured at its defaults and at its best setting; HoloDeck
+also at the agent's own block. The figures are DESIGN.md's (hit, recall, top1, mrr, mean tokens
+sent, reduction), computed with :mod:`workbench.evaluate.metrics`' per-case rules and means,
+tokens under each engine's own accounting.
+
+*Best* is chosen the same way for every engine and measured held-out: the tuner's default rule
+(the cheapest setting within ``KNEE_TOLERANCE`` recall of the best one that sends at most
+``DEFAULT_SHARE`` of all tokens), chosen on four folds and measured on the fifth, five times over.
+For ``holodeck`` that is ``tune`` itself over its whole sweep; for the other engines it is their
+``grid()`` (the knobs each can vary from one search). The setting shown is the one chosen on every
+case.
+
+:func:`compare` is what ``holo-tune compare`` prints and the dashboard's Compare-engines view
+shows; it is plain and thread-safe to call from a worker (``on_progress(done, total)`` feeds a
+progress bar, and raising from it stops the run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from workbench.catalog.models import Catalog
+from workbench.config.filtering import ToolFiltering
+from workbench.evaluate.cases import CaseSet, ResolvedCase
+from workbench.evaluate.metrics import CaseResult, Metrics, Progress, Ranker, aggregate, evaluate
+from workbench.evaluate.runs import tune_cases
+from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
+from workbench.search.embedders import EmbedderChoice
+from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
+from workbench.search.strategies.base import StrategyResult
+from workbench.search.types import FloatArray, IntArray
+from workbench.tokens import TokenTable
+
+#: Called with an engine's name as its measurement starts.
+EngineStarted = Callable[[str], None]
+
+
+class Opened(Protocol):
+    """What :func:`compare` needs of an opened agent (``workbench.workspace.Workspace``)."""
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def tokens(self) -> TokenTable: ...
+
+    @property
+    def engine(self) -> Ranker: ...
+
+    @property
+    def embedder(self) -> EmbedderChoice: ...
+
+    @property
+    def setting(self) -> ToolFiltering: ...
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One engine at one setting, with its figures."""
+
+    engine: str
+    #: ``default``, ``agent`` (HoloDeck: the YAML's block) or ``best``.
+    setting: str
+    params: dict[str, Any]
+    metrics: Metrics
+    #: True when the figures are held-out (``best`` rows).
+    heldout: bool = False
+    #: What the reader must know to read the row (e.g. an engine running without its embedder).
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "setting": self.setting,
+            "params": self.params,
+            "heldout": self.heldout,
+            "note": self.note,
+            "metrics": self.metrics.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One setting of one engine on the recall-versus-tokens plane (means over every case)."""
+
+    engine: str
+    params: dict[str, Any]
+    recall: float
+    tokens: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "params": self.params,
+            "recall": self.recall,
+            "tokens_selected_mean": self.tokens,
+        }
+
+
+@dataclass(frozen=True)
+class CompareReport:
+    """The rows of the table, and every engine's settings as points for a recall/tokens plot:
+    each grid point of the strategy engines, HoloDeck's Pareto front (in-sample)."""
+
+    cases: int
+    tokens_all: int
+    encoding: str
+    exact: bool
+    rows: list[CompareRow]
+    points: list[CurvePoint] = dataclasses.field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "tokens": {"all": self.tokens_all, "encoding": self.encoding, "exact": self.exact},
+            "rows": [row.to_json() for row in self.rows],
+            "points": [point.to_json() for point in self.points],
+        }
+
+    def engines(self) -> list[str]:
+        """The engines of the rows, in table order."""
+        return list(dict.fromkeys(row.engine for row in self.rows))
+
+
+# ------------------------------------------------------------------------------- per-case rules
+
+
+def case_result(
+    case: ResolvedCase, result: StrategyResult, wanted: npt.NDArray[np.bool_] | None = None
+) -> CaseResult:
+    """DESIGN.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules).
+
+    ``wanted`` (optional, for speed) is the case's mask of expected tools over the catalog.
+    """
+    chosen = set(result.sent)
+    sent = tuple(any(i in chosen for i in group) for group in case.groups)
+    if wanted is None:
+        wanted = expected_mask(case, int(result.scores.shape[0]))
+    hits = np.flatnonzero(wanted[result.order]) if result.order.size else result.order
+    return CaseResult(
+        case=case,
+        selected=result.sent,
+        sent=sent,
+        top1=bool(hits.size) and int(hits[0]) == 0,
+        rank_of_first=int(hits[0]) + 1 if hits.size else None,
+        tokens=result.tokens,
+    )
+
+
+def expected_mask(case: ResolvedCase, size: int) -> npt.NDArray[np.bool_]:
+    """A catalog-sized mask of the tools that satisfy any of the case's expected names."""
+    mask = np.zeros(size, dtype=np.bool_)
+    for group in case.groups:
+        mask[list(group)] = True
+    return mask
+
+
+def choose(recall: FloatArray, tokens: FloatArray, tokens_all: int, budget: Budget) -> int:
+    """The tuner's rule over grid points (rows): the cheapest within tolerance of the best recall
+    among those within the budget; the cheapest of all when none fits. Ties: grid order."""
+    limit = budget.limit(tokens_all)
+    fits = tokens <= limit + 1e-9
+    if not fits.any():
+        return int(np.flatnonzero(tokens <= tokens.min() + 1e-9)[0])
+    best = recall[fits].max()
+    pool = np.flatnonzero(fits & (recall >= best - budget.tolerance - 1e-12))
+    return int(pool[np.lexsort((-recall[pool], tokens[pool]))][0])
+
+
+@dataclass(frozen=True)
+class GridFigures:
+    """Every case under every grid point of one engine."""
+
+    results: list[list[CaseResult]]  # [grid point][case]
+    recall: FloatArray  # [grid point, case]
+    tokens: FloatArray  # [grid point, case]
+
+    def pick(self, cases: IntArray, tokens_all: int, budget: Budget) -> int:
+        return choose(
+            self.recall[:, cases].mean(axis=1),
+            self.tokens[:, cases].mean(axis=1),
+            tokens_all,
+            budget,
+        )
+
+
+def grid_figures(
+    strategy: Strategy, items: Sequence[ResolvedCase], on_progress: Progress | None = None
+) -> GridFigures:
+    """Every case searched once per case (``run_grid``), scored at every grid point."""
+    per_point: list[list[CaseResult]] = [[] for _ in strategy.grid()]
+    for done, case in enumerate(items, start=1):
+        results = strategy.run_grid(case.query)
+        wanted = expected_mask(case, int(results[0].scores.shape[0])) if results else None
+        for point, result in enumerate(results):
+            per_point[point].append(case_result(case, result, wanted))
+        if on_progress is not None:
+            on_progress(done, len(items))
+    recall = np.array([[r.recall for r in rs] for rs in per_point], dtype=np.float64)
+    tokens = np.array([[r.tokens for r in rs] for rs in per_point], dtype=np.float64)
+    return GridFigures(per_point, recall, tokens)
+
+
+def heldout(figures: GridFigures, tokens_all: int, budget: Budget, folds: int) -> Metrics:
+    """The rule's figures on folds it did not choose on (k-fold)."""
+    n = figures.recall.shape[1]
+    fold_of = fold_assignment(n, folds)
+    picked: list[CaseResult | None] = [None] * n
+    for fold in range(folds):
+        train = np.flatnonzero(fold_of != fold)
+        point = figures.pick(train, tokens_all, budget)
+        for c in np.flatnonzero(fold_of == fold).tolist():
+            picked[c] = figures.results[point][c]
+    return aggregate([r for r in picked if r is not None], tokens_all)
+
+
+# ------------------------------------------------------------------------------------- engines
+
+
+def params_json(params: Any) -> dict[str, Any]:
+    """A params dataclass as plain JSON types."""
+    return {key: _plain(value) for key, value in dataclasses.asdict(params).items()}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+#: The parameters worth reading in a table cell, per strategy engine.
+SHOWN_PARAMS: dict[str, tuple[str, ...]] = {
+    "stackone": ("alpha", "bm25_norm", "limit"),
+    "argus": ("limit", "scorer"),
+    "pizzapi": ("max_results", "token_threshold"),
+    "anthropic": ("variant", "max_results"),
+    "toolkits": ("threshold",),
+}
+
+
+def params_text(engine: str, params: Mapping[str, Any]) -> str:
+    """The knobs of one setting worth reading in a table cell (the CLI's and the view's)."""
+    p = params
+    if engine == "holodeck":
+        text = f"{p['search_method']} top_k {p['top_k']} threshold {p['similarity_threshold']:.2f}"
+        if p["always_include"]:
+            text += f" always {len(p['always_include'])}"
+        if p["always_include_top_n_used"]:
+            text += f" top_n_used {p['always_include_top_n_used']}"
+        return text
+    return " ".join(f"{k} {p[k]}" for k in SHOWN_PARAMS[engine])
+
+
+def measure_strategy(
+    name: str,
+    strategy: Strategy,
+    cases: CaseSet,
+    tokens_all: int,
+    folds: int,
+    on_progress: Progress | None = None,
+) -> tuple[list[CompareRow], list[CurvePoint]]:
+    """An engine's ``default`` row (its build parameters), its ``best`` row, and every grid
+    point's mean recall and tokens.
+
+    Every grid includes the engine's own parameters, so the default row is read off the grid's
+    results (``run_grid`` equals ``run`` at each point) instead of searching twice.
+    """
+    items = cases.cases
+    grid = strategy.grid()
+    figures = grid_figures(strategy, items, on_progress)
+    if strategy.params in grid:
+        per_case = figures.results[grid.index(strategy.params)]
+    else:
+        per_case = [case_result(c, strategy.run(c.query)) for c in items]
+    default = aggregate(per_case, tokens_all)
+    rows = [CompareRow(name, "default", params_json(strategy.params), default)]
+    if len(grid) > 1 and len(items) >= folds:
+        budget = Budget()
+        everyone = np.arange(len(items), dtype=np.int64)
+        chosen = grid[figures.pick(everyone, tokens_all, budget)]
+        rows.append(
+            CompareRow(
+                name,
+                "best",
+                params_json(chosen),
+                heldout(figures, tokens_all, budget, folds),
+                heldout=True,
+            )
+        )
+    points = []
+    if items:
+        for params, recall, tokens in zip(
+            grid, figures.recall.mean(axis=1), figures.tokens.mean(axis=1), strict=True
+        ):
+            points.append(CurvePoint(name, params_json(params), float(recall), float(tokens)))
+    return rows, points
+
+
+def _span(on_progress: Progress | None, low: float, high: float) -> Progress | None:
+    """``on_progress`` for one part of a stage: its ``(done, total)`` mapped onto
+    ``[low, high]`` of the stage (fractions)."""
+    if on_progress is None:
+        return None
+
+    def step(done: int, total: int) -> None:
+        share = done / total if total else 1.0
+        on_progress(round((low + (high - low) * share) * 1000), 1000)
+
+    return step
+
+
+def measure_holodeck(
+    ws: Opened, cases: CaseSet, folds: int, on_progress: Progress | None = None
+) -> tuple[list[CompareRow], list[CurvePoint]]:
+    """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned; the tuner's
+    Pareto front as points."""
+    tokens = ws.tokens
+    rows: list[CompareRow] = []
+    tuning = len(cases) >= folds
+    # Ranking every case: once per evaluation, three times (one per method) for the tuner.
+    share = 0.2 if tuning else 0.5
+    settings = (("default", ToolFiltering(enabled=True)), ("agent", ws.setting))
+    for n, (label, setting) in enumerate(settings):
+        step = _span(on_progress, n * share, (n + 1) * share)
+        report = evaluate(ws.engine, ws.catalog, tokens, cases, setting, on_progress=step)
+        note = None
+        if report.scored_by:
+            note = f"{setting.search_method} is {report.scored_by} here (the runtime's fallback)"
+        rows.append(CompareRow("holodeck", label, setting.block(), report.metrics, note=note))
+    if tuning:
+        tuned = tune_cases(
+            ws.engine,
+            ws.catalog,
+            tokens,
+            cases,
+            ws.setting,
+            Budget(),
+            folds=folds,
+            on_progress=_span(on_progress, 2 * share, 1.0),
+        )
+        rows.append(
+            CompareRow(
+                "holodeck",
+                "best",
+                tuned.outcome.setting.block(),
+                tuned.outcome.heldout,
+                heldout=True,
+            )
+        )
+        front = tuned.outcome.front
+        return rows, [CurvePoint("holodeck", p.setting.block(), p.recall, p.tokens) for p in front]
+    return rows, []
+
+
+def stages(engines: Sequence[str] = ENGINES) -> list[str]:
+    """The passes over the cases :func:`compare` makes, in order (anthropic twice: its BM25
+    and its regex variants)."""
+    out = ["holodeck"]
+    for name in engines:
+        out.append(name)
+        if name == "anthropic":
+            out.append("anthropic (regex)")
+    return out
+
+
+def compare(
+    ws: Opened,
+    cases: CaseSet,
+    *,
+    engines: Sequence[str] = ENGINES,
+    folds: int = DEFAULT_FOLDS,
+    on_engine: EngineStarted | None = None,
+    on_progress: Progress | None = None,
+) -> CompareReport:
+    """Every engine on ``cases``: the table ``compare`` prints (and the dashboard's numbers).
+
+    ``on_engine(name)`` is called as each engine starts; ``on_progress(done, total)`` counts
+    cases over every pass (:func:`stages`), ``total`` = passes x cases.
+    """
+    tokens_all = int(ws.tokens.all)
+    passes = stages(engines)
+    per_pass = max(len(cases), 1)
+    total = len(passes) * per_pass
+
+    def stage(index: int) -> Progress | None:
+        if on_engine is not None:
+            on_engine(passes[index])
+        if on_progress is None:
+            return None
+        on_progress(index * per_pass, total)
+
+        def step(done: int, of: int) -> None:
+            share = done / of if of else 1.0
+            on_progress(index * per_pass + round(share * per_pass), total)
+
+        return step
+
+    rows, points = measure_holodeck(ws, cases, folds, stage(0))
+    at = 1
+    for name in engines:
+        embedder = ws.embedder.embedder
+        strategy = build_strategy(name, ws.catalog, ws.tokens, embedder=embedder)
+        found, curve = measure_strategy(name, strategy, cases, tokens_all, folds, stage(at))
+        at += 1
+        if name == "toolkits" and embedder is None:
+            note = "no embedder: toolkits activate by keyword only, and none are configured"
+            found = [dataclasses.replace(row, note=note) for row in found]
+        rows += found
+        points += curve
+        if name == "anthropic":
+            regex = build_strategy(name, ws.catalog, ws.tokens, AnthropicParams(variant="regex"))
+            found, curve = measure_strategy(name, regex, cases, tokens_all, folds, stage(at))
+            at += 1
+            rows += [dataclasses.replace(row, setting=f"{row.setting} (regex)") for row in found]
+            points += curve
+    if on_progress is not None:
+        on_progress(total, total)
+    return CompareReport(
+        cases=len(cases),
+        tokens_all=tokens_all,
+        encoding=ws.tokens.encoding,
+        exact=ws.tokens.exact,
+        rows=rows,
+        points=points,
+    )

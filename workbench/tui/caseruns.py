@@ -1,0 +1,76 @@
+"""What the views that run labelled cases share (Evaluate, Compare engines).
+
+Where the cases come from (the agent's own ``test_cases`` or a file), and how a thread worker
+reports progress: it posts :class:`RunProgress` to its screen (it never touches a widget) and
+stops at the next progress call once the worker is cancelled (the core lets a progress callback
+raise to stop a run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.message import Message
+from textual.message_pump import MessagePump
+
+from workbench.config import AgentConfig
+from workbench.errors import HoloTuneError
+from workbench.evaluate import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.workspace import Workspace
+
+#: The value of the path input that means "the agent's own test_cases".
+AGENT_CASES = "(the agent's test_cases)"
+#: Case files looked for beside the agent.
+BESIDE = ("cases.jsonl", "cases.yaml", "cases.yml")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class RunProgress(Message):
+    """``done`` of ``total`` steps of a run (posted from a thread worker)."""
+
+    done: int
+    total: int
+
+
+class Stopped(Exception):
+    """The run was cancelled (raised from the progress callback, as the core allows)."""
+
+
+def default_cases(agent_path: Path) -> str:
+    """A ``cases.jsonl``/``cases.yaml`` beside the agent if there is one, else its test_cases."""
+    for name in BESIDE:
+        if (agent_path.parent / name).exists():
+            return str(agent_path.parent / name)
+    return AGENT_CASES
+
+
+def agent_cases_first(agent: AgentConfig, agent_path: Path) -> str:
+    """The agent's own test_cases when it has labelled ones, else :func:`default_cases`."""
+    try:
+        own = cases_from_agent(agent)
+    except HoloTuneError:  # malformed test_cases: running them says why
+        return AGENT_CASES
+    return AGENT_CASES if own else default_cases(agent_path)
+
+
+def read_cases(path: str, ws: Workspace) -> CaseSet:
+    """The cases the path input names, resolved against the catalog (slow on a large file: call
+    from the worker)."""
+    raw = cases_from_agent(ws.agent) if path in ("", AGENT_CASES) else load_cases(path)
+    return resolve_cases(raw, ws.catalog)
+
+
+def progress_poster(target: MessagePump, is_cancelled: Callable[[], bool]) -> Progress:
+    """An ``on_progress(done, total)`` for the core that posts :class:`RunProgress` to
+    ``target`` and raises :class:`Stopped` once ``is_cancelled()``."""
+
+    def progress(done: int, total: int) -> None:
+        if is_cancelled():
+            raise Stopped
+        target.post_message(RunProgress(done, total))
+
+    return progress

@@ -1,0 +1,241 @@
+"""The Compare-engines view: every tool-search engine on the same labelled queries.
+
+The numbers of ``holo-tune compare`` (a thread worker calls the core's
+:func:`workbench.evaluate.compare.compare`): one table row per engine at its defaults and at its
+best setting (HoloDeck also at the agent's block) with hit, recall, top1, mrr, tokens sent,
+reduction and the parameters; and one plot with the recall-versus-tokens points of every engine,
+HoloDeck's current setting (the knobs) marked. Cases are the agent's own ``test_cases`` by
+default, or a file named in the path input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import ClassVar, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workbench.errors import HoloTuneError
+from workbench.evaluate import evaluate
+from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
+from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.tui.caseruns import RunProgress, agent_cases_first, progress_poster, read_cases
+from workbench.tui.lab import Lab
+from workbench.tui.widgets.engines_plot import EnginesPlot, EnginesPlotData, engine_series
+
+#: The table's columns: (label, right-aligned). ``tokens`` is the mean sent per request, ``saved``
+#: the reduction against sending every tool: the CLI's labels (and the table fits 120 columns).
+COLUMNS: tuple[tuple[str, bool], ...] = (
+    ("engine", False),
+    ("setting", False),
+    ("hit", True),
+    ("recall", True),
+    ("top1", True),
+    ("mrr", True),
+    ("tokens", True),
+    ("saved", True),
+    ("params", False),
+)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One run: the report, HoloDeck's current setting as ``(tokens, recall)``, the warnings."""
+
+    report: CompareReport
+    current: tuple[float, float]
+    #: True when the knobs hold the file's block (the current point is the ``agent`` row).
+    current_is_file: bool
+    warnings: list[str]
+
+
+@dataclass
+class _Stage(Message):
+    """The engine the worker is measuring now."""
+
+    engine: str
+
+
+def row_cells(row: CompareRow) -> tuple[str, ...]:
+    """One table row as the cells of :data:`COLUMNS` (pure; the CLI's formats)."""
+    m = row.metrics
+    return (
+        row.engine,
+        row.setting + ("*" if row.heldout else ""),
+        f"{m.hit:.3f}",
+        f"{m.recall:.3f}",
+        f"{m.top1:.3f}",
+        f"{m.mrr:.3f}",
+        f"{m.tokens_selected_mean:,.0f}",
+        f"{m.token_reduction:.1%}",
+        params_text(row.engine, row.params),
+    )
+
+
+def row_key(row: CompareRow) -> str:
+    return f"{row.engine}/{row.setting}"
+
+
+def summary(report: CompareReport, tools: int) -> str:
+    """The status line after a run."""
+    line = (
+        f"{report.cases} cases · {tools} tools · all tools {report.tokens_all:,} tokens "
+        f"({report.encoding}, {'exact' if report.exact else 'estimate'})"
+    )
+    if any(row.heldout for row in report.rows):
+        return line + f" · * held-out ({DEFAULT_FOLDS} folds)"
+    return line + f" · no best settings: they need at least {DEFAULT_FOLDS} cases"
+
+
+class CompareEnginesScreen(Screen[None]):
+    """Every engine's figures on the same cases, and their recall/tokens points."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "back", tooltip="Back to the dashboard", id="compare-back"),
+        Binding(
+            "ctrl+g",
+            "run",
+            "run",
+            tooltip="Run every engine on the cases",
+            id="compare-run",
+            priority=True,
+        ),
+    ]
+
+    def __init__(self, lab: Lab, agent_path: Path) -> None:
+        super().__init__(id="compare-engines")
+        self.lab = lab
+        self.agent_path = agent_path
+        self.outcome: Outcome | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="cmp-box"):
+            with Horizontal(id="cmp-top"):
+                cases = agent_cases_first(self.lab.workspace.agent, self.agent_path)
+                yield Input(cases, id="cmp-cases")
+                yield ProgressBar(id="cmp-progress", show_eta=False)
+            yield Static("", id="cmp-status")
+            table: DataTable[Text] = DataTable(
+                id="cmp-table", cursor_type="row", zebra_stripes=True
+            )
+            yield table
+            yield Static("", id="cmp-notes")
+            yield EnginesPlot(id="cmp-plot")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = cast("DataTable[Text]", self.query_one("#cmp-table", DataTable))
+        for label, right in COLUMNS:
+            table.add_column(Text(label, justify="right" if right else "left"), key=label)
+        self.query_one("#cmp-status", Static).update(
+            "Every engine at its defaults and at its best setting on the same cases. "
+            "Enter in the path (or ctrl+g) runs."
+        )
+        self.query_one("#cmp-cases", Input).focus()
+
+    # -- running ---------------------------------------------------------------------------
+    @on(Input.Submitted, "#cmp-cases")
+    def action_run(self) -> None:
+        self.query_one("#cmp-status", Static).update("running…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        path = self.query_one("#cmp-cases", Input).value.strip()
+        self.run_worker(
+            partial(self._run, path),
+            name="compare-engines",
+            group="compare-engines",
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            description="compare every engine on the cases",
+        )
+
+    def _run(self, path: str) -> Outcome:
+        """Thread worker: core calls only; progress and stages are posted, never drawn here."""
+        worker = get_current_worker()
+        lab = self.lab
+        ws = lab.workspace
+        progress = progress_poster(self, lambda: worker.is_cancelled)
+        cases = read_cases(path, ws)
+
+        def started(engine: str) -> None:
+            self.post_message(_Stage(engine))
+
+        report = compare(ws, cases, on_engine=started, on_progress=progress)
+        setting = lab.setting
+        if setting == ws.setting:
+            agent = next(r for r in report.rows if (r.engine, r.setting) == ("holodeck", "agent"))
+            current = (agent.metrics.tokens_selected_mean, agent.metrics.recall)
+        else:
+            now = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
+            current = (now.metrics.tokens_selected_mean, now.metrics.recall)
+        return Outcome(report, current, setting == ws.setting, cases.warnings())
+
+    @on(RunProgress)
+    def _progress(self, message: RunProgress) -> None:
+        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
+
+    @on(_Stage)
+    def _stage(self, message: _Stage) -> None:
+        self.query_one("#cmp-status", Static).update(f"running… {message.engine}")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "compare-engines":
+            return
+        status = self.query_one("#cmp-status", Static)
+        if event.state == WorkerState.ERROR:
+            err = event.worker.error
+            text = str(err) if isinstance(err, HoloTuneError) else f"comparison failed: {err}"
+            status.update(Text(f"✗ {text}", style="bold red"))
+        elif event.state == WorkerState.CANCELLED:
+            status.update("stopped")
+        elif event.state == WorkerState.SUCCESS:
+            self._show(cast(Outcome, event.worker.result))
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _show(self, outcome: Outcome) -> None:
+        self.outcome = outcome
+        report = outcome.report
+        line = summary(report, len(self.lab.workspace.catalog))
+        if outcome.warnings:
+            line += f" · ⚠ {outcome.warnings[0]}"
+        self.query_one("#cmp-status", Static).update(line)
+        table = cast("DataTable[Text]", self.query_one("#cmp-table", DataTable))
+        table.clear()
+        for row in report.rows:
+            cells = row_cells(row)
+            table.add_row(
+                *(
+                    Text(cell, justify="right" if right else "left")
+                    for cell, (_, right) in zip(cells, COLUMNS, strict=True)
+                ),
+                key=row_key(row),
+            )
+        table.focus()  # the rows to read (shift+tab goes back to the cases path)
+        notes = [f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note]
+        where = "the agent's block" if outcome.current_is_file else "the knobs, not written yet"
+        notes.append(
+            f"◆ HoloDeck now ({where}) · tokens: mean sent per request, by each engine's "
+            "accounting · saved: vs all tools"
+        )
+        self.query_one("#cmp-notes", Static).update(Text("\n".join(notes), style="dim"))
+        self.query_one(EnginesPlot).data = EnginesPlotData(
+            series=tuple(engine_series(report)), current=outcome.current
+        )
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """The table's cells as text, row by row (what the user reads)."""
+        table = cast("DataTable[Text]", self.query_one("#cmp-table", DataTable))
+        return [tuple(cell.plain for cell in table.get_row_at(i)) for i in range(table.row_count)]
+
+    def action_close(self) -> None:
+        self.dismiss(None)
