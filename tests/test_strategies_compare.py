@@ -19,7 +19,7 @@ from workbench.search.strategies.base import StrategyResult
 from workbench.search.types import Ranking
 from workbench.workspace import open_workspace
 
-DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
 
 def test_choose_is_the_tuners_knee_rule() -> None:
