@@ -30,6 +30,10 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: ``eval --engine`` choices: ``holodeck`` and ``workbench.search.strategies.ENGINES`` (kept literal
+#: so ``--help`` does not import the engines; a test keeps the two equal).
+ENGINE_NAMES = ("holodeck", "stackone", "argus", "pizzapi", "anthropic", "toolkits")
+
 APPLY_EPILOG = (
     "Only the tool_filtering block changes; every other byte stays. Keys the block has keep "
     "their place and comments; a missing key is added only when its value is not HoloDeck's "
@@ -146,6 +150,21 @@ def build_parser() -> Parsers:
     _common(p, embedder=True)
     p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
     _setting_flags(p)
+    g = p.add_argument_group("another engine (README, The strategy lab)")
+    g.add_argument(
+        "--engine",
+        choices=ENGINE_NAMES,
+        default="holodeck",
+        help="the tool-search design to measure (default: holodeck, with the setting flags)",
+    )
+    g.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of --engine (repeatable), e.g. alpha=0.3, keep_tools=a,b, "
+        "server_defer=memory:false",
+    )
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
     p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, eval --json)")
 

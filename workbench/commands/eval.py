@@ -1,9 +1,12 @@
-"""``holo-tune eval AGENT.yaml [--cases FILE] [setting flags] [--json] [--min-recall R]``.
+"""``holo-tune eval AGENT.yaml [--cases FILE] [setting flags | --engine NAME --param K=V] [--json]
+[--min-recall R]``.
 
 Measures one setting (the flags over the file's block, then HoloDeck's defaults) on labelled
 queries: every case is ranked and run through the runtime's selection. Without ``--cases`` the
-agent's own ``test_cases`` are used. Problems with the cases (unknown tool names, skipped cases) go
-to stderr as warnings; ``--min-recall R`` turns the run into a gate (exit 1 below R).
+agent's own ``test_cases`` are used. ``--engine`` measures another design of the strategy lab at
+its defaults with ``--param`` changes, under its own token accounting. Problems with the cases
+(unknown tool names, skipped cases) go to stderr as warnings; ``--min-recall R`` turns the run
+into a gate (exit 1 below R).
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.compare import params_text
+from workbench.evaluate.engines import EngineReport, evaluate_engine
 from workbench.evaluate.metrics import EvalReport, Metrics, evaluate
+from workbench.search.strategies import build_strategy
+from workbench.search.strategies.params import parse_params
 from workbench.workspace import Workspace, build_workspace
 
 PROG = "holo-tune"
@@ -85,6 +92,51 @@ def measured_setting(args: argparse.Namespace, ws: Workspace) -> ToolFiltering:
 def run(args: argparse.Namespace) -> int:
     if args.min_recall is not None and not 0.0 <= args.min_recall <= 1.0:
         raise InputError("must be between 0 and 1", field="--min-recall")
+    engine = getattr(args, "engine", "holodeck")
+    params = getattr(args, "param", [])
+    if engine == "holodeck":
+        if params:
+            raise InputError(
+                "holodeck takes the setting flags (--top-k ...), not --param", field="--param"
+            )
+        report: EvalReport | EngineReport = run_holodeck(args)
+    else:
+        report = run_engine(args, engine)
+    recall = report.metrics.recall
+    if args.min_recall is not None and recall < args.min_recall:
+        raise CheckFailed(f"recall {recall:.4f} is below --min-recall {args.min_recall:g}")
+    return 0
+
+
+def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
+    """A strategy engine at ``--param`` over its defaults, on the same cases and token table."""
+    given = [flag for key, flag in _SETTING_FLAGS.items() if getattr(args, key, None) is not None]
+    if given:
+        raise InputError(
+            f"{given[0]} is a holodeck setting; {engine} takes --param KEY=VALUE", field=given[0]
+        )
+    params = parse_params(engine, args.param)
+    ws, cases = open_for_cases(args)
+    strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
+    report = evaluate_engine(strategy, cases, int(ws.tokens.all))
+    if args.json:
+        print_json(report.to_json(ws.catalog), stream=sys.stdout)
+    else:
+        sys.stdout.write(engine_report(report, ws))
+    return report
+
+
+_SETTING_FLAGS = {
+    "method": "--method",
+    "top_k": "--top-k",
+    "threshold": "--threshold",
+    "always_include": "--always-include",
+    "top_n_used": "--top-n-used",
+    "enabled": "--enabled",
+}
+
+
+def run_holodeck(args: argparse.Namespace) -> EvalReport:
     ws, cases = open_for_cases(args)
     setting = measured_setting(args, ws)
     if not setting.enabled:
@@ -97,10 +149,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.to_json(ws.catalog), stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
-    recall = report.metrics.recall
-    if args.min_recall is not None and recall < args.min_recall:
-        raise CheckFailed(f"recall {recall:.4f} is below --min-recall {args.min_recall:g}")
-    return 0
+    return report
 
 
 def describe(setting: ToolFiltering) -> str:
@@ -121,15 +170,30 @@ def metric_line(m: Metrics) -> str:
     )
 
 
+def engine_report(report: EngineReport, ws: Workspace) -> str:
+    m = report.metrics
+    head = [
+        f"{ws.agent.name}: {m.cases} cases, {len(ws.catalog)} tools",
+        f"engine    {report.engine} {params_text(report.engine, report.params)}",
+    ]
+    return _report_lines(head, report, ws)
+
+
 def human_report(report: EvalReport, ws: Workspace) -> str:
     m = report.metrics
-    tokens = ws.tokens
     lines = [
         f"{ws.agent.name}: {m.cases} cases, {len(ws.catalog)} tools",
         f"setting   {describe(report.setting)}",
     ]
     if report.fallback:
         lines.append(f"note      {report.setting.search_method} at run time: {report.fallback}")
+    return _report_lines(lines, report, ws)
+
+
+def _report_lines(head: list[str], report: EvalReport | EngineReport, ws: Workspace) -> str:
+    m = report.metrics
+    tokens = ws.tokens
+    lines = list(head)
     lines += [
         f"metrics   {metric_line(m)}",
         f"tokens    {tokens.encoding} ({'exact' if tokens.exact else 'estimate'}), "
