@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from test_eval_cli import CASES, _args, world  # noqa: F401  (the fixture)
+
 from workbench.cli import ENGINE_NAMES, main
 from workbench.errors import InputError
 from workbench.evaluate.cases import load_cases, resolve_cases
@@ -24,7 +24,7 @@ from workbench.workspace import open_workspace
 
 
 def test_the_cli_choices_are_the_engines() -> None:
-    assert ENGINE_NAMES == ("holodeck", *ENGINES)
+    assert ("holodeck", *ENGINES) == ENGINE_NAMES
 
 
 def test_params_are_read_by_their_field_types() -> None:
