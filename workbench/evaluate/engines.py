@@ -14,7 +14,14 @@ from typing import Any
 from workbench.catalog.models import Catalog
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.compare import case_result, params_json
-from workbench.evaluate.metrics import CaseResult, Metrics, Progress, aggregate, by_category
+from workbench.evaluate.metrics import (
+    CaseResult,
+    Metrics,
+    Progress,
+    aggregate,
+    by_category,
+    per_case_json,
+)
 from workbench.search.strategies import Strategy
 
 
@@ -34,21 +41,12 @@ class EngineReport:
 
     def to_json(self, catalog: Catalog) -> dict[str, Any]:
         """``eval --json``'s object, with ``engine`` and the engine's parameters as ``setting``."""
-        names = catalog.names()
         return {
             "cases": self.metrics.cases,
             "engine": self.engine,
             "setting": self.params,
             "metrics": self.metrics.to_json(),
-            "per_case": [
-                {
-                    "query": r.case.query,
-                    "expected": list(r.case.names),
-                    "selected": sorted(names[i] for i in r.selected),
-                    "rank_of_first": r.rank_of_first,
-                }
-                for r in self.per_case
-            ],
+            "per_case": per_case_json(self.per_case, catalog),
         }
 
 

@@ -179,21 +179,26 @@ class EvalReport:
 
     def to_json(self, catalog: Catalog) -> dict[str, Any]:
         """DESIGN.md's ``eval --json`` object."""
-        names = catalog.names()
         return {
             "cases": self.metrics.cases,
             "setting": self.setting.block(),
             "metrics": self.metrics.to_json(),
-            "per_case": [
-                {
-                    "query": r.case.query,
-                    "expected": list(r.case.names),
-                    "selected": sorted(names[i] for i in r.selected),
-                    "rank_of_first": r.rank_of_first,
-                }
-                for r in self.per_case
-            ],
+            "per_case": per_case_json(self.per_case, catalog),
         }
+
+
+def per_case_json(results: Sequence[CaseResult], catalog: Catalog) -> list[dict[str, Any]]:
+    """``eval --json``'s ``per_case`` list (what was sent, as a sorted set of full names)."""
+    names = catalog.names()
+    return [
+        {
+            "query": r.case.query,
+            "expected": list(r.case.names),
+            "selected": sorted(names[i] for i in r.selected),
+            "rank_of_first": r.rank_of_first,
+        }
+        for r in results
+    ]
 
 
 def by_category(results: Sequence[CaseResult], tokens_all: int) -> dict[str, Metrics]:
