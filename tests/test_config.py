@@ -186,6 +186,26 @@ def test_warnings_name_file_line_and_field() -> None:
     assert config.data["custom_section"] == {"kept": True}
 
 
+def test_warnings_have_a_kind_and_say_if_holodeck_refuses_the_file() -> None:
+    """A caller (``check``) classifies warnings by kind, not by their text."""
+    config = load("warnings.yaml")
+    kinds = [(w.kind, w.refused, w.field) for w in config.warnings]
+    assert kinds[:5] == [
+        ("holodeck-rejects", True, "name"),
+        ("holodeck-rejects", True, "instructions"),
+        ("command-rejected", True, "tools[0].command"),
+        ("transport-unsupported", False, "tools[1].transport"),
+        ("holodeck-rejects", True, "custom_section"),
+    ]
+    command = config.warnings[2]
+    assert (command.line, command.evidence) == (9, {"command": "python", "server": "local_server"})
+    unset = load_agent(
+        CONFIGS / "missing_var.yaml", environ={}, dotenv_files=[], missing_env="warn"
+    )
+    variables = [w for w in unset.warnings if w.kind == "unset-variable"]
+    assert variables and all(w.refused and w.line and "variable" in w.evidence for w in variables)
+
+
 def test_more_than_fifty_tools_is_a_warning(tmp_path: Path) -> None:
     entries = "".join(
         f"  - {{name: t{i}, type: function, description: d, file: f.py, function: f{i}}}\n"

@@ -207,3 +207,64 @@ def test_check_cli_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     bad, snap = _write(tmp_path, provider="anthropic", model="claude-sonnet-4-5")
     assert main(["check", str(bad), "--catalog", str(snap)]) == 1
     assert "1 error(s)" in capsys.readouterr().err
+
+
+MCP_ENTRIES = (
+    "tools:\n"
+    "  - name: fs\n    type: mcp\n    description: files\n    command: npx\n"
+    "    env:\n      TOKEN: ${HOLO_TUNE_TEST_UNSET_TOKEN}\n"
+    "  - name: web\n    type: mcp\n    description: web\n    command: holo-tune-no-such-server\n"
+)
+
+
+def test_check_makes_what_holodeck_refuses_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing ${VAR} and a stdio command HoloDeck rejects: check fails, with the evidence."""
+    monkeypatch.delenv("HOLO_TUNE_TEST_UNSET_TOKEN", raising=False)
+    agent, snapshot = _write(tmp_path, extra=MCP_ENTRIES)
+    assert main(["check", str(agent), "--catalog", str(snapshot), "--json"]) == 1
+    captured = capsys.readouterr()
+    found = _codes([Finding(**f) for f in json.loads(captured.out)["findings"]])
+    unset = found["config-unset-variable"]
+    assert unset.severity == "error"
+    assert unset.evidence == {
+        "file": str(agent),
+        "line": 13,
+        "variable": "HOLO_TUNE_TEST_UNSET_TOKEN",
+    }
+    command = found["config-command-rejected"]
+    assert command.severity == "error"
+    assert command.evidence["command"] == "holo-tune-no-such-server"
+    assert (command.evidence["file"], command.evidence["line"]) == (str(agent), 17)
+    assert "warning" not in captured.err  # the loader's warnings are findings here, not stderr
+    assert main(["check", str(agent), "--catalog", str(snapshot)]) == 1
+    captured = capsys.readouterr()
+    assert f"[{agent}:13]" in captured.out and f"[{agent}:17]" in captured.out
+    assert "2 error(s)" in captured.out and "will not run this agent" in captured.err
+    # Other commands go on with a warning on stderr.
+    assert main(["tools", str(agent), "--catalog", str(snapshot)]) == 0
+    err = capsys.readouterr().err
+    assert "HOLO_TUNE_TEST_UNSET_TOKEN" in err and "holo-tune-no-such-server" in err
+
+
+def test_broken_server_sample_fails_check(capsys: pytest.CaptureFixture[str]) -> None:
+    """sample_configs/broken-server.yaml names a command HoloDeck rejects (no server started)."""
+    ws = open_workspace(
+        Path("sample_configs/broken-server.yaml"),
+        catalog_file=_snapshot_of_nothing(),
+        embedder_spec="none",
+    )
+    errors = [f for f in diagnose(ws) if f.severity == "error"]
+    assert [f.code for f in errors] == ["config-command-rejected"]
+    assert errors[0].evidence["command"] == "holo-tune-no-such-server"
+    assert errors[0].evidence["line"] == 24
+
+
+def _snapshot_of_nothing() -> Path:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "catalog.json"
+    servers = {name: {"tools": []} for name in ("memory", "missing", "filesystem")}
+    path.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    return path

@@ -11,17 +11,31 @@ import argparse
 import sys
 from collections import Counter
 
+from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import print_json, setting_from_args, use_color
-from workbench.commands.eval import open_agent
+from workbench.config import load_agent
 from workbench.errors import CheckFailed
 from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
+from workbench.workspace import Workspace, build_workspace
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
 
 
+def open_checked(args: argparse.Namespace) -> Workspace:
+    """The workspace, loaded leniently: the loader's warnings become findings, not stderr lines.
+
+    A missing ``${VAR}`` gets a placeholder so the tools can still be listed, and a stdio command
+    HoloDeck does not start is started anyway; both are errors among the findings (HoloDeck would
+    refuse the file), with the file, line and variable or command as evidence.
+    """
+    agent = load_agent(args.agent, missing_env="warn")
+    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
+
+
 def run(args: argparse.Namespace) -> int:
-    ws = open_agent(args)
+    ws = open_checked(args)
     setting = setting_from_args(args, ws.agent.filtering)
     findings = diagnose(ws, setting)
     counts = Counter(f.severity for f in findings)
@@ -39,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(human(findings, colour=use_color(sys.stdout)))
     if has_errors(findings):
-        raise CheckFailed(f"{counts['error']} error(s): the runtime will not run this block")
+        what = "agent" if any(f.code.startswith("config-") for f in findings) else "block"
+        raise CheckFailed(f"{counts['error']} error(s): the runtime will not run this {what}")
     return 0
 
 

@@ -22,9 +22,12 @@ from workbench.config.models import (
     Instructions,
     MCPTool,
 )
+from workbench.config.notices import WarningKind
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import Duplicate
 
+#: The kind of the rules whose breach makes HoloDeck refuse the file.
+_REJECTS: WarningKind = "holodeck-rejects"
 #: Lenient top-level fields: checked here by HoloDeck's rules, then left out of strict validation.
 _OPTIONAL_TEXT = ("description", "author")
 
@@ -40,24 +43,30 @@ def soften(data: dict[str, Any], fallback_name: str) -> tuple[dict[str, Any], li
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         cause = "required key is missing" if name is None else "must be a non-empty string"
-        found.append(Problem(("name",), f"{cause} (HoloDeck rejects the file)"))
+        found.append(Problem(("name",), f"{cause} (HoloDeck rejects the file)", _REJECTS))
         cleaned["name"] = fallback_name
     for key in _OPTIONAL_TEXT:
         value = data.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
-            found.append(Problem((key,), "must be a non-empty string (HoloDeck rejects the file)"))
+            found.append(
+                Problem((key,), "must be a non-empty string (HoloDeck rejects the file)", _REJECTS)
+            )
             cleaned.pop(key)
     found.extend(_instructions(data, cleaned))
     for key in data:
         if key not in KNOWN_TOP_LEVEL and key != "openai":
-            found.append(Problem((key,), "unknown key (HoloDeck 0.6 rejects the file); kept as is"))
+            found.append(
+                Problem((key,), "unknown key (HoloDeck 0.6 rejects the file); kept as is", _REJECTS)
+            )
     return cleaned, found
 
 
 def _instructions(data: dict[str, Any], cleaned: dict[str, Any]) -> Iterator[Problem]:
     value = data.get("instructions")
     if value is None:
-        yield Problem(("instructions",), "required key is missing (HoloDeck rejects the file)")
+        yield Problem(
+            ("instructions",), "required key is missing (HoloDeck rejects the file)", _REJECTS
+        )
         return
     try:
         Instructions.model_validate(value)
@@ -65,7 +74,7 @@ def _instructions(data: dict[str, Any], cleaned: dict[str, Any]) -> Iterator[Pro
         cleaned.pop("instructions")
         for problem in problems(Instructions, err.errors()):
             path = ("instructions", *problem.path)
-            yield Problem(path, f"{problem.message} (HoloDeck rejects the file)")
+            yield Problem(path, f"{problem.message} (HoloDeck rejects the file)", _REJECTS)
 
 
 def runtime_rules(agent: Agent) -> list[Problem]:
@@ -74,11 +83,21 @@ def runtime_rules(agent: Agent) -> list[Problem]:
     tools = agent.tools or []
     if len(tools) > MAX_TOOLS:
         found.append(
-            Problem(("tools",), f"{len(tools)} tools; HoloDeck allows at most {MAX_TOOLS}")
+            Problem(
+                ("tools",),
+                f"{len(tools)} tools; HoloDeck allows at most {MAX_TOOLS}",
+                "too-many",
+                (("tools", len(tools)), ("max", MAX_TOOLS)),
+            )
         )
     if len(agent.test_cases or []) > MAX_TEST_CASES:
         found.append(
-            Problem(("test_cases",), f"more than {MAX_TEST_CASES} test cases; HoloDeck refuses")
+            Problem(
+                ("test_cases",),
+                f"more than {MAX_TEST_CASES} test cases; HoloDeck refuses",
+                "too-many",
+                (("max", MAX_TEST_CASES),),
+            )
         )
     for index, tool in enumerate(tools):
         if isinstance(tool, MCPTool):
@@ -92,6 +111,8 @@ def _mcp_rules(index: int, tool: MCPTool) -> Iterator[Problem]:
             ("tools", index, "command"),
             f"HoloDeck only starts {', '.join(ALLOWED_COMMANDS)}; it rejects "
             f"'{tool.command}' (holo-tune starts it anyway)",
+            "command-rejected",
+            (("command", tool.command), ("server", tool.name)),
         )
     if tool.transport != "stdio":
         yield Problem(
@@ -99,6 +120,8 @@ def _mcp_rules(index: int, tool: MCPTool) -> Iterator[Problem]:
             f"HoloDeck 0.6 cannot start {tool.transport} MCP servers (its Semantic Kernel backend "
             "raises 'not yet implemented', its Claude backend skips them); "
             "holo-tune lists the tools anyway",
+            "transport-unsupported",
+            (("transport", tool.transport), ("server", tool.name)),
         )
 
 

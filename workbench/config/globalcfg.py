@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from workbench.config.models import LLMProvider, MCPTool
+from workbench.config.notices import ConfigWarning, WarningKind
 from workbench.config.source import Unset, Where, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
@@ -67,11 +68,12 @@ class GlobalConfig:
     lines: dict[Path, dict[KeyPath, int]] = field(default_factory=dict)
     """Each file's key lines."""
 
-    def problem_line(self, name: str, problem: Problem) -> str:
+    def problem_line(self, name: str, problem: Problem) -> ConfigWarning:
         """A problem inside the global server ``name``'s entry, placed in its file."""
         path, index, _typed = self.server_origin[name]
         where = Where(path, self.lines[path])
-        return where.line(Problem(("mcp_servers", index, *problem.path), problem.message))
+        moved = Problem(("mcp_servers", index, *problem.path), problem.message, problem.kind)
+        return where.warning(replace(moved, evidence=problem.evidence))
 
 
 def config_files(agent_dir: Path, home: Path | None = None) -> list[Path]:
@@ -243,9 +245,9 @@ def _resolve_database(tool: Any, vectorstores: Mapping[str, Any]) -> None:
     tool["database"] = database
 
 
-def merge_notes(config: GlobalConfig, added: list[str]) -> list[str]:
+def merge_notes(config: GlobalConfig, added: list[str]) -> list[ConfigWarning]:
     """One line per global MCP server added to the agent: a tuner should know where it is from."""
-    notes: list[str] = []
+    notes: list[ConfigWarning] = []
     for name in added:
         typed = config.server_origin[name][2]
         note = f"HoloDeck adds this global MCP server '{name}' "
@@ -256,5 +258,6 @@ def merge_notes(config: GlobalConfig, added: list[str]) -> list[str]:
                 "without its default type, and then refuses the agent (write type: mcp); "
                 "holo-tune adds it as an mcp entry"
             )
-        notes.append(config.problem_line(name, Problem((), note)))
+        kind: WarningKind = "global-server" if typed else "holodeck-rejects"
+        notes.append(config.problem_line(name, Problem((), note, kind, (("server", name),))))
     return notes

@@ -24,6 +24,7 @@ from workbench.config.casesfile import KEY, CasesFile, read_cases_file
 from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_environ
 from workbench.config.filtering import ToolFiltering
 from workbench.config.models import Agent, MCPTool, TestCase, Tool
+from workbench.config.notices import ConfigWarning
 from workbench.config.source import Unset, YamlSource, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
@@ -53,8 +54,9 @@ class AgentConfig:
     """The ``tool_filtering`` block as the file holds it (``None`` when absent)."""
     generation: Generation
     """``"0.7+"`` when the file has an ``openai:`` block (a HoloDeck 0.7+ config), else 0.4-0.6."""
-    warnings: list[str] = field(default_factory=list)
-    """Rules HoloDeck enforces that a tuner can live with, each ``FILE:LINE: FIELD: cause``."""
+    warnings: list[ConfigWarning] = field(default_factory=list)
+    """Rules HoloDeck enforces that a tuner can live with, each ``FILE:LINE: FIELD: cause`` (a
+    string with a ``kind``; ``refused`` ones are those HoloDeck would refuse the file for)."""
     env: dict[str, str] = field(default_factory=dict, repr=False)
     """The environment ``${VAR}`` resolves against: the process's, then the ``.env`` files' (as
     HoloDeck's CLI loads them into its own). HoloDeck's MCP factory substitutes an entry's ``env``
@@ -144,7 +146,7 @@ def load_agent(
         *checks.duplicate_keys(source.tree.duplicates, source.duplicate_lines()),
         *own,
     ]
-    warnings = [source.where.line(p) for p in sorted(found, key=source.where.sort_key)]
+    warnings = [source.where.warning(p) for p in sorted(found, key=source.where.sort_key)]
     warnings += [_unset_warning(u) for u in unset or []]
     if merged is not None:
         warnings += globalcfg.merge_notes(merged, added)
@@ -190,10 +192,14 @@ def _split_global(
     return own, global_rules
 
 
-def _unset_warning(unset: Unset) -> str:
-    return (
+def _unset_warning(unset: Unset) -> ConfigWarning:
+    return ConfigWarning(
         f"{unset.file}:{unset.line}: environment variable '{unset.name}' is not set; "
-        f"'{PLACEHOLDER.format(name=unset.name)}' stands in (HoloDeck would refuse the file)"
+        f"'{PLACEHOLDER.format(name=unset.name)}' stands in (HoloDeck would refuse the file)",
+        kind="unset-variable",
+        file=str(unset.file),
+        line=unset.line,
+        evidence={"variable": unset.name},
     )
 
 

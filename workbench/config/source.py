@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config.envsubst import Substituted, UnsetVariable, substitute
+from workbench.config.notices import ConfigWarning
 from workbench.config.validation import Problem, format_path
 from workbench.config.yamltree import KeyPath, YamlSyntaxError, YamlTree, parse
 from workbench.errors import ConfigError
@@ -37,6 +38,18 @@ class Where:
 
     def line(self, problem: Problem) -> str:
         return self.exception(problem).one_line()
+
+    def warning(self, problem: Problem) -> ConfigWarning:
+        """The problem as a loader warning: its line, with its kind, place and evidence."""
+        err = self.exception(problem)
+        return ConfigWarning(
+            err.one_line(),
+            kind=problem.kind,
+            file=err.file,
+            line=err.line,
+            field=err.field,
+            evidence=dict(problem.evidence),
+        )
 
     def exception(self, problem: Problem, more: int = 0) -> ConfigError:
         message = problem.message

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 from workbench.config.models import FIELD_ERROR, TOOL_TYPES
+from workbench.config.notices import WarningKind
 from workbench.config.yamltree import KeyPath
 
 
@@ -26,6 +27,10 @@ class Problem:
 
     path: KeyPath
     message: str
+    #: What kind of rule it is, when it becomes a loader warning (:mod:`workbench.config.notices`).
+    kind: WarningKind = "other"
+    #: Facts a caller can show without parsing the message (``(("command", "python"),)``).
+    evidence: tuple[tuple[str, Any], ...] = ()
 
 
 def format_path(path: KeyPath) -> str:

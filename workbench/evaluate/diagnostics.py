@@ -18,6 +18,7 @@ import numpy as np
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
+from workbench.config.notices import ConfigWarning
 from workbench.evaluate.sweep import fixed_tools
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.types import IntArray, Ranking
@@ -144,6 +145,26 @@ def _has_block(ctx: Context) -> bool:
 def _block_line(ctx: Context) -> dict[str, Any]:
     line = ctx.agent.line_of("tool_filtering")
     return {"file": str(ctx.agent.path), "line": line} if line else {"file": str(ctx.agent.path)}
+
+
+def check_config(ctx: Context) -> list[Finding]:
+    """The loader's warnings: an error when HoloDeck would refuse the file, else a warning.
+
+    A missing ``${VAR}`` or a stdio ``command`` HoloDeck does not start are loaded leniently here
+    (to list and tune the tools anyway), but the runtime refuses the agent.
+    """
+    found: list[Finding] = []
+    for warning in ctx.agent.warnings:
+        if not isinstance(warning, ConfigWarning):  # a plain line (an AgentConfig built by hand)
+            warning = ConfigWarning(warning)
+        evidence: dict[str, Any] = {**warning.where(), **warning.evidence}
+        severity: Severity = "error" if warning.refused else "warning"
+        message, kind = str(warning), warning.kind
+        prefix = f"{evidence['file']}:{evidence['line']}: " if "line" in evidence else ""
+        if prefix and message.startswith(prefix):
+            message = message[len(prefix) :]
+        found.append(Finding(severity, f"config-{kind}", message, evidence))
+    return found
 
 
 def check_generation(ctx: Context) -> list[Finding]:
@@ -417,6 +438,7 @@ def check_catalog(ctx: Context) -> list[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
+    check_config,
     check_generation,
     check_provider,
     check_disabled,

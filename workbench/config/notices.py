@@ -1,0 +1,63 @@
+"""The loader's warnings, each a one-line string with a structured kind.
+
+A :class:`ConfigWarning` *is* its line (``FILE:LINE: FIELD: cause``), so printing it or comparing
+it with a string works as before; ``kind`` and ``refused`` let a caller classify it without
+parsing the text: ``holo-tune check`` makes every warning HoloDeck would refuse the file for an
+error, while ``tools``, ``eval`` and the rest go on with a warning.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+WarningKind = Literal[
+    "holodeck-rejects",
+    "too-many",
+    "command-rejected",
+    "transport-unsupported",
+    "duplicate-key",
+    "unset-variable",
+    "global-server",
+    "other",
+]
+
+#: Kinds for which HoloDeck refuses to load or start the agent (``check`` reports them as errors).
+REFUSED_KINDS: frozenset[WarningKind] = frozenset(
+    {"holodeck-rejects", "too-many", "command-rejected", "unset-variable"}
+)
+
+
+class ConfigWarning(str):
+    """One loader warning: the line itself, plus its kind, place and evidence."""
+
+    kind: WarningKind
+    refused: bool
+    file: str | None
+    line: int | None
+    field: str | None
+    evidence: dict[str, Any]
+
+    def __new__(
+        cls,
+        text: str,
+        *,
+        kind: WarningKind = "other",
+        refused: bool | None = None,
+        file: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        evidence: dict[str, Any] | None = None,
+    ) -> ConfigWarning:
+        self = super().__new__(cls, text)
+        self.kind = kind
+        self.refused = kind in REFUSED_KINDS if refused is None else refused
+        self.file = file
+        self.line = line
+        self.field = field
+        self.evidence = dict(evidence or {})
+        return self
+
+    def where(self) -> dict[str, Any]:
+        """``{"file": ..., "line": ..., "field": ...}`` with the known parts."""
+        found = {"file": self.file, "line": self.line, "field": self.field}
+        return {key: value for key, value in found.items() if value is not None}
