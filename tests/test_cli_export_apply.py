@@ -206,3 +206,49 @@ def test_the_coloured_diff_is_the_diff_plus_colour_codes() -> None:
     coloured = colored_diff(diff)
     assert "\x1b[31m-x: 1\x1b[0m\r\n" in coloured and "\x1b[32m+x: 2\x1b[0m\r\n" in coloured
     assert re.sub(r"\x1b\[\d+m", "", coloured) == diff
+
+
+DUPLICATE = (
+    "name: dup\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+    "tool_filtering:\n  enabled: true\n  top_k: 3\n  top_k: 4\n"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["tools", "--catalog", "CATALOG"], ["export"], ["check", "--catalog", "CATALOG"]],
+)
+def test_every_command_warns_of_a_duplicate_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """One rule: the loader warns (HoloDeck's PyYAML takes the last value); every command says."""
+    path = tmp_path / "agent.yaml"
+    path.write_text(DUPLICATE)
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text('{"holo_tune_catalog": 1, "servers": {}}')
+    argv = [command[0], str(path), *(str(catalog) if a == "CATALOG" else a for a in command[1:])]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    expected = (
+        "tool_filtering.top_k: appears twice (first on line 6); "
+        "HoloDeck's loader takes the last value"
+    )
+    shown = captured.err + captured.out
+    assert expected in shown
+    # check lists it as a finding with its place; the others print the loader's line on stderr
+    assert (f"[{path}:7]" if command[0] == "check" else f"{path}:7: {expected}") in shown
+    if command[0] == "export":
+        assert "top_k: 4" in captured.out  # the value HoloDeck uses
+
+
+def test_apply_refuses_a_duplicate_key_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_text(DUPLICATE)
+    assert main(["apply", str(path), "--top-k", "6"]) == 2
+    err = capsys.readouterr().err
+    assert "appears twice (first on line 6)" in err  # the warning of every command
+    assert f"{path}:7: tool_filtering.top_k: appears twice; HoloDeck's loader takes the last" in err
+    assert "cannot tell which one to edit" in err
+    assert path.read_text() == DUPLICATE

@@ -178,7 +178,8 @@ def test_warnings_name_file_line_and_field() -> None:
         "Semantic Kernel backend raises 'not yet implemented', its Claude backend skips them); "
         "holo-tune lists the tools anyway",
         f"{where}:16: custom_section: unknown key (HoloDeck 0.6 rejects the file); kept as is",
-        f"{where}:20: tool_filtering.top_k: written twice (first on line 19); the last value wins",
+        f"{where}:20: tool_filtering.top_k: appears twice (first on line 19); "
+        "HoloDeck's loader takes the last value",
     ]
     # It still loads: the name falls back to the file name, the last top_k wins.
     assert config.name == "warnings"
@@ -199,6 +200,12 @@ def test_warnings_have_a_kind_and_say_if_holodeck_refuses_the_file() -> None:
     ]
     command = config.warnings[2]
     assert (command.line, command.evidence) == (9, {"command": "python", "server": "local_server"})
+    duplicate = config.warnings[5]
+    assert (duplicate.kind, duplicate.refused, duplicate.evidence) == (
+        "duplicate-key",
+        False,
+        {"first_line": 19},
+    )
     unset = load_agent(
         CONFIGS / "missing_var.yaml", environ={}, dotenv_files=[], missing_env="warn"
     )

@@ -25,6 +25,8 @@ def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
     ``${VAR}`` is never expanded into it, so the loader substitutes an empty string and warns.
     """
     agent = load_agent(args.agent, missing_env="warn")
+    for warning in agent.warnings:
+        warn(warning)
     return agent, setting_from_args(args, start_setting(agent.filtering))
 
 

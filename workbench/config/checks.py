@@ -126,11 +126,17 @@ def _mcp_rules(index: int, tool: MCPTool) -> Iterator[Problem]:
 
 
 def duplicate_keys(duplicates: list[Duplicate], first_line: list[int]) -> list[Problem]:
-    """A key written twice: YAML keeps the last value silently; say so.
+    """A key written twice: HoloDeck's loader (PyYAML ``safe_load``) keeps the last value
+    silently; say so. The warning is on the last one (the value that counts).
 
     ``first_line[i]`` is the file line of ``duplicates[i]``'s first occurrence.
     """
     return [
-        Problem(dup.path, f"written twice (first on line {line}); the last value wins")
+        Problem(
+            dup.path,
+            f"appears twice (first on line {line}); HoloDeck's loader takes the last value",
+            "duplicate-key",
+            (("first_line", line),),
+        )
         for dup, line in zip(duplicates, first_line, strict=True)
     ]

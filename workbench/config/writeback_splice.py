@@ -56,6 +56,11 @@ from workbench.errors import ConfigError, InputError, WriteBackError
 _LIST_KEY = "always_include"
 _DEFAULTS = DEFAULT_FILTERING.block()
 _MISSING = object()
+#: Why a duplicate key stops the write-back (the loader only warns of it).
+_WHICH_ONE = (
+    "HoloDeck's loader takes the last value, but holo-tune cannot tell which one to edit: "
+    "delete one and run it again"
+)
 #: A document end marker line (``...``), which the appended block must precede.
 _DOC_END = re.compile(r"(?m)^\.\.\.(?=[ \t]*(?:#.*)?$)")
 
@@ -192,7 +197,7 @@ class Splice:
     def run(self) -> None:
         found = [(k, v) for k, v in self.root.value if _is_key(k, BLOCK_NAME)]
         if len(found) > 1:
-            raise self.refuse(found[1][0], None, "appears twice at the top level")
+            raise self.refuse(found[1][0], None, f"appears twice at the top level; {_WHICH_ONE}")
         if not found:
             self.append_block()
             return
@@ -252,7 +257,7 @@ class Splice:
             if key.value not in BLOCK_KEYS:
                 raise self.refuse(key, str(key.value), "unknown key (HoloDeck rejects it)")
             if key.value in entries:
-                raise self.refuse(key, str(key.value), "appears twice")
+                raise self.refuse(key, str(key.value), f"appears twice; {_WHICH_ONE}")
             entries[str(key.value)] = (key, value)
         literal = self.literal or {}
         tail: int | None = None
