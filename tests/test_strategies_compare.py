@@ -91,7 +91,10 @@ def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixt
         assert rows[(engine, "best")]["heldout"] is True
         assert rows[(engine, "default")]["heldout"] is False
     assert rows[("toolkits", "default")]["note"].startswith("no embedder")
-    assert rows[("holodeck", "default")]["note"] == "semantic is bm25 here (the runtime's fallback)"
+    assert rows[("holodeck", "default")]["note"] == (
+        "semantic is bm25 here: the runtime's fallback (HoloDeck has no embedding service for "
+        "this agent)"
+    )
     assert rows[("holodeck", "agent")]["note"] is None  # the data set's block says bm25
     # The stackone default row, recomputed here straight from the engine.
     ws = open_workspace(folder / "agent.yaml", catalog_file=folder / "catalog.json")
@@ -163,3 +166,50 @@ def test_compare_reports_progress_over_every_pass() -> None:
 
     with pytest.raises(Stop):  # raising from the callback stops the run
         compare(ws, small, on_progress=stop)
+
+
+RESEARCH_CASES = (
+    "cases:\n"
+    "  - {query: find papers on transformers, expected: [search_papers]}\n"
+    "  - {query: search the web for news about AI, expected: [brave_news_search]}\n"
+    "  - {query: remember that Alice wrote the paper, expected: [create_entities]}\n"
+    "  - {query: look up images of cats, expected: [brave_image_search]}\n"
+    "  - {query: what do you remember about Bob, expected: [search_nodes]}\n"
+    "  - {query: local pizza places nearby, expected: [brave_local_search]}\n"
+)
+
+
+@pytest.mark.parametrize("command", ["tune", "compare"])
+def test_no_local_embedder_is_not_the_runtimes_fallback(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """The research agent has a vectorstore tool, so HoloDeck embeds at run time; only holo-tune
+    cannot score semantic here without the key. The notes say that, and what to do."""
+    for name in ("OPENAI_API_KEY", "HOLO_TUNE_EMBEDDER", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BRAVE_API_KEY", "placeholder")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    samples = Path(__file__).resolve().parents[1] / "sample_configs"
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(RESEARCH_CASES)
+    argv = [
+        command,
+        str(samples / "research-agent.yaml"),
+        "--catalog",
+        str(samples / "research-agent.catalog.json"),
+        "--cases",
+        str(cases),
+    ]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert "come from none" not in shown
+    assert "run as BM25 at run time" not in shown and "runtime's fallback" not in shown
+    assert "holo-tune cannot embed here without OPENAI_API_KEY" in shown
+    assert "HoloDeck embeds with openai:text-embedding-3-small at run time" in shown
+    assert "--embedder local:all-MiniLM-L6-v2" in shown and "does not transfer" in shown
+    if command == "tune":
+        assert "could not be scored here as HoloDeck scores them" in shown

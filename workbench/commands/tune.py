@@ -32,7 +32,9 @@ def run(args: argparse.Namespace) -> int:
     current = ws.agent.filtering or ToolFiltering()
     runtime = runtime_embedding(ws.agent.agent).spec
     runtime_methods = ("bm25",) if runtime.kind == "none" else SEARCH_METHODS
-    if runtime.kind != "none" and str(runtime) != ws.embedder.spec:
+    if runtime.kind != "none" and ws.embedder.embedder is None:
+        warn(f"semantic and hybrid are scored as BM25 here: {ws.embedder.bm25_reason()}")
+    elif runtime.kind != "none" and str(runtime) != ws.embedder.spec:
         warn(
             f"semantic scores here come from {ws.embedder.spec}, the runtime embeds with "
             f"{runtime}: a semantic threshold tuned on one model does not transfer to another"
@@ -92,10 +94,12 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         "(--json lists them)",
     ]
     if report.disguised:
-        lines.append(
-            f"note      {' and '.join(report.disguised)} run as BM25 at run time (no "
-            "embedding service): not proposed"
-        )
+        what = " and ".join(report.disguised)
+        if ws.embedder.runtime_fallback:
+            why = f"{what} run as BM25 at run time (no embedding service)"
+        else:
+            why = f"{what} could not be scored here as HoloDeck scores them (no local embedder)"
+        lines.append(f"note      {why}: not proposed")
     lines += ["", render_block_text(o.setting).rstrip("\n")]
     return "\n".join(lines) + "\n"
 

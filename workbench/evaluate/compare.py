@@ -336,7 +336,9 @@ def measure_holodeck(
         report = evaluate(ws.engine, ws.catalog, tokens, cases, setting, on_progress=step)
         note = None
         if report.scored_by:
-            note = f"{setting.search_method} is {report.scored_by} here (the runtime's fallback)"
+            note = (
+                f"{setting.search_method} is {report.scored_by} here: {ws.embedder.bm25_reason()}"
+            )
         rows.append(CompareRow("holodeck", label, setting.block(), report.metrics, note=note))
     if tuning:
         tuned = tune_cases(

@@ -40,6 +40,8 @@ EMBEDDING_TOOL_TYPES = ("vectorstore", "hierarchical_document")
 DEFAULT_MODEL = "text-embedding-3-small"
 DEFAULT_OLLAMA_MODEL = "nomic-embed-text:latest"
 BM25_AT_RUN_TIME = "HoloDeck's semantic and hybrid are BM25"
+#: A small local model to suggest when the runtime's embedder cannot be reached from here.
+LOCAL_HINT = "local:all-MiniLM-L6-v2"
 #: The loader's stand-in for an unset ``${VAR}`` (when asked to warn rather than fail).
 _UNSET = re.compile(re.escape(PLACEHOLDER.format(name="")) + r"([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -62,11 +64,34 @@ class EmbedderChoice:
     note: str | None = None
     explicit: bool = False
     cache: ToolEmbeddingCache | None = None
+    #: What the runtime's embedder lacks here (``OPENAI_API_KEY``), when that is why there is none.
+    missing: str | None = None
 
     @property
     def matches_runtime(self) -> bool:
         """True when the scores come from the embedding model the runtime would use."""
         return self.spec == self.runtime
+
+    @property
+    def runtime_fallback(self) -> bool:
+        """True when HoloDeck itself has no embedding service: its semantic and hybrid are BM25."""
+        return self.runtime == str(NONE)
+
+    def bm25_reason(self) -> str:
+        """Why semantic and hybrid are BM25 here, in one clause: the runtime's own fallback, or
+        no embedder in holo-tune while HoloDeck does embed (with what to do about it)."""
+        if self.runtime_fallback:
+            return "the runtime's fallback (HoloDeck has no embedding service for this agent)"
+        if self.missing:
+            why = f"holo-tune cannot embed here without {self.missing}"
+            todo = f"set {self.missing} or pass --embedder {LOCAL_HINT}"
+        else:
+            why = "embeddings are off here"
+            todo = f"pass --embedder {LOCAL_HINT} or the runtime's {self.runtime}"
+        return (
+            f"{why}, but HoloDeck embeds with {self.runtime} at run time; {todo} "
+            f"(a threshold tuned with another model does not transfer to {self.runtime})"
+        )
 
 
 @dataclass(frozen=True)
@@ -238,7 +263,7 @@ def _follow_runtime(
             f"semantic scores need {_needs(err.message)} (HoloDeck embeds with {runtime.spec}): "
             "showing BM25 until it is set"
         )
-        return _choice(None, runtime, note=note)
+        return replace(_choice(None, runtime, note=note), missing=_needs(err.message))
     return _choice(embedder, runtime)
 
 
