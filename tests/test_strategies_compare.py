@@ -91,10 +91,7 @@ def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixt
         assert rows[(engine, "best")]["heldout"] is True
         assert rows[(engine, "default")]["heldout"] is False
     assert rows[("toolkits", "default")]["note"].startswith("no embedder")
-    assert rows[("holodeck", "default")]["note"] == (
-        "semantic is bm25 here: the runtime's fallback (HoloDeck has no embedding service for "
-        "this agent)"
-    )
+    assert rows[("holodeck", "default")]["note"] == "semantic is bm25 here (the runtime's fallback)"
     assert rows[("holodeck", "agent")]["note"] is None  # the data set's block says bm25
     # The stackone default row, recomputed here straight from the engine.
     ws = open_workspace(folder / "agent.yaml", catalog_file=folder / "catalog.json")

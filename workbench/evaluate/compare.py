@@ -336,9 +336,11 @@ def measure_holodeck(
         report = evaluate(ws.engine, ws.catalog, tokens, cases, setting, on_progress=step)
         note = None
         if report.scored_by:
-            note = (
-                f"{setting.search_method} is {report.scored_by} here: {ws.embedder.bm25_reason()}"
-            )
+            note = f"{setting.search_method} is {report.scored_by} here"
+            if ws.embedder.runtime_fallback:
+                note += " (the runtime's fallback)"
+            else:  # HoloDeck embeds at run time: only holo-tune has no embedder
+                note += f": {ws.embedder.bm25_reason()}"
         rows.append(CompareRow("holodeck", label, setting.block(), report.metrics, note=note))
     if tuning:
         tuned = tune_cases(
