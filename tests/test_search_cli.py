@@ -116,6 +116,76 @@ def test_human_table_has_cut_line_bill_and_bm25_warning(capsys: pytest.CaptureFi
     assert sum(line.rstrip().endswith("search") for line in lines) == 5
 
 
+RESEARCH = REPO / "sample_configs" / "research-agent.yaml"
+RESEARCH_CATALOG = REPO / "sample_configs" / "research-agent.catalog.json"
+
+
+def research_table(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str
+) -> list[str]:
+    """The human table of the research sample agent (BM25: no embedder), as lines."""
+    monkeypatch.setenv("BRAVE_API_KEY", "placeholder")
+    monkeypatch.setenv("HOLO_TUNE_EMBEDDER", "none")
+    code = main(["search", str(RESEARCH), *args, "--catalog", str(RESEARCH_CATALOG)])
+    assert code == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def _rows_and_cuts(lines: list[str]) -> list[str]:
+    """The table as ``#rank`` and cut labels, in order."""
+    table = lines[lines.index(next(line for line in lines if line.lstrip().startswith("#"))) + 1 :]
+    out = []
+    for line in table:
+        if "─" in line:
+            out.append(line.strip(" ─"))
+        elif line.split() and line.split()[0].isdigit():
+            out.append("#" + line.split()[0])
+    return out
+
+
+def test_cut_line_is_the_threshold_when_the_slots_are_not_what_stops(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # top_k 5, always search_papers and the first 3 tools: 2 slots left, but one tool passes
+    # 0.5 (search_papers, already in): the threshold is the cut, under row 1, not top_k above it
+    lines = research_table(capsys, monkeypatch, "find papers", "--limit", "2")
+    assert _rows_and_cuts(lines) == ["#1", "threshold 0.5: 1 pass", "#2", "#3", "#4"]
+    row2 = next(line for line in lines if line.split()[:1] == ["2"])
+    assert "0.4978" in row2.split()  # under the line, never drawn as 0.50
+
+
+@pytest.mark.parametrize("top_k", range(5, 13))
+def test_no_top_k_line_when_every_passing_tool_is_sent(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, top_k: int
+) -> None:
+    # brave_llm_context (3rd, always and top_n_used) passes 0.37: the search stops after 2 tools
+    # but leaves no passing tool out, so only the threshold cuts
+    lines = research_table(
+        capsys,
+        monkeypatch,
+        "remember that Alice wrote the paper",
+        "--method", "bm25", "--threshold", "0.37", "--always-include", "brave_llm_context",
+        "--top-k", str(top_k), "--limit", "5",
+    )  # fmt: skip
+    assert _rows_and_cuts(lines)[:6] == ["#1", "#2", "#3", "threshold 0.37: 3 pass", "#4", "#5"]
+
+
+def test_top_k_and_threshold_lines_where_each_stops(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # top_k 6 with 3 tools always in (brave_llm_context ranked 3rd): 3 slots for the search,
+    # then top_k stops tools that still pass 0.065; the threshold line lower down
+    lines = research_table(
+        capsys,
+        monkeypatch,
+        "remember that Alice wrote the paper",
+        "--method", "bm25", "--threshold", "0.065", "--top-k", "6", "--limit", "12",
+    )  # fmt: skip
+    cuts = _rows_and_cuts(lines)
+    assert cuts[:6] == ["#1", "#2", "#3", "#4", "top_k 6", "#5"]
+    assert cuts[cuts.index("#8") + 1] == "threshold 0.065: 8 pass"
+
+
 def test_usage_file_warms_top_n_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     usage = tmp_path / "usage.json"
     usage.write_text(json.dumps({"hris-hris_list_employees": 9, "ats-ats_list_jobs": 4}))

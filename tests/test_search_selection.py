@@ -11,7 +11,16 @@ import pytest
 from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.search.selection import match_always_include, ranked, search_cut, select, top_n_used
+from workbench.search.selection import (
+    SearchCut,
+    match_always_include,
+    ranked,
+    score_decimals,
+    search_cut,
+    select,
+    threshold_decimals,
+    top_n_used,
+)
 from workbench.search.types import Ranking
 from workbench.search.usage import load_usage
 
@@ -134,11 +143,92 @@ def test_ranked_list_and_limit() -> None:
 def test_search_cut_marks_where_the_search_stopped() -> None:
     ranking = ranking_of(SCORES)
     by_top_k = select(ranking, setting(top_k=2, similarity_threshold=0.0), CATALOG)
-    assert search_cut(ranking, by_top_k) == 2
+    assert search_cut(ranking, by_top_k) == SearchCut(top_k=2, threshold=6)
     by_threshold = select(ranking, setting(top_k=5, similarity_threshold=0.5), CATALOG)
-    assert search_cut(ranking, by_threshold) == 3 == by_threshold.passing
-    nothing = select(ranking, setting(top_k=5, similarity_threshold=1.0), CATALOG)
-    assert search_cut(ranking, nothing) == 1
+    cut = search_cut(ranking, by_threshold)
+    assert cut == SearchCut(top_k=None, threshold=3) and cut.threshold == by_threshold.passing
+    assert (cut.rule, cut.position) == ("threshold", 3)
+    only_the_best = select(ranking, setting(top_k=5, similarity_threshold=1.0), CATALOG)
+    assert search_cut(ranking, only_the_best) == SearchCut(top_k=None, threshold=1)
+
+
+# Ranking order of SCORES: b-three 1.0, a-two 0.9, c-five 0.9, b-four 0.4, c-six 0.2, a-one 0.1
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # threshold cuts first: 3 pass, 5 slots: every passing tool is sent
+        ({"top_k": 5, "similarity_threshold": 0.5}, (None, 3)),
+        # top_k cuts first: 4 pass, 2 slots: c-five (3rd) is the first passing tool left out
+        ({"top_k": 2, "similarity_threshold": 0.3}, (2, 4)),
+        # top_k larger than what passes
+        ({"top_k": 10, "similarity_threshold": 0.3}, (None, 4)),
+        # always_include takes a slot far down: 2 slots left, c-five is left out
+        ({"top_k": 3, "similarity_threshold": 0.3, "always_include": ["one"]}, (2, 4)),
+        # always_include brings a passing tool the search skips: the search ends at
+        # b-three, a-two but top_k stops nothing (c-five is in): only the threshold cuts
+        ({"top_k": 4, "similarity_threshold": 0.5, "always_include": ["five"]}, (None, 3)),
+        # always_include takes every slot: the search adds nothing, c-five is the first left out
+        ({"top_k": 2, "similarity_threshold": 0.3, "always_include": ["three", "two"]}, (2, 4)),
+        # ... and with the two ranked last: top_k stops the search before the first tool
+        ({"top_k": 2, "similarity_threshold": 0.3, "always_include": ["one", "six"]}, (0, 4)),
+        # top_n_used (a cold runtime: a-one, a-two) takes slots: 1 left, for b-three
+        ({"top_k": 3, "similarity_threshold": 0.3, "always_include_top_n_used": 2}, (2, 4)),
+        # top_n_used brings a-two, which passes: the search takes b-three and c-five around it
+        ({"top_k": 4, "similarity_threshold": 0.85, "always_include_top_n_used": 2}, (None, 3)),
+    ],
+)
+def test_search_cut_is_where_the_runtime_stops_and_why(
+    changes: dict[str, object], expected: tuple[int | None, int]
+) -> None:
+    ranking = ranking_of(SCORES)
+    chosen = select(ranking, setting().with_(**changes), CATALOG)
+    cut = search_cut(ranking, chosen)
+    assert (cut.top_k, cut.threshold) == expected
+    assert cut.rule == ("threshold" if expected[0] is None else "top_k")
+    # The runtime's facts behind the line: every passing tool above the top_k line is sent,
+    # the tool right under it passes and is not; with no top_k line every passing tool is sent.
+    passing = [int(i) for i in ranking.order[: cut.threshold]]
+    if cut.top_k is None:
+        assert all(i in chosen for i in passing)
+    else:
+        assert all(i in chosen for i in passing[: cut.top_k])
+        assert passing[cut.top_k] not in chosen
+
+
+def test_search_cut_when_nothing_passes() -> None:
+    ranking = ranking_of([0.1, 0.2, 0.3, 0.2, 0.1, 0.05])
+    for changes in ({}, {"always_include": ["one"]}, {"top_k": 1, "always_include": ["three"]}):
+        chosen = select(ranking, setting(similarity_threshold=0.9, **changes), CATALOG)
+        assert search_cut(ranking, chosen) == SearchCut(top_k=None, threshold=0)
+
+
+def test_threshold_decimals_draw_the_threshold_as_it_is() -> None:
+    assert threshold_decimals(0.3) == 2
+    assert threshold_decimals(0.5) == 2
+    assert threshold_decimals(0.375) == 3
+    assert threshold_decimals(0.1 + 0.2) == 2  # 0.30000000000000004: float noise is not drawn
+    assert threshold_decimals(0.3, minimum=0) == 1
+
+
+@pytest.mark.parametrize(
+    ("scores", "threshold", "minimum", "digits"),
+    [
+        ([1.0, 0.4978, 0.2], 0.5, 2, 3),  # 0.4978 is 0.50 with 2: under the line, shown as it
+        ([1.0, 0.4978, 0.2], 0.5, 3, 3),  # 0.498 < 0.5
+        ([0.49996, 0.6], 0.5, 3, 5),  # 0.500 and 0.5000 would look like the threshold
+        ([0.5, 0.50001], 0.5, 3, 3),  # at or over it never rounds under it
+        ([0.3749, 0.38], 0.375, 3, 4),  # the threshold's own 3 decimals are not enough
+        ([0.4978], 0.5, 4, 4),
+        ([], 0.5, 3, 3),
+    ],
+)
+def test_score_decimals_never_round_a_score_across_the_threshold(
+    scores: list[float], threshold: float, minimum: int, digits: int
+) -> None:
+    assert score_decimals(scores, threshold, minimum) == digits
+    for score in scores:
+        shown = float(f"{score:.{digits}f}")
+        assert (shown >= threshold) == (score >= threshold)
 
 
 def test_load_usage(tmp_path: Path) -> None:

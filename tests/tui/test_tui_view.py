@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from tui_helpers import ENV, SAMPLES
 
 from workbench.catalog import Catalog, ServerStatus, Tool
+from workbench.catalog.enumerate import load_catalog
+from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
+from workbench.search.selection import select
 from workbench.search.types import Ranking, Selection
 from workbench.tui.view import (
     CutRow,
@@ -19,6 +24,15 @@ from workbench.tui.view import (
     sparkline,
 )
 from workbench.tui.widgets.history_list import remember
+from workbench.workspace import Workspace, build_workspace
+
+
+@pytest.fixture(scope="module")
+def research_workspace() -> Workspace:
+    """The research sample agent on its catalog snapshot, embedder none (BM25 scores)."""
+    agent = load_agent(SAMPLES / "research-agent.yaml", environ=ENV, missing_env="warn")
+    catalog = load_catalog(agent, catalog_file=SAMPLES / "research-agent.catalog.json")
+    return build_workspace(agent, catalog, embedder_spec="none", environ=ENV)
 
 
 def _catalog(n: int) -> Catalog:
@@ -48,6 +62,101 @@ def test_cut_lines_sit_after_the_last_searched_tool_and_after_the_threshold() ->
     same = Selection(indices=(1, 3, 2), reasons={1: "search", 3: "search", 2: "search"}, passing=3)
     labels = cut_labels(ranking, same, setting.with_(top_k=3))
     assert labels == {3: "threshold 0.30"}
+
+
+#: Scores of _catalog(6): order s0-t2 1.0, s1-t1 0.9, s0-t4 0.9, s1-t3 0.4, s1-t5 0.2, s0-t0 0.1
+SCORES = [0.10, 0.90, 1.00, 0.40, 0.90, 0.20]
+
+
+@pytest.mark.parametrize(
+    ("changes", "cuts"),
+    [
+        # the threshold cuts first: 3 pass, 5 slots
+        ({"top_k": 5, "similarity_threshold": 0.5}, {3: "threshold 0.50"}),
+        # top_k cuts first: 4 pass, 2 slots
+        ({"top_k": 2, "similarity_threshold": 0.3}, {2: "top_k 2", 4: "threshold 0.30"}),
+        # top_k larger than what passes
+        ({"top_k": 12, "similarity_threshold": 0.3}, {4: "threshold 0.30"}),
+        # always_include takes a slot far down: top_k stops the 3rd
+        ({"top_k": 3, "always_include": ["t0"]}, {2: "top_k 3", 4: "threshold 0.30"}),
+        # always_include brings the 3rd, which passes: the search stops after 2 tools, yet
+        # top_k leaves no passing tool out (the bug: a top_k line between rows 2 and 3)
+        (
+            {"top_k": 4, "similarity_threshold": 0.5, "always_include": ["t4"]},
+            {3: "threshold 0.50"},
+        ),
+        # always_include takes every slot: the search adds nothing, top_k stops the 3rd
+        ({"top_k": 2, "always_include": ["t2", "t1"]}, {2: "top_k 2", 4: "threshold 0.30"}),
+        # top_n_used (cold: s0-t0, s1-t1) takes slots: 1 left for s0-t2, then s0-t4 is stopped
+        ({"top_k": 3, "always_include_top_n_used": 2}, {2: "top_k 3", 4: "threshold 0.30"}),
+        # only the best passes (the threshold is inclusive), always_include is far down
+        (
+            {"top_k": 5, "similarity_threshold": 1.0, "always_include": ["t0"]},
+            {1: "threshold 1.00"},
+        ),
+        # a threshold with three decimals is drawn with them
+        ({"top_k": 5, "similarity_threshold": 0.375}, {4: "threshold 0.375"}),
+    ],
+)
+def test_cut_lines_follow_the_runtime_selection(
+    changes: dict[str, object], cuts: dict[int, str]
+) -> None:
+    catalog = _catalog(6)
+    ranking = _ranking(SCORES)
+    base = ToolFiltering(enabled=True, similarity_threshold=0.3, always_include_top_n_used=0)
+    setting = base.with_(**changes)
+    selection = select(ranking, setting, catalog)
+    assert cut_labels(ranking, selection, setting) == cuts
+    rows = ranking_rows(ranking, selection, catalog, [1] * 6, setting)
+    drawn = {i: r.label for i, r in enumerate(rows) if isinstance(r, CutRow)}
+    # each line sits under as many ranked rows as its position (none after the last row)
+    expected = {at + sum(1 for a in cuts if a < at): label for at, label in cuts.items() if at < 6}
+    assert drawn == expected
+
+
+def test_cut_line_when_nothing_passes_sits_above_the_first_row() -> None:
+    catalog = _catalog(4)
+    ranking = _ranking([0.2, 0.1, 0.3, 0.05])
+    setting = ToolFiltering(enabled=True, top_k=3, similarity_threshold=0.9, always_include=["t1"])
+    selection = select(ranking, setting, catalog)
+    rows = ranking_rows(ranking, selection, catalog, [1] * 4, setting)
+    assert isinstance(rows[0], CutRow) and rows[0].label == "threshold 0.90"
+    assert [r.label for r in rows if isinstance(r, CutRow)] == ["threshold 0.90"]
+
+
+@pytest.mark.parametrize("top_k", range(5, 13))
+def test_research_agent_repro_has_no_top_k_line_when_only_the_threshold_limits(
+    research_workspace: Workspace, top_k: int
+) -> None:
+    """The trial's case: bm25, threshold 0.37, always brave_llm_context (ranked 3rd, passing):
+    the search takes rows 1-2 and stops, but top_k leaves no passing tool out."""
+    ws = research_workspace
+    setting = ws.setting.with_(
+        search_method="bm25",
+        similarity_threshold=0.37,
+        always_include=["brave_llm_context"],
+        top_k=top_k,
+    )
+    ranking = ws.engine.rank("remember that Alice wrote the paper", "bm25")
+    selection = select(ranking, setting, ws.catalog)
+    rows = ranking_rows(ranking, selection, ws.catalog, ws.tokens.per_tool, setting)
+    kinds = ["row" if isinstance(r, RankRow) else r.label for r in rows[:5]]
+    assert kinds == ["row", "row", "row", "threshold 0.37", "row"]
+    assert not any(isinstance(r, CutRow) and "top_k" in r.label for r in rows)
+
+
+def test_scores_get_the_decimals_that_keep_them_on_their_side_of_the_line() -> None:
+    catalog = _catalog(4)
+    ranking = _ranking([1.0, 0.4978, 0.5, 0.2])
+    setting = ToolFiltering(enabled=True, top_k=5, similarity_threshold=0.5)
+    rows = ranking_rows(ranking, select(ranking, setting, catalog), catalog, [1] * 4, setting)
+    ranked = [r for r in rows if isinstance(r, RankRow)]
+    assert {r.digits for r in ranked} == {3}
+    assert [f"{r.score:.{r.digits}f}" for r in ranked] == ["1.000", "0.500", "0.498", "0.200"]
+    close = _ranking([1.0, 0.49996, 0.5, 0.2])
+    rows = ranking_rows(close, select(close, setting, catalog), catalog, [1] * 4, setting)
+    shown = [f"{r.score:.{r.digits}f}" for r in rows if isinstance(r, RankRow)]
+    assert shown == ["1.00000", "0.50000", "0.49996", "0.20000"]
 
 
 def test_ranking_rows_interleave_cuts_and_keep_far_selected_tools() -> None:
@@ -118,7 +227,7 @@ def test_ranking_line_and_compare_line_show_local_names() -> None:
         reason="always_include",
     )
     line = row_text(row, widths_for(70)).plain
-    assert line.split() == ["3", "search_nodes", "memory", "██▌", "0.50", "1,234", "always"]
+    assert line.split() == ["3", "search_nodes", "memory", "██▌", "0.500", "1,234", "always"]
     assert compare_line(row, 30).plain.split() == ["3", "●search_nodes", "0.50"]
 
 
@@ -161,3 +270,58 @@ def test_evidence_line_cuts_long_lists() -> None:
 
     line = evidence_line({"top_n": 3, "tools": ["a", "b", "c", "d"], "tokens": 1905})
     assert line == "top_n: 3 · tools: a, b, c, … (4) · tokens: 1905"
+
+
+def test_ranking_names_are_cut_in_the_middle_and_stay_distinct() -> None:
+    from workbench.tui.widgets.ranking_table import clip_middle, clip_names
+
+    assert clip_middle("short", 8) == "short   "
+    assert clip_middle("hris_get_employees_time_off_request", 18) == "hris_g…off_request"
+    assert len(clip_middle("hris_get_employees_time_off_request", 18)) == 18
+    assert clip_middle("abcdef", 4, head=3) == "abc…" and clip_middle("abcdef", 4, head=0) == "…def"
+    stackone = [
+        "hris_get_employees_time_off_request",
+        "hris_get_employees_work_eligibility",
+        "hris_get_employee_document_category",
+        "hris_get_employee_custom_field_definition",
+        "hris_get_employee_time_off_balance",
+        "hris_get_employee",
+        "hris_get_employee_document",
+    ]
+    for width in (12, 14, 18, 19, 24):
+        shown = clip_names(stackone, width)
+        assert len(set(shown)) == len(stackone), (width, shown)
+        assert all(len(s) <= width for s in shown)
+    # names that share both their start and their end move the cut until they differ
+    twins = ["svc_list_alpha_things_all", "svc_list_omega_things_all", "svc_list_alpha_things_all"]
+    shown = clip_names(twins, 14)
+    assert shown[0] == shown[2] != shown[1]
+    assert clip_names(["a_long_tool_name_x"], 30) == ["a_long_tool_name_x".ljust(30)]
+
+
+def test_ranking_table_at_120_columns_tells_sibling_tools_apart() -> None:
+    from workbench.tui.widgets.ranking_table import clip_names, row_text, widths_for
+
+    w = widths_for(57)  # the ranking's width in the 120x36 query lab
+    rows = [
+        RankRow(rank, rank, f"hris-{name}", "hris", 0.4978, 100, None)
+        for rank, name in enumerate(
+            ["hris_get_employees_time_off_request", "hris_get_employees_work_eligibility"], 1
+        )
+    ]
+    names = clip_names([r.tool.removeprefix("hris-") for r in rows], w.tool - 1)
+    lines = [row_text(r, w, n).plain for r, n in zip(rows, names, strict=True)]
+    assert lines[0].split()[1] != lines[1].split()[1]
+    assert all("0.498" in line.split() for line in lines)
+    assert len({len(line) for line in lines}) == 1
+
+
+def test_a_negative_score_keeps_the_columns_aligned() -> None:
+    from workbench.tui.widgets.ranking_table import row_text, widths_for
+
+    w = widths_for(70)
+    lines = [
+        row_text(RankRow(1, 1, "m-a", "m", score, 16, None), w).plain for score in (0.266, -0.002)
+    ]
+    assert lines[1].split()[-2:] == ["-0.002", "16"]
+    assert len(lines[0]) == len(lines[1]) and lines[0].index("16") == lines[1].index("16")

@@ -22,7 +22,7 @@ from workbench.commands.common import print_json, setting_from_args, use_color
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.search.selection import ranked, search_cut, select
+from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace, build_workspace
@@ -163,23 +163,35 @@ def print_human(
     for line in warnings(workspace, result):
         out.write(f"{warn}⚠ {line}{reset}\n")
     cut = search_cut(ranking, selection)
-    rows = limit if limit is not None else max(DEFAULT_ROWS, cut + 3)
+    cuts = cut_lines(cut, setting)
+    rows = limit if limit is not None else max(DEFAULT_ROWS, cut.position + 3)
     order = ranking.order.tolist()
     shown = order[:rows]
     on_show = set(shown)
     extra = [i for i in selection.indices if i not in on_show]
     width = max([len("tool")] + [len(catalog.tools[i].full_name) for i in shown + extra])
-    out.write(f"{dim}{'#':>5}  {'tool':<{width}}  {'score':>7}  {'tokens':>6}  why{reset}\n")
+    digits = score_decimals(
+        (float(ranking.scores[i]) for i in shown + extra), setting.similarity_threshold, 4
+    )
+    score_width = max(len("score"), digits + 3)
+    out.write(
+        f"{dim}{'#':>5}  {'tool':<{width}}  {'score':>{score_width}}  {'tokens':>6}  why{reset}\n"
+    )
+
+    def cut_line(position: int) -> None:
+        text = f" {cuts[position]} "
+        out.write(f"{dim}{'':>5}  {text.center(width + score_width + 16, '─')}{reset}\n")
+
     for position, index in enumerate(shown):
-        if position == cut:
-            out.write(f"{dim}{_cut_line(ranking, selection, setting, width)}{reset}\n")
-        out.write(_row(position + 1, index, workspace, result, width) + "\n")
-    if cut == len(shown) and cut < len(order):
-        out.write(f"{dim}{_cut_line(ranking, selection, setting, width)}{reset}\n")
+        if position in cuts:
+            cut_line(position)
+        out.write(_row(position + 1, index, workspace, result, width, digits) + "\n")
+    if len(shown) in cuts and len(shown) < len(order):
+        cut_line(len(shown))
     if extra:
         out.write(f"{dim}{'…':>5}{reset}\n")
         for index in sorted(extra, key=ranking.rank_of):
-            out.write(_row(ranking.rank_of(index), index, workspace, result, width) + "\n")
+            out.write(_row(ranking.rank_of(index), index, workspace, result, width, digits) + "\n")
     chosen = tokens.total(list(selection.indices))
     saved = 1 - chosen / tokens.all if tokens.all else 0.0
     kind = "exact" if tokens.exact else "estimate"
@@ -189,19 +201,23 @@ def print_human(
     )
 
 
-def _row(rank: int, index: int, workspace: Workspace, result: Result, width: int) -> str:
+def _row(
+    rank: int, index: int, workspace: Workspace, result: Result, width: int, digits: int
+) -> str:
     tool = workspace.catalog.tools[index]
     score = float(result.ranking.scores[index])
     why = WHY.get(result.selection.reasons.get(index, ""), "")
     count = int(workspace.tokens.per_tool[index])
-    return f"{rank:>5}  {tool.full_name:<{width}}  {score:>7.4f}  {count:>6,}  {why}".rstrip()
+    shown = f"{score:>{max(len('score'), digits + 3)}.{digits}f}"
+    return f"{rank:>5}  {tool.full_name:<{width}}  {shown}  {count:>6,}  {why}".rstrip()
 
 
-def _cut_line(ranking: Ranking, selection: Selection, setting: ToolFiltering, width: int) -> str:
-    cut = search_cut(ranking, selection)
-    if cut >= selection.passing:
-        label = f"threshold {setting.similarity_threshold:g}: {selection.passing} pass"
-    else:
-        label = f"top_k {setting.top_k}"
-    text = f" {label} "
-    return f"{'':>5}  " + text.center(width + 23, "─")
+def cut_lines(cut: SearchCut, setting: ToolFiltering) -> dict[int, str]:
+    """The cut lines as ``{ranked tools above the line: label}``: where top_k stops tools that
+    pass the threshold (only when it does), and where the scores fall under the threshold."""
+    lines: dict[int, str] = {}
+    if cut.top_k is not None:
+        lines[cut.top_k] = f"top_k {setting.top_k}"
+    label = f"threshold {setting.similarity_threshold:g}: {cut.threshold} pass"
+    lines[cut.threshold] = f"{lines[cut.threshold]} · {label}" if cut.threshold in lines else label
+    return lines

@@ -13,13 +13,18 @@ This runs on every knob change, so it never scores: it reads a cached :class:`Ra
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.search.types import IntArray, Ranking, Reason, Selection
+
+#: The rule that stops the search: the slots (``top_k``) or the scores (``threshold``).
+CutRule = Literal["top_k", "threshold"]
 
 
 def select(
@@ -112,14 +117,71 @@ def _names(catalog: Catalog) -> _NameIndex:
     return built
 
 
-def search_cut(ranking: Ranking, selection: Selection) -> int:
-    """Where the search stopped, as a position in the ranking (for drawing the cut line).
+@dataclass(frozen=True)
+class SearchCut:
+    """Where the runtime's search stops in a ranking, and which rule stops it.
 
-    Tools ranked before it were taken by the search or were already in; from it on, the search
-    took none: either top_k was reached or the scores fell under the threshold.
+    Positions count ranked tools above a line (0: above the first). ``top_k`` is where the slots
+    ran out while tools passing the threshold were left out: the line sits right above the first
+    such tool (every tool ranked above it is sent). It is None when no tool passing the threshold
+    is left out: then only the threshold limits the search. ``threshold`` is where the scores
+    fall under the threshold (the tools that pass are a prefix of the ranking).
     """
-    searched = [i for i, why in selection.reasons.items() if why == "search"]
-    if not searched:
-        return 0
-    positions = np.flatnonzero(np.isin(ranking.order, np.asarray(searched)))
-    return int(positions.max()) + 1
+
+    top_k: int | None
+    threshold: int
+
+    @property
+    def rule(self) -> CutRule:
+        """The rule that stops the search: ``top_k`` when it leaves passing tools out."""
+        return "top_k" if self.top_k is not None else "threshold"
+
+    @property
+    def position(self) -> int:
+        """Where the search stops: the first ranked tool it would not send."""
+        return self.top_k if self.top_k is not None else self.threshold
+
+
+def search_cut(ranking: Ranking, selection: Selection) -> SearchCut:
+    """Where the runtime's search stopped for ``selection`` (made by :func:`select` from
+    ``ranking``), and by which rule, for drawing the cut lines.
+
+    In ``filter_tools`` the search walks the tools passing the threshold in rank order and adds
+    each one not already in until ``top_k`` tools are in, so a passing tool that is not selected
+    was stopped by top_k (its remaining slots after always_include and top_n_used), and every
+    passing tool ranked above the first such one is in. A passing tool that ``always_include``
+    or ``top_n_used`` brought is never one the search left out.
+    """
+    passing = max(0, min(selection.passing, len(ranking.order)))
+    chosen = selection.reasons
+    for position, index in enumerate(ranking.order[:passing].tolist()):
+        if index not in chosen:
+            return SearchCut(top_k=position, threshold=passing)
+    return SearchCut(top_k=None, threshold=passing)
+
+
+#: The most decimals a score or a threshold is drawn with.
+MAX_DECIMALS = 9
+
+
+def threshold_decimals(threshold: float, minimum: int = 2) -> int:
+    """The fewest decimals (at least ``minimum``) that draw ``threshold`` as it is: 0.3 as 0.30,
+    0.375 as 0.375 (float noise such as 0.30000000000000004 is not drawn)."""
+    for digits in range(minimum, MAX_DECIMALS + 1):
+        if abs(float(f"{threshold:.{digits}f}") - threshold) <= 1e-12:
+            return digits
+    return MAX_DECIMALS
+
+
+def score_decimals(scores: Iterable[float], threshold: float, minimum: int = 3) -> int:
+    """The fewest decimals (at least ``minimum`` and the threshold's own) that draw every one of
+    ``scores`` on its side of ``threshold``: a score under it never rounds up to it (0.4978 under
+    0.5 is 0.498, and 0.49996 is 0.49996), and one at or over it never rounds under it.
+
+    One number for a whole table, so its scores stay aligned.
+    """
+    values = [float(s) for s in scores]
+    for digits in range(max(minimum, threshold_decimals(threshold)), MAX_DECIMALS + 1):
+        if all((float(f"{s:.{digits}f}") >= threshold) == (s >= threshold) for s in values):
+            return digits
+    return MAX_DECIMALS

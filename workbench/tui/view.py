@@ -13,6 +13,7 @@ import numpy as np
 
 from workbench.catalog import Catalog
 from workbench.config.filtering import ToolFiltering
+from workbench.search.selection import score_decimals, search_cut, threshold_decimals
 from workbench.search.types import FloatArray, IntArray, Ranking, Reason, Selection
 
 #: Token counts per catalog tool (the core gives a numpy array).
@@ -58,6 +59,9 @@ class RankRow:
     score: float
     tokens: int
     reason: Reason | None
+    #: Decimals the score is drawn with: the same for a whole ranking, and enough that no score
+    #: rounds across the threshold line (see :func:`~workbench.search.selection.score_decimals`).
+    digits: int = 3
 
 
 @dataclass(frozen=True)
@@ -68,20 +72,26 @@ class CutRow:
 
 
 def cut_labels(ranking: Ranking, selection: Selection, setting: ToolFiltering) -> dict[int, str]:
-    """Where the cut lines go: ``{rank after which to draw: label}``.
+    """Where the cut lines go: ``{rank after which to draw: label}``, from the runtime's
+    :func:`~workbench.search.selection.search_cut`.
 
-    The threshold line sits after the last tool scoring at least the threshold
-    (``selection.passing``); the top_k line after the last tool the search added.
+    The top_k line sits right above the first tool that passes the threshold but found no slot
+    left (only when there is one: always_include and top_n_used take slots too); the threshold
+    line after the last tool scoring at least the threshold.
     """
     cuts: dict[int, str] = {}
-    searched = [ranking.rank_of(i) for i, why in selection.reasons.items() if why == "search"]
-    passing = selection.passing
-    last = max(searched, default=0)
-    if setting.enabled and last < passing:
-        cuts[last] = f"top_k {setting.top_k}"
-    threshold = f"threshold {setting.similarity_threshold:.2f}"
-    cuts[passing] = f"{cuts[passing]} · {threshold}" if passing in cuts else threshold
+    cut = search_cut(ranking, selection)
+    if setting.enabled and cut.top_k is not None:
+        cuts[cut.top_k] = f"top_k {setting.top_k}"
+    threshold = f"threshold {threshold_text(setting.similarity_threshold)}"
+    at = cut.threshold
+    cuts[at] = f"{cuts[at]} · {threshold}" if at in cuts else threshold
     return cuts
+
+
+def threshold_text(threshold: float) -> str:
+    """The threshold as the ranking draws it: two decimals, more when it has them."""
+    return f"{threshold:.{threshold_decimals(threshold)}f}"
 
 
 def ranking_rows(
@@ -100,13 +110,18 @@ def ranking_rows(
         rows.append(CutRow(cuts[0]))
     order = [int(i) for i in ranking.order]
     shown = order[:limit]
+    on_show = set(shown)
+    below = sorted((i for i in selection.indices if i not in on_show), key=ranking.rank_of)
+    digits = score_decimals(
+        (float(ranking.scores[i]) for i in shown + below), setting.similarity_threshold
+    )
     for rank, index in enumerate(shown, start=1):
-        rows.append(_row(rank, index, ranking, selection, catalog, per_tool))
+        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits))
         if rank in cuts and rank < len(order):
             rows.append(CutRow(cuts[rank]))
-    below = [i for i in selection.indices if i not in set(shown)]
-    for index in sorted(below, key=ranking.rank_of):
-        rows.append(_row(ranking.rank_of(index), index, ranking, selection, catalog, per_tool))
+    for index in below:
+        rank = ranking.rank_of(index)
+        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits))
     return rows
 
 
@@ -117,6 +132,7 @@ def _row(
     selection: Selection,
     catalog: Catalog,
     per_tool: Counts,
+    digits: int,
 ) -> RankRow:
     tool = catalog.tools[index]
     return RankRow(
@@ -127,6 +143,7 @@ def _row(
         score=float(ranking.scores[index]),
         tokens=int(per_tool[index]),
         reason=selection.reasons.get(index),
+        digits=digits,
     )
 
 

@@ -27,17 +27,19 @@ class Widths:
     rank: int
     tool: int
     server: int
-    score: int = BAR_WIDTH + 6
+    score: int = BAR_WIDTH + 7
     tokens: int = 7
     why: int = 7
 
 
-def widths_for(total: int) -> Widths:
-    """Column widths for a table ``total`` cells wide (pure: unit-tested)."""
+def widths_for(total: int, digits: int = 3) -> Widths:
+    """Column widths for a table ``total`` cells wide whose scores have ``digits`` decimals
+    (pure: unit-tested)."""
     avail = max(total - 1, 40)
     server = 10 if avail >= 66 else 8 if avail >= 56 else 0
-    fixed = 4 + server + (BAR_WIDTH + 6) + 7 + 7
-    return Widths(rank=4, tool=max(avail - fixed, 12), server=server)
+    score = BAR_WIDTH + digits + 4
+    fixed = 4 + server + score + 7 + 7
+    return Widths(rank=4, tool=max(avail - fixed, 12), server=server, score=score)
 
 
 def clip(text: str, width: int) -> str:
@@ -45,6 +47,52 @@ def clip(text: str, width: int) -> str:
     if len(text) > width:
         text = text[: max(width - 1, 1)] + "…"
     return text.ljust(width)
+
+
+def clip_middle(text: str, width: int, head: int | None = None) -> str:
+    """``text`` cut to ``width`` cells by an ellipsis in the middle, padded to ``width``.
+
+    The end stays (``head`` cells of the start, by default two fifths of what fits): sibling
+    tools share a prefix and differ at the end (``hris_get_employees…`` ×2 becomes
+    ``hris_g…off_request`` and ``hris_g…eligibility``).
+    """
+    if len(text) <= width:
+        return text.ljust(width)
+    if width <= 1:
+        return "…"[:width]
+    keep = width - 1
+    head = keep * 2 // 5 if head is None else min(max(head, 0), keep)
+    tail = keep - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def clip_names(names: Sequence[str], width: int) -> list[str]:
+    """``names`` cut in the middle to ``width`` cells (:func:`clip_middle`), distinct wherever
+    the names are: names that would look the same move their cut until they differ."""
+    unique = list(dict.fromkeys(names))
+    shown = {name: clip_middle(name, width) for name in unique}
+    groups: dict[str, list[str]] = {}
+    for name in unique:
+        groups.setdefault(shown[name], []).append(name)
+    keep = width - 1
+    default = keep * 2 // 5
+    heads = sorted(range(keep + 1), key=lambda h: (abs(h - default), h))
+    for text, group in groups.items():
+        if len(group) < 2:
+            continue
+        taken = set(shown.values()) - {text}
+        for head in heads:
+            trial = [clip_middle(name, width, head) for name in group]
+            if len(set(trial)) == len(group) and not taken.intersection(trial):
+                shown.update(zip(group, trial, strict=True))
+                break
+    return [shown[name] for name in names]
+
+
+def local_name(row: RankRow) -> str:
+    """The tool's name without its server's prefix (the server has its own column)."""
+    prefix = f"{row.server}-"
+    return row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
 
 
 def header_text(w: Widths) -> Text:
@@ -57,19 +105,21 @@ def header_text(w: Widths) -> Text:
     return text
 
 
-def row_text(row: RankRow, w: Widths) -> Text:
-    """One ranked tool as a line (pure: unit-tested)."""
+def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
+    """One ranked tool as a line (pure: unit-tested); ``name`` is the tool's name as the table
+    clips it (:func:`clip_names`), by default :func:`clip_middle` of its local name."""
     sent = row.reason is not None
     style = "bold" if sent else "dim"
-    prefix = f"{row.server}-"
-    name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
+    if name is None:
+        name = clip_middle(local_name(row), w.tool - 1)
     text = Text()
     text.append(f"{row.rank:>{w.rank - 1}} ", style="dim")
-    text.append(clip(name, w.tool - 1) + " ", style=style)
+    text.append(name.ljust(w.tool - 1) + " ", style=style)
     if w.server:
         text.append(clip(row.server, w.server - 1) + " ", style="dim")
     text.append(bar(row.score, BAR_WIDTH), style="green" if sent else "grey50")
-    text.append(f" {row.score:.2f} ", style=style)
+    # A minus sign takes the space after the bar: the column keeps its width.
+    text.append(f"{row.score:>{row.digits + 3}.{row.digits}f} ", style=style)
     text.append(f"{row.tokens:>{w.tokens - 1},} ", style=style)
     why = REASON_LABEL[row.reason] if row.reason else ""
     text.append(why, style="cyan" if why == "search" else "magenta")
@@ -113,11 +163,13 @@ class RankingTable(RowList):
         (a knob moved), else it goes to the top (a new query)."""
         current = self.highlighted_tool() if follow else None
         self._rows = list(rows)
-        w = widths_for(self.size.width or 60)
+        ranked = [row for row in rows if isinstance(row, RankRow)]
+        w = widths_for(self.size.width or 60, max((row.digits for row in ranked), default=3))
+        names = iter(clip_names([local_name(row) for row in ranked], w.tool - 1))
         lines = [
             Line(None, cut_text(row, w))
             if isinstance(row, CutRow)
-            else Line(row.tool, row_text(row, w))
+            else Line(row.tool, row_text(row, w, next(names)))
             for row in rows
         ]
         self.set_lines(header_text(w), lines, cursor_key=current)
