@@ -12,6 +12,7 @@ import pytest
 from workbench.catalog import load_catalog, load_snapshot, save_snapshot
 from workbench.catalog.models import Catalog
 from workbench.catalog.snapshot import parse_snapshot
+from workbench.cli import main
 from workbench.config import load_agent
 from workbench.errors import CatalogError
 
@@ -168,3 +169,38 @@ def test_bad_snapshot_names_file_line_and_field(text: str, where: str, message: 
 def test_missing_snapshot_file(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="no such file"):
         load_snapshot(tmp_path / "absent.json")
+
+
+def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Added after the agent's own (DESIGN.md, Files), but never silently: a catalog note the
+    dashboard shows, and a warning on stderr from the command line."""
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "tools:\n  - {name: fs, type: mcp, description: files, command: npx}\n"
+    )
+    snapshot = tmp_path / "snap.json"
+    tool = {"name": "t", "description": "d", "inputSchema": {}}
+    servers = {"web": {"tools": [tool]}, "fs": {"tools": [tool]}, "db": {"tools": [tool]}}
+    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    assert main(["tools", str(agent), "--catalog", str(snapshot), "--json"]) == 0
+    captured = capsys.readouterr()
+    note = f"{snapshot}: servers not in {agent}: web, db (added after the agent's own)"
+    assert f"warning: {note}" in captured.err
+    listed = json.loads(captured.out)
+    assert [s["name"] for s in listed["servers"]] == ["fs", "web", "db"]
+    catalog = load_catalog(load_agent(agent, environ={}), catalog_file=snapshot)
+    assert note in catalog.notes and catalog.warnings == [note]
+    # An agent with no MCP entry takes its whole catalog from the snapshot (the data sets).
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(
+        "name: b\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+    )
+    assert load_catalog(load_agent(bare, environ={}), catalog_file=snapshot).warnings == []
+    # A snapshot of the agent's own servers only: nothing to say.
+    servers.pop("web"), servers.pop("db")
+    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    assert main(["tools", str(agent), "--catalog", str(snapshot)]) == 0
+    assert "servers not in" not in capsys.readouterr().err

@@ -2,7 +2,9 @@
 
 With a snapshot (``catalog_file``) a server named in the file stands in for the agent's MCP entry
 of the same name (no process is started, state ``snapshot``); servers the agent does not have are
-added after the agent's own, in file order; the agent's other MCP entries are still started.
+added after the agent's own, in file order (with a catalog note and warning when the agent has MCP
+entries of its own: the snapshot may be another agent's); the agent's other MCP entries are still
+started.
 
 A slow server need not hold up the others: ``on_partial`` is given the catalog built so far
 (local tools, replayed servers and every server that has answered, always in the runtime's
@@ -170,14 +172,28 @@ async def aload_catalog(
     so far while servers are still connecting (see the module's doc).
     """
     snapshot = load_snapshot(catalog_file) if catalog_file else None
-    return await alist_agent_tools(
-        specs_from_agent(agent),
+    specs = specs_from_agent(agent)
+    catalog = await alist_agent_tools(
+        specs,
         snapshot=snapshot,
         timeout=timeout,
         on_status=on_status,
         log_dir=log_dir,
         on_partial=on_partial,
     )
+    # An agent with no MCP entry of its own takes the whole catalog from the snapshot (the data
+    # sets' layout); otherwise a server it does not declare may be a snapshot of another agent.
+    own = {spec.name for spec in specs.mcp()}
+    added = [name for name in snapshot or {} if name not in own]
+    if own and added:
+        where = getattr(agent, "path", "the agent")
+        note = (
+            f"{catalog_file}: servers not in {where}: {', '.join(added)} "
+            "(added after the agent's own)"
+        )
+        catalog.notes.append(note)
+        catalog.warnings.append(note)
+    return catalog
 
 
 @contextmanager

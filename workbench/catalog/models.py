@@ -76,6 +76,8 @@ class Catalog:
     listings: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Things the runtime does quietly that the user should know (skipped collisions, ...).
     notes: list[str] = field(default_factory=list)
+    #: Notes a command line should print as warnings when it loads the catalog (also in notes).
+    warnings: list[str] = field(default_factory=list)
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, use_color
+from workbench.commands.common import print_json, setting_from_args, use_color, warn_catalog
 from workbench.config import load_agent
 from workbench.errors import CheckFailed
 from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
@@ -31,6 +31,7 @@ def open_checked(args: argparse.Namespace) -> Workspace:
     """
     agent = load_agent(args.agent, missing_env="warn")
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    warn_catalog(catalog)
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 

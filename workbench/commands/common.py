@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 
@@ -45,6 +46,12 @@ _FLAG_OF = {
     "always_include_top_n_used": "--top-n-used",
     "enabled": "--enabled",
 }
+
+
+def warn_catalog(catalog: Catalog, *, prefix: str = "holo-tune: warning: ") -> None:
+    """The catalog's load-time warnings (a snapshot's servers the agent lacks) on stderr."""
+    for warning in catalog.warnings:
+        print(f"{prefix}{warning}", file=sys.stderr)
 
 
 def use_color(stream: TextIO | None = None) -> bool:

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from workbench.commands.common import print_json
+from workbench.commands.common import print_json, warn_catalog
 from workbench.commands.eval import open_for_cases
 from workbench.evaluate.compare import CompareReport, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
@@ -63,6 +63,7 @@ def table(report: CompareReport, ws: Workspace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
+    warn_catalog(ws.catalog)
     report = compare(ws, cases)
     if args.json:
         print_json(report.to_json(), stream=sys.stdout)

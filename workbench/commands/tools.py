@@ -41,6 +41,8 @@ def list_agent(args: argparse.Namespace, *, err: TextIO | None = None) -> Listed
     catalog = load_catalog(
         agent, catalog_file=getattr(args, "catalog", None), timeout=getattr(args, "timeout", None)
     )
+    for note in catalog.warnings:
+        print(f"warning: {note}", file=err)
     model = agent.agent.model
     return Listed(agent, catalog, token_table(catalog, str(model.provider), model.name))
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from workbench.commands.apply import colored_diff
-from workbench.commands.common import print_json, use_color
+from workbench.commands.common import print_json, use_color, warn_catalog
 from workbench.commands.eval import describe, metric_line, open_for_cases, warn
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     if args.folds < 2:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
     ws, cases = open_for_cases(args)
+    warn_catalog(ws.catalog)
     current = ws.agent.filtering or ToolFiltering()
     runtime = runtime_embedding(ws.agent.agent).spec
     runtime_methods = ("bm25",) if runtime.kind == "none" else SEARCH_METHODS
