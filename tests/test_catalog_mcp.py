@@ -6,6 +6,8 @@ answer), and afterwards no process carrying the test's tag may be alive.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import socket
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp.client.stdio import PROCESS_TERMINATION_TIMEOUT
 
 from workbench.catalog.build import ServerListing
 from workbench.catalog.mcp_client import list_servers
@@ -309,3 +312,57 @@ def test_the_telling_stderr_line_is_quoted(tmp_path: Path, stderr: str, picked: 
     log = tmp_path / "s.log"
     log.write_text(stderr)
     assert stderr_tail(log) == f"; stderr: {picked!r}"
+
+
+def _hanging(tag: str) -> list[McpServerSpec]:
+    """Two servers that never answer (one with a grandchild), under a long deadline."""
+    return [
+        _stdio("hangs", MISBEHAVING, "hang", "--tag", tag, timeout=120),
+        _stdio("child", MISBEHAVING, "child-hang", "--tag", tag, timeout=120),
+    ]
+
+
+async def _until_started(tag: str, find_processes: ProcessFinder, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(find_processes(tag)) < count:
+        assert time.monotonic() < deadline, "the servers never started"
+        await asyncio.sleep(0.05)
+
+
+def test_a_cancelled_listing_stops_its_servers_at_once(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    """Cancelled (the dashboard quitting), the servers get SIGTERM at once: no waiting out the
+    grace a server gets to exit on its own when its stdin closes."""
+
+    async def main() -> float:
+        task = asyncio.create_task(list_servers(_hanging(tag), log_dir=tmp_path))
+        await _until_started(tag, find_processes, 3)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    took = asyncio.run(main())
+    assert find_processes(tag) == []
+    assert took < PROCESS_TERMINATION_TIMEOUT
+
+
+def test_a_listing_the_event_loop_abandons_leaves_no_process(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    """Cancelled, then dropped before it has stopped (Textual cancels its workers on exit without
+    waiting, and forgets them): the task is collected mid-shutdown, which cuts the SDK's
+    shielded shutdown short; the servers are killed all the same."""
+
+    async def main() -> None:
+        task = asyncio.create_task(list_servers(_hanging(tag), log_dir=tmp_path))
+        await _until_started(tag, find_processes, 3)
+        task.cancel()
+        del task  # nothing holds the task any more: it may be collected before the loop ends
+        await asyncio.sleep(0.1)
+        gc.collect()
+
+    asyncio.run(main())
+    assert find_processes(tag) == []

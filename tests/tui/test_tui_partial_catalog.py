@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from tui_helpers import ENV
 
@@ -112,4 +113,51 @@ async def test_the_ranking_lists_the_fast_servers_tools_while_the_slow_one_conne
             ]
     finally:
         release.touch()
+    assert find_processes(tag) == []
+
+
+def _hanging_agent(folder: Path, tag: str) -> Path:
+    """``hangs`` (never answers; its process ignores a closed stdin) then ``fast`` (2 tools)."""
+    py = json.dumps(sys.executable)
+    server = json.dumps(str(TOOLSERVER))
+    hang = json.dumps(str(TOOLSERVER.with_name("misbehaving.py")))
+    path = folder / "agent.yaml"
+    path.write_text(
+        "name: hanging-agent\nmodel:\n  provider: openai\n  name: gpt-4o\n"
+        "instructions:\n  inline: test\n"
+        "tools:\n"
+        "  - name: hangs\n    type: mcp\n    description: never answers\n"
+        f"    command: {py}\n"
+        f"    args: [{hang}, 'hang', '--tag', '{tag}']\n"
+        "  - name: fast\n    type: mcp\n    description: answers at once\n"
+        f"    command: {py}\n"
+        f"    args: [{server}, '--tools', '2', '--tag', '{tag}']\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize("key", ["ctrl+q", "q"])
+async def test_quitting_while_a_server_is_listed_leaves_no_process(
+    tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]], key: str
+) -> None:
+    options = Options(
+        agent=_hanging_agent(tmp_path, tag),
+        embedder="none",
+        query="test tool number",
+        environ=ENV,
+        timeout=PATIENCE,
+        show_timing=False,
+    )
+    app = HoloTuneApp(options)
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(pilot, lambda: bool(_ranked(app)))
+        states = {s.name: s.state for s in app.screen.query_one(ServersPanel).statuses}
+        assert states == {"hangs": "connecting", "fast": "ok"}
+        assert len(find_processes(tag)) == 1  # the hanging server, still being listed
+        if key == "q":  # q quits from anywhere but the query input
+            app.screen.query_one(RankingTable).focus()
+        await pilot.press(key)
+        await pilot.pause()
+        assert not app.is_running
+    # The app is gone: so is every server it started, at once (not when the event loop ends).
     assert find_processes(tag) == []

@@ -7,6 +7,12 @@ others finish. Every server's transport and session contexts are entered and lef
 task that opened them (anyio's cancel-scope rule), and the stdio transport ends its server's
 whole process group on the way out, on success, error and timeout alike.
 
+Cancelled (a deadline, or the caller giving up: the dashboard quitting), a stdio server's group
+is sent SIGTERM at once rather than after the SDK's grace period for a closed stdin, and should
+the SDK's own shutdown be cut short (a cancelled task nobody holds is collected mid-shutdown;
+a repeated native ``Task.cancel()`` defeats its cancel shield), whatever is left of the group
+is killed (SIGKILL), synchronously, on the way out: no server process outlives its listing.
+
 A stdio server's stderr goes to ``<log dir>/<server>.log``; the log dir is one per run under
 ``$XDG_CACHE_HOME/holo-tune/logs`` (the newest runs are kept), and our own diagnosis is appended
 to the same file.
@@ -15,15 +21,21 @@ to the same file.
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack, suppress
+from contextvars import ContextVar
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TextIO
 
 import anyio
 import httpx2
+import mcp.client.stdio as sdk_stdio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -68,6 +80,76 @@ def _notify(on_status: StatusCallback | None, status: ServerStatus) -> None:
         logger.exception("on_status callback failed for %s", status.name)
 
 
+#: The process ids the stdio transport starts in this context (``_open_transport`` sets a list).
+_spawned: ContextVar[list[int] | None] = ContextVar("holo_tune_spawned", default=None)
+_Spawn = Callable[..., Awaitable[Any]]
+
+
+def _track_spawns() -> None:
+    """Wrap the SDK's process spawn so the pids it starts are known here (the SDK does not hand
+    the process out). Only records while ``_spawned`` holds a list; otherwise it is the SDK's."""
+    original: _Spawn | None = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if original is None or getattr(original, "_holo_tune_tracked", False):
+        return
+
+    async def spawn(*args: Any, **kwargs: Any) -> Any:
+        process = await original(*args, **kwargs)
+        found = _spawned.get()
+        if found is not None:
+            found.append(process.pid)
+        return process
+
+    spawn._holo_tune_tracked = True  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = spawn  # type: ignore[attr-defined]
+
+
+_track_spawns()
+
+
+def _signal_groups(pids: Sequence[int], sig: signal.Signals) -> None:
+    """Send ``sig`` to each server's process group (its pid: the SDK starts each server in a
+    session of its own). Synchronous, so no cancellation can cut it short."""
+    if sys.platform == "win32":  # pragma: no cover - the SDK's job objects end the tree there
+        return
+    for pid in pids:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+
+
+def _group_alive(pid: int) -> bool:
+    if sys.platform == "win32":  # pragma: no cover
+        return False
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_leftovers(pids: Sequence[int]) -> None:
+    """SIGKILL whatever is left of the servers' groups (nothing, when the SDK's shutdown ran)."""
+    _signal_groups([pid for pid in pids if _group_alive(pid)], signal.SIGKILL)
+
+
+def _terminate_if_cancelled(pids: list[int]) -> Callable[..., bool]:
+    """An exit callback for the transport's stack: on cancellation, SIGTERM the server's group
+    now, so the SDK's shutdown that follows finds it gone instead of waiting out its grace."""
+
+    def on_exit(
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        cancelled = anyio.get_cancelled_exc_class()
+        if exc_type is not None and issubclass(exc_type, cancelled):
+            _signal_groups(pids, signal.SIGTERM)
+        return False
+
+    return on_exit
+
+
 async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]:
     """Every tool of a session, following ``nextCursor`` page after page."""
     tools: list[dict[str, Any]] = []
@@ -88,9 +170,10 @@ async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]
 
 
 async def _open_transport(
-    spec: McpServerSpec, stack: AsyncExitStack, errlog: TextIO, phase: Phase
+    spec: McpServerSpec, stack: AsyncExitStack, errlog: TextIO, phase: Phase, pids: list[int]
 ) -> tuple[Any, Any]:
-    """Enter the spec's transport on ``stack``; returns (read stream, write stream)."""
+    """Enter the spec's transport on ``stack``; returns (read stream, write stream). A stdio
+    server's process id is added to ``pids``."""
     if spec.transport == "stdio":
         if spec.env_error:
             raise ServerFailure(spec.env_error)
@@ -103,7 +186,12 @@ async def _open_transport(
             cwd=spec.cwd,
             encoding=spec.encoding,
         )
-        streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        token = _spawned.set(pids)
+        try:
+            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        finally:
+            _spawned.reset(token)
+        stack.push(_terminate_if_cancelled(pids))  # left first: before the SDK's shutdown
         return streams[0], streams[1]
     if not spec.url:
         raise ServerFailure(f"no url for the {spec.transport} transport")
@@ -133,11 +221,11 @@ async def _open_transport(
 
 
 async def _list_tools(
-    spec: McpServerSpec, errlog: TextIO, garbage: StdoutGarbage, phase: Phase
+    spec: McpServerSpec, errlog: TextIO, garbage: StdoutGarbage, phase: Phase, pids: list[int]
 ) -> tuple[list[dict[str, Any]], int]:
     """Connect, initialize, list every page, and leave: all inside this one task."""
     async with AsyncExitStack() as stack:
-        read, write = await _open_transport(spec, stack, errlog, phase)
+        read, write = await _open_transport(spec, stack, errlog, phase, pids)
         session = await stack.enter_async_context(
             ClientSession(read, write, message_handler=garbage)
         )
@@ -186,16 +274,20 @@ async def list_server(
     tools: list[dict[str, Any]] = []
     pages = 0
     failure: BaseException | None = None
+    pids: list[int] = []
     with status.log_path.open("w", encoding="utf-8") as errlog:
         # move_on_after, not fail_after: a TimeoutError from a socket inside is a failure of its
         # own, not our deadline.
         with anyio.move_on_after(limit) as deadline:
             try:
-                tools, pages = await _list_tools(spec, errlog, garbage, phase)
+                tools, pages = await _list_tools(spec, errlog, garbage, phase, pids)
                 status.state, status.tools = "ok", len(tools)
             except Exception as err:
                 failure = err
                 status.state, status.error = "error", describe_failure(err, spec, phase)
+            finally:
+                # Also when cancelled from outside: nothing the server started lives on.
+                _kill_leftovers(pids)
         if deadline.cancelled_caught:
             tools, failure = [], None
             status.state, status.error = "error", f"no answer within {limit:g} s"

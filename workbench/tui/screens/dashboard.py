@@ -5,14 +5,18 @@ a thread worker builds the workspace and embeds the tools, a thread worker per k
 the query (the next keystroke cancels it), and knob changes re-select from cached scores on the
 UI thread. While some servers still connect, the workspace is built again (one build at a time)
 each time others answer, and the query re-ranked (the tools already embedded come from the
-cache). Every worker's failure lands in :meth:`on_worker_state_changed`.
+cache). Every worker's failure lands in :meth:`on_worker_state_changed`. Leaving the screen (the
+app quitting) cancels the listing and waits for it, bounded, so every server it started is
+stopped before the event loop ends.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -26,7 +30,13 @@ from textual.command import Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import (
+    Worker,
+    WorkerCancelled,
+    WorkerFailed,
+    WorkerState,
+    get_current_worker,
+)
 
 from workbench.catalog import Catalog, ServerStatus
 from workbench.catalog.enumerate import alist_agent_tools, aload_catalog
@@ -77,6 +87,9 @@ RANKING_ROWS = 50
 COMPARE_ROWS = 25
 #: Below this width the servers/catalog column hides (f2 shows it).
 NARROW = 110
+#: Seconds leaving the dashboard waits for a cancelled listing to stop its servers (the core
+#: kills what is left of them if the event loop ends first).
+STOP_WAIT = 5.0
 
 
 def _b(
@@ -222,6 +235,27 @@ class DashboardScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "-narrow")
+
+    async def on_unmount(self) -> None:
+        """The app is quitting: stop listing, and wait for the servers' processes to end."""
+        await self.stop_listing()
+
+    async def stop_listing(self, wait: float = STOP_WAIT) -> None:
+        """Cancel the catalog workers and wait (at most ``wait`` seconds) for them to end.
+
+        Textual cancels workers on exit without waiting for them, and the event loop ending
+        would cut their servers' shutdown short; the core's cancellation stops each server.
+        """
+        listing = [
+            w
+            for w in self.app.workers
+            if w.node is self and w.group == "catalog" and not w.is_finished
+        ]
+        if not listing:
+            return
+        for worker in listing:
+            worker.cancel()
+        await asyncio.wait([asyncio.ensure_future(_ended(w)) for w in listing], timeout=wait)
 
     # -- workers ---------------------------------------------------------------------------
     async def _list_servers(self) -> Catalog:
@@ -827,6 +861,12 @@ class DashboardScreen(Screen[None]):
         )
         catalog.servers = [kept.get(s.name, s) for s in catalog.servers]
         return catalog
+
+
+async def _ended(worker: Worker[object]) -> None:
+    """Wait for ``worker`` to end, however it ends."""
+    with suppress(WorkerCancelled, WorkerFailed):
+        await worker.wait()
 
 
 def _select_as(lab: Lab, ranking: Ranking, setting: ToolFiltering) -> Selection:
