@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -82,3 +83,29 @@ def test_search_needs_exactly_one_of_query_and_queries() -> None:
         assert result.returncode == 2
         assert "QUERY" in result.stderr and "--queries" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# just a comment\n\n# another\n"])
+def test_an_empty_agent_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_text(text)
+    assert main(["export", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: the file is empty" in err and "required key is missing" not in err
+
+
+def test_snapshot_refuses_a_missing_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o DIR/x.json`` with no DIR: exit 2 before any server starts, and nothing created."""
+    base = tmp_path
+    agent = base / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: x}\n"
+    )
+    out = base / "no-such-dir" / "x.json"
+    assert main(["snapshot", str(agent), "-o", str(out)]) == 2
+    assert f"{out.parent}: no such directory" in capsys.readouterr().err
+    assert not out.parent.exists()

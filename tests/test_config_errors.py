@@ -210,7 +210,7 @@ def test_validation_errors(tmp_path: Path, body: str, expected: str) -> None:
     ("text", "expected"),
     [
         ("name: a\n", ":1: model: required key is missing"),
-        ("", ": model: required key is missing"),
+        ("", ": the file is empty (an agent needs at least model and instructions)"),
         (
             "name: a\nmodel:\n  provider: gemini\n  name: g\n",
             ":3: model.provider: must be "

@@ -31,11 +31,23 @@ def snapshot_dict(catalog: Catalog) -> dict[str, Any]:
     return {FORMAT_KEY: FORMAT_VERSION, "servers": servers}
 
 
+def check_target(path: str | Path) -> None:
+    """CatalogError unless ``path`` can be written: its directory exists and it is not one."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise CatalogError("no such directory", file=target.parent)
+    if target.is_dir():
+        raise CatalogError("is a directory, not a file", file=target)
+
+
 def save_snapshot(catalog: Catalog, path: str | Path) -> Path:
-    """Write the snapshot atomically (temp file in the same directory, then rename)."""
+    """Write the snapshot atomically (temp file in the same directory, then rename).
+
+    The directory must exist (CatalogError otherwise): a typo in a path creates nothing.
+    """
     target = Path(path)
     text = json.dumps(snapshot_dict(catalog), ensure_ascii=False, indent=2) + "\n"
-    target.parent.mkdir(parents=True, exist_ok=True)
+    check_target(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:

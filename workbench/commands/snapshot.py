@@ -14,10 +14,12 @@ import argparse
 import sys
 
 from workbench.catalog import save_snapshot
+from workbench.catalog.snapshot import check_target
 from workbench.commands.tools import list_agent
 
 
 def run(args: argparse.Namespace) -> int:
+    check_target(args.output)  # before any server is started
     listed = list_agent(args)
     catalog = listed.catalog
     path = save_snapshot(catalog, args.output)

@@ -207,6 +207,12 @@ def _mapping(source: YamlSource) -> dict[str, Any]:
     """The document as a mapping with string keys, as HoloDeck's ``Agent(**data)`` needs it."""
     data = source.data
     if data is None:
+        lines = source.text.splitlines()
+        if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
+            raise ConfigError(
+                "the file is empty (an agent needs at least model and instructions)",
+                file=source.path,
+            )
         return {}
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
