@@ -118,7 +118,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tools", help=COMMANDS["tools"], description=COMMANDS["tools"])
     _common(p)
-    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, tools --json)")
+    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("snapshot", help=COMMANDS["snapshot"], description=COMMANDS["snapshot"])
     _common(p)
@@ -132,7 +132,7 @@ def build_parser() -> Parsers:
     _setting_flags(p)
     p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
-    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, search --json)")
+    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("export", help=COMMANDS["export"], description=COMMANDS["export"])
     _common(p, catalog=False)
@@ -166,7 +166,7 @@ def build_parser() -> Parsers:
         "server_defer=memory:false",
     )
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
-    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, eval --json)")
+    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
@@ -175,7 +175,7 @@ def build_parser() -> Parsers:
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     p.add_argument("--apply", action="store_true", help="write the proposed setting back")
-    p.add_argument("--json", action="store_true", help="print JSON (DESIGN.md, tune --json)")
+    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args
+from workbench.commands.common import print_json, setting_from_args, warn_catalog
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
@@ -47,6 +47,7 @@ def open_agent(args: argparse.Namespace) -> Workspace:
     for warning in agent.warnings:
         warn(warning)
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    warn_catalog(catalog)
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, use_color
+from workbench.commands.common import print_json, setting_from_args, use_color, warn_catalog
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
@@ -80,6 +80,7 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    warn_catalog(catalog)
     return build_workspace(agent, catalog, embedder_spec=args.embedder)
 
 
