@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, ProgressBar, Static
 from tui_helpers import ENV, SAMPLES, research_app, shown
 
@@ -18,7 +19,7 @@ from workbench.evaluate.compare import CompareReport, CompareRow, CurvePoint, co
 from workbench.evaluate.metrics import Metrics
 from workbench.search.strategies import ENGINES
 from workbench.tui.app import HoloTuneApp
-from workbench.tui.caseruns import AGENT_CASES, agent_cases_first
+from workbench.tui.caseruns import AGENT_CASES, NO_CASES, agent_cases_first
 from workbench.tui.commands import ACTIONS
 from workbench.tui.options import Options
 from workbench.tui.screens.compare import CompareEnginesScreen, row_cells
@@ -164,6 +165,41 @@ async def test_a_bad_cases_file_is_said_on_the_status_line(tmp_path: Path) -> No
         status = shown(screen.query_one("#cmp-status"))
         assert status.strip().startswith("✗") and "nope.jsonl: no such file" in status
         assert screen.outcome is None and screen.table_rows() == []
+
+
+@pytest.mark.parametrize("path", ["", AGENT_CASES])
+async def test_no_cases_runs_nothing_and_says_what_eval_says(tmp_path: Path, path: str) -> None:
+    app = research_app(tmp_path)  # no test_cases, no cases file beside it
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "x")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareEnginesScreen)
+        screen.query_one("#cmp-cases", Input).value = path
+        await pilot.press("enter")
+        await settle(pilot)
+        status = shown(screen.query_one("#cmp-status"))
+        assert status.strip().startswith("✗") and NO_CASES in status
+        assert screen.outcome is None and screen.table_rows() == []
+        assert not [w for w in app.workers if w.name == "compare-engines"]
+
+
+async def test_the_cases_path_is_kept_for_the_session(tmp_path: Path) -> None:
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "x")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareEnginesScreen)
+        app.screen.query_one("#cmp-cases", Input).value = ""
+        await pilot.press(*"my-cases.jsonl", "escape")
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareEnginesScreen)
+        assert screen.query_one("#cmp-cases", Input).value == "my-cases.jsonl"
 
 
 def test_agent_cases_first(tmp_path: Path) -> None:

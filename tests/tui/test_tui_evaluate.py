@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from textual.widgets import Static
+import pytest
+from textual.widgets import Input, Static
 from tui_helpers import ENV, broken_server_app, shown
 
 from workbench.evaluate import evaluate, load_cases, resolve_cases
 from workbench.tui.app import HoloTuneApp
+from workbench.tui.caseruns import AGENT_CASES, NO_CASES
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.evaluate import EvaluateScreen
@@ -115,3 +117,41 @@ def test_front_plot_marks_points_and_the_current_setting() -> None:
     body = "".join(lines)
     assert body.count("•") == 1 and body.count("●") == 1 and body.count("◆") == 1
     assert "200 tokens sent" in lines[-1]
+
+
+@pytest.mark.parametrize("path", ["", AGENT_CASES])
+async def test_no_cases_runs_nothing_and_says_what_eval_says(
+    stackone_app: HoloTuneApp, path: str
+) -> None:
+    """The stackone agent has no test_cases and no cases file beside it (a copy in tmp_path)."""
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "v")
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert isinstance(screen, EvaluateScreen)
+        screen.query_one("#eval-cases", Input).value = path
+        await pilot.press("enter")
+        await settle(pilot)
+        status = shown(screen.query_one("#eval-status"))
+        assert status.strip().startswith("✗") and NO_CASES in status
+        assert screen.outcome is None and screen.query_one("#eval-front", RowList).row_count == 0
+        assert not [w for w in stackone_app.workers if w.name == "evaluate"]
+
+
+async def test_the_cases_path_is_kept_for_the_session(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "v")
+        await settle(pilot)
+        assert isinstance(stackone_app.screen, EvaluateScreen)
+        field = stackone_app.screen.query_one("#eval-cases", Input)
+        field.value = ""
+        await pilot.press(*"my-cases.jsonl")
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert isinstance(screen, EvaluateScreen)
+        assert screen.query_one("#eval-cases", Input).value == "my-cases.jsonl"

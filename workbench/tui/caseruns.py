@@ -1,9 +1,10 @@
 """What the views that run labelled cases share (Evaluate, Compare engines).
 
-Where the cases come from (the agent's own ``test_cases`` or a file), and how a thread worker
-reports progress: it posts :class:`RunProgress` to its screen (it never touches a widget) and
-stops at the next progress call once the worker is cancelled (the core lets a progress callback
-raise to stop a run).
+Where the cases come from (the agent's own ``test_cases`` or a file), which path each view was
+last given (kept for the session), why a run has nothing to run (the CLI's messages), and how a
+thread worker reports progress: it posts :class:`RunProgress` to its screen (it never touches a
+widget) and stops at the next progress call once the worker is cancelled (the core lets a
+progress callback raise to stop a run).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from textual.message import Message
 from textual.message_pump import MessagePump
 
 from workbench.config import AgentConfig
-from workbench.errors import HoloTuneError
+from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate import CaseSet, cases_from_agent, load_cases, resolve_cases
 from workbench.workspace import Workspace
 
@@ -25,7 +26,20 @@ AGENT_CASES = "(the agent's test_cases)"
 #: Case files looked for beside the agent.
 BESIDE = ("cases.jsonl", "cases.yaml", "cases.yml")
 
+#: Nothing to run: the agent has no labelled test_cases and no file is named (``eval``'s words).
+NO_CASES = "no cases: pass --cases FILE, or give the agent test_cases with expected_tools"
+#: The cases name no tool of the catalog (``eval``'s words).
+NO_TOOL_CASES = "no case names a tool of this catalog"
+
 Progress = Callable[[int, int], None]
+
+
+@dataclass
+class CasesMemory:
+    """The cases path a view was last given, for the session: the dashboard keeps one per
+    view, so reopening the view shows what was typed (``None``: nothing typed yet)."""
+
+    path: str | None = None
 
 
 @dataclass
@@ -57,11 +71,36 @@ def agent_cases_first(agent: AgentConfig, agent_path: Path) -> str:
     return AGENT_CASES if own else default_cases(agent_path)
 
 
+def is_agent_cases(path: str) -> bool:
+    """The path input names the agent's own test_cases (the placeholder, or nothing)."""
+    return path in ("", AGENT_CASES)
+
+
+def nothing_to_run(path: str, agent: AgentConfig) -> str | None:
+    """Why running ``path`` would run nothing, when that is known without reading a file (the
+    agent's own test_cases are in memory): :data:`NO_CASES`, or why they are malformed."""
+    if not is_agent_cases(path):
+        return None
+    try:
+        own = cases_from_agent(agent)
+    except HoloTuneError as err:
+        return str(err)
+    return None if own else NO_CASES
+
+
 def read_cases(path: str, ws: Workspace) -> CaseSet:
     """The cases the path input names, resolved against the catalog (slow on a large file: call
-    from the worker)."""
-    raw = cases_from_agent(ws.agent) if path in ("", AGENT_CASES) else load_cases(path)
-    return resolve_cases(raw, ws.catalog)
+    from the worker). Raises InputError when there is nothing to run, as ``eval`` does."""
+    if is_agent_cases(path):
+        raw = cases_from_agent(ws.agent)
+        if not raw:
+            raise InputError(NO_CASES)
+    else:
+        raw = load_cases(path)
+    cases = resolve_cases(raw, ws.catalog)
+    if not len(cases):
+        raise InputError(NO_TOOL_CASES, file=path if not is_agent_cases(path) else None)
+    return cases
 
 
 def progress_poster(target: MessagePump, is_cancelled: Callable[[], bool]) -> Progress:

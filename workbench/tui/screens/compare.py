@@ -29,7 +29,14 @@ from workbench.errors import HoloTuneError
 from workbench.evaluate import evaluate
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
-from workbench.tui.caseruns import RunProgress, agent_cases_first, progress_poster, read_cases
+from workbench.tui.caseruns import (
+    CasesMemory,
+    RunProgress,
+    agent_cases_first,
+    nothing_to_run,
+    progress_poster,
+    read_cases,
+)
 from workbench.tui.lab import Lab
 from workbench.tui.widgets.engines_plot import EnginesPlot, EnginesPlotData, engine_series
 
@@ -112,16 +119,20 @@ class CompareEnginesScreen(Screen[None]):
         ),
     ]
 
-    def __init__(self, lab: Lab, agent_path: Path) -> None:
+    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
         super().__init__(id="compare-engines")
         self.lab = lab
         self.agent_path = agent_path
+        #: The path typed, kept by the dashboard for the next time the view opens.
+        self.memory = memory or CasesMemory()
         self.outcome: Outcome | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):
             with Horizontal(id="cmp-top"):
-                cases = agent_cases_first(self.lab.workspace.agent, self.agent_path)
+                cases = self.memory.path
+                if cases is None:
+                    cases = agent_cases_first(self.lab.workspace.agent, self.agent_path)
                 yield Input(cases, id="cmp-cases")
                 yield ProgressBar(id="cmp-progress", show_eta=False)
             yield Static("", id="cmp-status")
@@ -144,11 +155,20 @@ class CompareEnginesScreen(Screen[None]):
         self.query_one("#cmp-cases", Input).focus()
 
     # -- running ---------------------------------------------------------------------------
+    @on(Input.Changed, "#cmp-cases")
+    def _remember(self, event: Input.Changed) -> None:
+        self.memory.path = event.value
+
     @on(Input.Submitted, "#cmp-cases")
     def action_run(self) -> None:
-        self.query_one("#cmp-status", Static).update("running…")
-        self.query_one(ProgressBar).update(total=None, progress=0)
+        status = self.query_one("#cmp-status", Static)
         path = self.query_one("#cmp-cases", Input).value.strip()
+        problem = nothing_to_run(path, self.lab.workspace.agent)
+        if problem is not None:  # nothing is run, and the last results stay
+            status.update(Text(f"✗ {problem}", style="bold red"))
+            return
+        status.update("running…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
         self.run_worker(
             partial(self._run, path),
             name="compare-engines",

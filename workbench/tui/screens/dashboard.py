@@ -49,6 +49,7 @@ from workbench.evaluate import Finding, diagnose
 from workbench.search.selection import match_always_include, select
 from workbench.search.types import Ranking, Selection
 from workbench.search.usage import load_usage
+from workbench.tui.caseruns import CasesMemory
 from workbench.tui.commands import DashboardCommands
 from workbench.tui.lab import Lab
 from workbench.tui.messages import (
@@ -185,6 +186,9 @@ class DashboardScreen(Screen[None]):
         self._building = False
         self._next_catalog: Catalog | None = None
         self._last_catalog: Catalog | None = None
+        #: The cases path typed in the Evaluate and Compare-engines views (for the session).
+        self._eval_cases = CasesMemory()
+        self._compare_cases = CasesMemory()
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -762,14 +766,15 @@ class DashboardScreen(Screen[None]):
         if self.lab is None:
             self.notify("The catalog is still loading.", title="evaluate")
             return
-        screen = EvaluateScreen(self.lab, Path(self.agent.path))
+        screen = EvaluateScreen(self.lab, Path(self.agent.path), self._eval_cases)
         self.app.push_screen(screen, self._evaluated)
 
     def action_compare_engines(self) -> None:
         if self.lab is None:
             self.notify("The catalog is still loading.", title="compare engines")
             return
-        self.app.push_screen(CompareEnginesScreen(self.lab, Path(self.agent.path)))
+        screen = CompareEnginesScreen(self.lab, Path(self.agent.path), self._compare_cases)
+        self.app.push_screen(screen)
 
     def _evaluated(self, choice: Choice | None) -> None:
         lab = self.lab

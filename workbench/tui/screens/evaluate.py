@@ -27,8 +27,10 @@ from workbench.config.filtering import ToolFiltering
 from workbench.errors import HoloTuneError
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
 from workbench.tui.caseruns import (
+    CasesMemory,
     RunProgress,
     default_cases,
+    nothing_to_run,
     progress_poster,
     read_cases,
 )
@@ -84,17 +86,22 @@ class EvaluateScreen(Screen[Choice | None]):
         Binding("ctrl+g", "run", "run", tooltip="Run the cases", id="evaluate-run", priority=True),
     ]
 
-    def __init__(self, lab: Lab, agent_path: Path) -> None:
+    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
         super().__init__(id="evaluate")
         self.lab = lab
         self.setting = lab.setting
         self.agent_path = agent_path
+        #: The path typed, kept by the dashboard for the next time the view opens.
+        self.memory = memory or CasesMemory()
         self.outcome: Outcome | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
             with Horizontal(id="eval-top"):
-                yield Input(default_cases(self.agent_path), id="eval-cases")
+                path = self.memory.path
+                yield Input(
+                    default_cases(self.agent_path) if path is None else path, id="eval-cases"
+                )
                 yield ProgressBar(id="eval-progress", show_eta=False)
             yield Static("", id="eval-status")
             with Horizontal(id="eval-cards"):
@@ -120,11 +127,20 @@ class EvaluateScreen(Screen[Choice | None]):
         return f"{s.search_method}, top_k {s.top_k}, threshold {s.similarity_threshold:.2f}"
 
     # -- running ---------------------------------------------------------------------------
+    @on(Input.Changed, "#eval-cases")
+    def _remember(self, event: Input.Changed) -> None:
+        self.memory.path = event.value
+
     @on(Input.Submitted, "#eval-cases")
     def action_run(self) -> None:
-        self.query_one("#eval-status", Static).update("running…")
-        self.query_one(ProgressBar).update(total=None, progress=0)
+        status = self.query_one("#eval-status", Static)
         path = self.query_one("#eval-cases", Input).value.strip()
+        problem = nothing_to_run(path, self.lab.workspace.agent)
+        if problem is not None:  # nothing is run, and the last results stay
+            status.update(Text(f"✗ {problem}", style="bold red"))
+            return
+        status.update("running…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
         self.run_worker(
             partial(self._run, path),
             name="evaluate",
