@@ -1,6 +1,7 @@
 """Write back: the YAML diff first (syntax-coloured), then an atomic write with a backup, both
 done by the core (``workbench.config.writeback``). Errors (the file changed on disk, a value
-HoloDeck would reject) are shown in place; nothing is written then."""
+HoloDeck would reject) are shown in place, and Write is disabled: nothing is written then. The
+title and the buttons always show; the diff gets the height left and scrolls (80x24 included)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,7 @@ class WriteBackScreen(ModalScreen[Path | None]):
             )
         except HoloTuneError as err:
             self._error(str(err))
-            self.query_one("#writeback-write", Button).disabled = True
+            self._refuse()
             return
         diff = self.plan.diff
         body = self.query_one("#writeback-diff", Static)
@@ -81,6 +82,11 @@ class WriteBackScreen(ModalScreen[Path | None]):
             warnings.display = False
         self.query_one("#writeback-write", Button).focus()
 
+    def _refuse(self) -> None:
+        """Nothing can be written: Write is disabled, Cancel takes the focus."""
+        self.query_one("#writeback-write", Button).disabled = True
+        self.query_one("#writeback-cancel-button", Button).focus()
+
     def _error(self, message: str) -> None:
         error = self.query_one("#writeback-error", Static)
         error.update(Text(f"✗ {message}", style="bold red"))
@@ -94,6 +100,7 @@ class WriteBackScreen(ModalScreen[Path | None]):
             backup = writeback.apply_plan(self.plan, backup=True)
         except HoloTuneError as err:
             self._error(str(err))
+            self._refuse()
             return
         self.dismiss(backup if backup is not None else self.path)
 

@@ -1,0 +1,71 @@
+"""The write-back dialog on a small terminal, and after a refused write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.containers import VerticalScroll
+from textual.geometry import Region
+from textual.widgets import Button
+from tui_helpers import research_app, shown
+
+from workbench.tui.app import HoloTuneApp
+from workbench.tui.screens.writeback import WriteBackScreen
+from workbench.tui.screenshots import settle
+
+#: top_k, threshold, always_include_top_n_used and enabled changed: a diff longer than 80x24 has.
+LONG_DIFF = ("tab", "right_square_bracket", "minus", "n", "e", "ctrl+s")
+
+
+def _fully_shown(app: HoloTuneApp, selector: str) -> Region:
+    """The widget's region, asserted to be wholly on the screen and inside the dialog."""
+    screen = app.screen
+    region = screen.query_one(selector).region
+    assert region.area > 0, f"{selector} is not drawn"
+    assert screen.region.contains_region(region), f"{selector} is off the screen: {region}"
+    assert screen.query_one("#writeback-box").region.contains_region(region), selector
+    return region
+
+
+async def test_at_80x24_the_title_and_buttons_show_and_the_diff_scrolls(tmp_path: Path) -> None:
+    app = research_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*LONG_DIFF)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, WriteBackScreen)
+        title = _fully_shown(app, "#writeback-title")
+        write = _fully_shown(app, "#writeback-write")
+        _fully_shown(app, "#writeback-cancel-button")
+        diff = _fully_shown(app, "#writeback-diff-scroll")
+        assert title.bottom <= diff.y and diff.bottom <= write.y  # nothing drawn over another
+        scroll = screen.query_one("#writeback-diff-scroll", VerticalScroll)
+        assert scroll.max_scroll_y > 0  # the rest of the diff is a scroll away
+        assert "Write tool_filtering back" in shown(screen.query_one("#writeback-title"))
+
+
+async def test_a_refused_write_disables_write(stackone_app: HoloTuneApp) -> None:
+    path = stackone_app.options.agent
+    async with stackone_app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*LONG_DIFF)
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert isinstance(screen, WriteBackScreen)
+        write = screen.query_one("#writeback-write", Button)
+        assert not write.disabled
+        edited = path.read_text() + "# edited elsewhere\n"
+        path.write_text(edited)  # the file changes after the diff was made
+        await pilot.press("y")
+        await settle(pilot)
+        assert stackone_app.screen is screen  # still the dialog, saying why
+        assert "changed" in shown(screen.query_one("#writeback-error"))
+        _fully_shown(stackone_app, "#writeback-error")
+        _fully_shown(stackone_app, "#writeback-write")
+        assert write.disabled
+        assert screen.focused is screen.query_one("#writeback-cancel-button")
+        await pilot.press("y")  # nothing happens: Write is disabled
+        await settle(pilot)
+        assert stackone_app.screen is screen
+    assert path.read_text() == edited
