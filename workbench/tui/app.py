@@ -1,6 +1,13 @@
-"""The holo-tune dashboard app: opens the agent, then shows the dashboard or the error screen."""
+"""The holo-tune dashboard app: opens the agent, then shows the dashboard or the error screen.
+
+Quitting (``ctrl+q``, or ``q`` outside the query) is immediate unless knobs differ from the file
+(they are marked ``*``): then a small dialog asks first (write back, discard and quit, cancel).
+"""
 
 from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
 
 from textual.app import App
 from textual.screen import Screen
@@ -10,6 +17,7 @@ from workbench.errors import InputError
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
+from workbench.tui.screens.quit import QuitChoice, QuitScreen
 
 
 class HoloTuneApp(App[None]):
@@ -33,3 +41,24 @@ class HoloTuneApp(App[None]):
             self.load_error = err
             return ErrorScreen(err)
         return DashboardScreen(agent, self.options)
+
+    def _dashboard(self) -> DashboardScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, DashboardScreen)), None)
+
+    async def action_quit(self) -> None:
+        """Quit, asking first when the knobs hold changes the file does not have."""
+        dashboard = self._dashboard()
+        changed = dashboard.changed_knobs() if dashboard is not None else []
+        if dashboard is None or not changed:
+            self.exit()
+            return
+        if isinstance(self.screen, QuitScreen):  # already asking
+            return
+        file = Path(dashboard.agent.path).name
+        self.push_screen(QuitScreen(file, changed), partial(self._quit_chosen, dashboard))
+
+    def _quit_chosen(self, dashboard: DashboardScreen, choice: QuitChoice | None) -> None:
+        if choice == "discard":
+            self.exit()
+        elif choice == "write":
+            dashboard.write_back(then_quit=True)

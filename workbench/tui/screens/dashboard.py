@@ -42,7 +42,7 @@ from workbench.catalog import Catalog, ServerStatus
 from workbench.catalog.enumerate import alist_agent_tools, aload_catalog
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig, load_agent
-from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
+from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback_render import render_block_text
 from workbench.errors import InputError
 from workbench.evaluate import Finding, diagnose
@@ -796,6 +796,10 @@ class DashboardScreen(Screen[None]):
         self.app.push_screen(ExportScreen(block))
 
     def action_write_back(self) -> None:
+        self.write_back()
+
+    def write_back(self, *, then_quit: bool = False) -> None:
+        """The write-back dialog (diff first); with ``then_quit`` the app quits once written."""
         path = Path(self.agent.path)
         screen = WriteBackScreen(
             path,
@@ -803,14 +807,24 @@ class DashboardScreen(Screen[None]):
             original=self.agent.raw,
             current=self.agent.filtering,
         )
-        self.app.push_screen(screen, self._written)
+        self.app.push_screen(screen, partial(self._written, then_quit=then_quit))
 
-    def _written(self, result: Path | None) -> None:
+    def _written(self, result: Path | None, *, then_quit: bool = False) -> None:
         if result is None:
             self.notify("Nothing written.", title="write back")
             return
         self.notify(f"Written. Backup: {result}", title="write back")
         self._reload_file_setting()
+        if then_quit:
+            self.app.exit()
+
+    def changed_knobs(self) -> list[str]:
+        """The ``tool_filtering`` keys whose knob differs from the file (marked ``*``), in the
+        block's order; quitting with any asks first."""
+        if self.lab is None:
+            return []
+        changed = self.lab.changed()
+        return [key for key in BLOCK_KEYS if key in changed]
 
     def _reload_file_setting(self) -> None:
         """After a write the file holds the knobs' values: read it again (the core's loader) so
