@@ -38,6 +38,14 @@ class RankingsReady(Message):
 
 
 @dataclass
+class EmbedderLoading(Message):
+    """Scoring ``query`` has to load the embedding ``model`` first (seconds): say so."""
+
+    query: str
+    model: str
+
+
+@dataclass
 class SettingEdited(Message):
     """A knob moved: ``field`` is a ``tool_filtering`` key, ``value`` its new value."""
 

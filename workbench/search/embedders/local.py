@@ -117,6 +117,11 @@ class LocalEmbedder:
     def model_id(self) -> str:
         return self._model_id
 
+    @property
+    def loaded(self) -> bool:
+        """True once the weights are loaded (the first :meth:`embed` takes seconds before)."""
+        return self._model is not None
+
     def load(self) -> None:
         """Load the weights now (the first :meth:`embed` does it otherwise)."""
         with self._lock:
@@ -153,6 +158,21 @@ class LocalEmbedder:
         if self._model is None:
             self._model = _load(self.folder, self.spec)
         return self._model
+
+
+def model_to_load(embedder: object) -> str | None:
+    """The model id ``embedder`` (or an embedder it wraps, ``.inner``) has yet to load, else None.
+
+    An embedder that loads its model on first use says so with a ``loaded`` attribute (as
+    :class:`LocalEmbedder` does); the embedding that loads it takes seconds, which a UI can say.
+    """
+    seen: object | None = embedder
+    while seen is not None:
+        loaded = getattr(seen, "loaded", None)
+        if isinstance(loaded, bool):
+            return None if loaded else str(getattr(seen, "model_id", "") or "") or None
+        seen = getattr(seen, "inner", None)
+    return None
 
 
 def _load(folder: Path, spec: str) -> Any:

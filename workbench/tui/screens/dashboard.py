@@ -46,6 +46,7 @@ from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback_render import render_block_text
 from workbench.errors import InputError
 from workbench.evaluate import Finding, diagnose
+from workbench.search.embedders.local import model_to_load
 from workbench.search.selection import match_always_include, select
 from workbench.search.types import Ranking, Selection
 from workbench.search.usage import load_usage
@@ -54,6 +55,7 @@ from workbench.tui.commands import DashboardCommands
 from workbench.tui.lab import Lab
 from workbench.tui.messages import (
     CatalogGrew,
+    EmbedderLoading,
     RankingsReady,
     RerunQuery,
     ServerChanged,
@@ -307,6 +309,9 @@ class DashboardScreen(Screen[None]):
         for method in methods:
             if worker.is_cancelled:
                 return
+            loading = model_to_load(lab.workspace.engine.embedder) if method != "bm25" else None
+            if loading is not None:  # the engine's first embedding: the model loads (seconds)
+                self.post_message(EmbedderLoading(query, loading))
             ranking = lab.rank(query, method)
             if worker.is_cancelled:
                 return
@@ -520,6 +525,11 @@ class DashboardScreen(Screen[None]):
             exit_on_error=False,
             description="score the query",
         )
+
+    @on(EmbedderLoading)
+    def _embedder_loading(self, message: EmbedderLoading) -> None:
+        if message.query == self.query_text.strip():
+            self._status(f"loading embedding model {message.model}…")
 
     @on(RankingsReady)
     def _rankings_ready(self, message: RankingsReady) -> None:
