@@ -38,7 +38,7 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ),
     ("Focus query", "Back to the query input", "focus_query"),
     ("Toggle servers panel", "Show or hide servers and catalog", "toggle_sidebar"),
-    ("Help", "Keys and what they do", "help"),
+    ("Help", "Keys and what they do", "show_help"),
 )
 
 

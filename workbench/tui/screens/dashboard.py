@@ -132,6 +132,8 @@ class DashboardScreen(Screen[None]):
             priority=True,
         ),
         _b("ctrl+e", "export", "export", "Show the block and copy it", priority=True),
+        # While the query has focus ? types into it: this binding is hidden there and the query's
+        # own F1 binding (show_help) stands in, in the footer too.
         _b("question_mark,f1", "help", "help", "Keys and what they do", key_display="?"),
         _b("m", "cycle_method", "method", "Cycle search_method"),
         _b("left_square_bracket", "top_k(-1)", "top_k−", "top_k minus one", key_display="["),
@@ -732,6 +734,14 @@ class DashboardScreen(Screen[None]):
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
+
+    def action_show_help(self) -> None:
+        """Help from anywhere (F1 in the query, the palette): ``?`` is hidden while typing."""
+        self.action_help()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``?`` is not offered while the query has focus (it types there; F1 is shown)."""
+        return not (action == "help" and isinstance(self.focused, QueryInput))
 
     def action_cycle_method(self) -> None:
         current = self._current_setting().search_method

@@ -14,7 +14,8 @@ HELP = """\
 # holo-tune
 
 Type a query: the ranking updates as you type. **Tab** / **↓** moves into the ranking;
-**/** comes back to the query.
+**/** comes back to the query. **F1** opens this help from anywhere, the query included
+(there `?` types into the query).
 
 | key | what it does |
 |---|---|
@@ -37,7 +38,8 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `ctrl+r` | revert the knobs to the file's values |
 | `ctrl+p` | command palette: every action by name |
 | `f2` | show or hide the servers and catalog panel |
-| `q` | quit |
+| `?` `F1` | this help |
+| `q` `ctrl+q` | quit (asks first when knobs differ from the file: write back, discard, cancel) |
 
 In the sliders: **←/→** fine step, **shift+←/→** or **PgUp/PgDn** coarse step,
 **Home/End** the ends. The number next to a slider takes a typed value (checked against

@@ -1,4 +1,5 @@
-"""The query input: focused when the app opens; ↓ moves into the results."""
+"""The query input: focused when the app opens; ↓ moves into the results, F1 opens the help
+(``?`` types into the query)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ class QueryInput(Input):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("down,tab", "screen.focus_results", "results", show=False, id="to-results"),
+        # ? types into the query, so help is F1 here (shown in the footer while typing).
+        Binding(
+            "f1",
+            "screen.show_help",
+            "help",
+            key_display="F1",
+            tooltip="Keys and what they do (? types into the query)",
+            id="query-help",
+        ),
     ]
 
     #: Input sets its virtual size on every keystroke, and the layout it sees after a layout
