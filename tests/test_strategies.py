@@ -295,10 +295,15 @@ def sdk_reference(
     )
     k = min(50, len(names))
     docs, raw = retriever.retrieve(
-        bm25s.tokenize([query], stemmer=None, show_progress=False), k=k, show_progress=False
+        bm25s.tokenize([query], stemmer=None, show_progress=False),
+        k=len(names),
+        show_progress=False,
     )
+    # retrieve's order among equal scores depends on the CPU (numpy's SIMD sorts); holo-tune
+    # puts them in catalog order, so the reference does too before taking the SDK's 50
+    ranked = sorted(zip(docs[0].tolist(), raw[0], strict=True), key=lambda p: (-p[1], p[0]))[:k]
     score_map: dict[int, dict[str, float]] = {}
-    for doc, score in zip(docs[0], raw[0], strict=True):
+    for doc, score in ranked:
         score_map[int(doc)] = {"bm25": max(0.0, min(1.0, float(1 / (1 + np.exp(-score / 10)))))}
     for doc, sim in _reference_tfidf([t for _, t in texts], query)[:k]:
         score_map.setdefault(doc, {})["tfidf"] = sim
@@ -579,3 +584,14 @@ def test_degenerate_catalogs_find_nothing_without_failing(engine: str) -> None:
             else:
                 assert result.order.size == 0
             assert set(result.sent) <= set(range(len(cat)))
+
+
+def test_stackone_equal_bm25_scores_rank_in_catalog_order() -> None:
+    """``bm25s``'s ``retrieve`` orders equal scores as numpy's SIMD sorts happen to on the CPU;
+    holo-tune fixes catalog order so a comparison reads the same on every machine."""
+    names = [f"{word}_widget" for word in ("delta", "alpha", "gamma", "beta", "omega", "kappa")]
+    cat = catalog(*(tool("s", n, "Counts widgets in the store") for n in names))
+    result = StackOneStrategy(cat, table(cat), StackOneParams(alpha=1.0, limit=6)).run("widgets")
+    assert len(set(result.scores.tolist())) == 1  # every tool scores the same
+    assert result.order.tolist() == list(range(6))
+    assert result.sent == (0, 1, 2, 3, 4, 5)

@@ -167,6 +167,11 @@ def expected_mask(case: ResolvedCase, size: int) -> npt.NDArray[np.bool_]:
 def choose(recall: FloatArray, tokens: FloatArray, tokens_all: int, budget: Budget) -> int:
     """The tuner's rule over grid points (rows): the cheapest within tolerance of the best recall
     among those within the budget; the cheapest of all when none fits. Ties: grid order."""
+    # Means of the same per-case figures summed in another order differ in the last bits (and
+    # numpy's summation order can vary with memory alignment): round before comparing, so that
+    # equal figures tie and grid order decides, the same in every process.
+    recall = np.round(recall, 9)
+    tokens = np.round(tokens, 6)
     limit = budget.limit(tokens_all)
     fits = tokens <= limit + 1e-9
     if not fits.any():

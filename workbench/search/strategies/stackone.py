@@ -9,7 +9,8 @@ Reproduces ``ToolIndex`` of the Python SDK (StackOneHQ/stackone-ai-python,
   ``_``-part; actions = parts among create/update/delete/get/list/search);
 - BM25 is the ``bm25s`` package at its defaults (Lucene BM25, k1 1.5, b 0.75, float32), tokenised
   by ``bm25s.tokenize(..., stemmer=None)`` (English stop words removed, ``\\w\\w+`` tokens), and its
-  50 best tools are fetched with ``retrieve`` exactly as the SDK calls it (so its tie order too);
+  50 best tools are fetched as the SDK's ``retrieve`` fetches them, exactly equal scores in
+  catalog order (``retrieve``'s own tie order varies with the CPU: see ``BM25Side.retrieve``);
 - TF-IDF is the SDK's own: lowercase, ``[^a-z0-9_\\s]`` to spaces, 46 stop words out, term
   frequency ``count / tokens``, smoothed idf ``ln((n + 1) / (df + 1)) + 1``, cosine, scores > 0,
   best 50 (stable order);
@@ -247,13 +248,24 @@ class BM25Side:
         self.retriever = bm25s_index(texts, stemmer=None)
 
     def retrieve(self, query: str, k: int) -> tuple[IntArray, Any]:
-        """The ``k`` best tools and their raw float32 scores, in ``bm25s``'s order (none when
-        the catalog's texts have no BM25 token at all: there the SDK fails to build its index)."""
+        """The ``k`` best tools and their raw float32 scores, best first (none when the
+        catalog's texts have no BM25 token at all: there the SDK fails to build its index).
+
+        The scores are ``bm25s``'s own; the order among exactly equal scores is catalog order.
+        ``retrieve`` leaves that order to numpy's ``argpartition``/``argsort``, whose tie order
+        depends on the CPU's SIMD support, so the SDK itself ranks ties differently from one
+        machine to another; a fixed order keeps holo-tune's figures the same on every machine.
+        """
         if self.retriever is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        tokens = bm25s.tokenize([query], stemmer=None, show_progress=False)
-        docs, scores = self.retriever.retrieve(tokens, k=min(k, self.size), show_progress=False)
-        return np.asarray(docs[0], dtype=np.int64), np.asarray(scores[0])
+        words = bm25s.tokenize([query], stemmer=None, return_ids=False, show_progress=False)[0]
+        known = [w for w in words if w in self.retriever.vocab_dict]
+        if known:
+            scores = np.asarray(self.retriever.get_scores(known), dtype=np.float32)
+        else:
+            scores = np.zeros(self.size, dtype=np.float32)
+        order = np.argsort(-scores, kind="stable")[: min(k, self.size)].astype(np.int64)
+        return order, scores[order]
 
 
 # ------------------------------------------------------------------------------------ engine
