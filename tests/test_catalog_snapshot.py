@@ -188,7 +188,7 @@ def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
     assert main(["tools", str(agent), "--catalog", str(snapshot), "--json"]) == 0
     captured = capsys.readouterr()
     note = f"{snapshot}: servers not in {agent}: web, db (added after the agent's own)"
-    assert f"warning: {note}" in captured.err
+    assert f"holo-tune: warning: {note}" in captured.err
     listed = json.loads(captured.out)
     assert [s["name"] for s in listed["servers"]] == ["fs", "web", "db"]
     catalog = load_catalog(load_agent(agent, environ={}), catalog_file=snapshot)
@@ -204,3 +204,34 @@ def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
     snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
     assert main(["tools", str(agent), "--catalog", str(snapshot)]) == 0
     assert "servers not in" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "--embedder", "none", "read a file"],
+        ["eval", "--embedder", "none", "--cases", "CASES"],
+        ["snapshot", "-o", "OUT"],
+    ],
+)
+def test_every_command_that_reads_a_snapshot_warns_of_servers_the_agent_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "tools:\n  - {name: fs, type: mcp, description: files, command: npx}\n"
+    )
+    snapshot = tmp_path / "snap.json"
+    tool = {"name": "read_file", "description": "read a file", "inputSchema": {}}
+    servers = {"fs": {"tools": [tool]}, "db": {"tools": [{**tool, "name": "query"}]}}
+    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("- {query: read a file, expected: [fs-read_file]}\n")
+    swap = {"CASES": str(cases), "OUT": str(tmp_path / "out.json")}
+    args = [swap.get(a, a) for a in argv]
+    code = main([args[0], str(agent), "--catalog", str(snapshot), *args[1:]])
+    assert code == 0
+    err = capsys.readouterr().err
+    note = f"{snapshot}: servers not in {agent}: db (added after the agent's own)"
+    assert err.count(f"holo-tune: warning: {note}") == 1, err

@@ -51,10 +51,36 @@ def test_out_of_range_flag_is_refused_before_any_work(capsys: pytest.CaptureFixt
     from workbench.commands.common import setting_from_args
     from workbench.errors import InputError
 
-    with pytest.raises(InputError, match="--top-k"):
+    with pytest.raises(InputError, match="--top-k") as err:
         setting_from_args(Namespace(top_k=0), None)
-    with pytest.raises(InputError, match="--threshold"):
+    assert str(err.value) == "--top-k: must be >= 1, got 0"  # the config file's wording
+    with pytest.raises(InputError, match="--threshold") as err:
         setting_from_args(Namespace(threshold=1.5), None)
+    assert str(err.value) == "--threshold: must be <= 1.0, got 1.5"
+
+
+@pytest.mark.parametrize(
+    ("word", "hint"),
+    [("tool", "did you mean 'tools'?"), ("serch", "did you mean 'search'?"), ("xyz", "commands:")],
+)
+def test_a_mistyped_command_is_named_with_a_suggestion(word: str, hint: str) -> None:
+    result = _run(word, "agent.yaml")
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert line.startswith(f"holo-tune: error: '{word}' is neither a command nor an agent file")
+    assert hint in line and len(line.splitlines()) == 1
+
+
+def test_an_agent_file_without_yaml_suffix_still_opens_as_one(tmp_path: Path) -> None:
+    """A path that exists is never taken for a command (the dashboard's loader reports it)."""
+    agent = tmp_path / "agent"
+    agent.write_text("")
+    from workbench.cli import parse_args
+
+    assert parse_args([str(agent)]).agent == str(agent)
+    with pytest.raises(SystemExit) as stop:  # a mistyped command beside a real file: the hint
+        parse_args(["tool", str(agent)])
+    assert stop.value.code == 2
 
 
 def test_missing_agent_file_is_exit_2() -> None:

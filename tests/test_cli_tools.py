@@ -116,7 +116,7 @@ def test_snapshot_command_writes_a_replayable_file_and_flags_failures(tmp_path: 
     out = tmp_path / "snap.json"
     result = _run("snapshot", str(agent), "-o", str(out))
     assert result.returncode == 1
-    assert "warning: ghost: command not found" in result.stderr
+    assert "holo-tune: warning: ghost: command not found" in result.stderr
     saved = json.loads(out.read_text())
     assert list(saved["servers"]) == ["notes"] and saved["holo_tune_catalog"] == 1
     replay = _run("tools", str(agent), "--catalog", str(out), "--json")

@@ -8,9 +8,11 @@ and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from workbench import __version__
 from workbench.errors import HoloTuneError
@@ -210,9 +212,21 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         if args.command == "search" and (args.query is None) == (args.queries is None):
             parser.error("give one of QUERY and --queries FILE")
         return args
+    if argv and _looks_like_a_command(argv[0]):
+        close = difflib.get_close_matches(argv[0], list(commands), n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"commands: {', '.join(commands)}"
+        tui.error(f"'{argv[0]}' is neither a command nor an agent file; {hint}")
     args = tui.parse_intermixed_args(argv)
     args.command = None
     return args
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """A first word that is no option, no existing path and no YAML name: a mistyped command
+    (``holo-tune tool agent.yaml``) rather than an agent file that is missing."""
+    if word.startswith("-") or Path(word).exists():
+        return False
+    return Path(word).suffix.lower() not in (".yaml", ".yml") and "/" not in word
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.common import use_color
-from workbench.commands.export import load_setting, warn
+from workbench.commands.common import use_color, warn
+from workbench.commands.export import load_setting
 from workbench.config.writeback import WritePlan, apply_plan, plan_write
 
 _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
+from workbench.config.validation import problems
 from workbench.errors import InputError
 
 
@@ -33,9 +34,9 @@ def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> T
     try:
         return (base or ToolFiltering()).with_(**changes)
     except ValidationError as err:
-        first = err.errors()[0]
-        flag = _FLAG_OF.get(str(first["loc"][0]) if first["loc"] else "", "setting")
-        raise InputError(first["msg"], field=flag) from None
+        first = problems(ToolFiltering, err.errors())[0]
+        flag = _FLAG_OF.get(str(first.path[0]) if first.path else "", "setting")
+        raise InputError(first.message, field=flag) from None
 
 
 _FLAG_OF = {
@@ -48,10 +49,15 @@ _FLAG_OF = {
 }
 
 
-def warn_catalog(catalog: Catalog, *, prefix: str = "holo-tune: warning: ") -> None:
+def warn(message: str, stream: TextIO | None = None) -> None:
+    """One warning line on stderr, named like the error lines: ``holo-tune: warning: ...``."""
+    print(f"holo-tune: warning: {message}", file=stream if stream is not None else sys.stderr)
+
+
+def warn_catalog(catalog: Catalog, stream: TextIO | None = None) -> None:
     """The catalog's load-time warnings (a snapshot's servers the agent lacks) on stderr."""
     for warning in catalog.warnings:
-        print(f"{prefix}{warning}", file=sys.stderr)
+        warn(warning, stream)
 
 
 def use_color(stream: TextIO | None = None) -> bool:

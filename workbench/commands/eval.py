@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, warn_catalog
+from workbench.commands.common import print_json, setting_from_args, warn, warn_catalog
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
@@ -27,14 +27,9 @@ from workbench.search.strategies import build_strategy
 from workbench.search.strategies.params import parse_params
 from workbench.workspace import Workspace, build_workspace
 
-PROG = "holo-tune"
 #: Warning lines about unknown names printed before "... and N more".
 WARNINGS_SHOWN = 10
 MISSES_SHOWN = 5
-
-
-def warn(message: str) -> None:
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
 def open_agent(args: argparse.Namespace) -> Workspace:

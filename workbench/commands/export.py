@@ -10,12 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.common import setting_from_args
+from workbench.commands.common import setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
-
-PROG = "holo-tune"
 
 
 def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
@@ -28,10 +26,6 @@ def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
     for warning in agent.warnings:
         warn(warning)
     return agent, setting_from_args(args, start_setting(agent.filtering))
-
-
-def warn(message: str) -> None:
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:

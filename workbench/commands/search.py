@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, use_color, warn_catalog
+from workbench.commands.common import (
+    print_json,
+    setting_from_args,
+    use_color,
+    warn,
+    warn_catalog,
+)
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
@@ -56,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             for line in warnings(workspace, result):
                 if line not in warned:  # each warning once, not once per query
-                    print(f"warning: {line}", file=sys.stderr)
+                    warn(line)
                     warned.add(line)
             obj = search_json(workspace, result, args.limit)
             print_json(obj, stream=out, lines=args.queries is not None)
@@ -78,7 +84,7 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
     """
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
     warn_catalog(catalog)
     return build_workspace(agent, catalog, embedder_spec=args.embedder)

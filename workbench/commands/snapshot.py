@@ -11,10 +11,10 @@ mistakes a partial snapshot for a whole one; 2 for bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from workbench.catalog import save_snapshot
 from workbench.catalog.snapshot import check_target
+from workbench.commands.common import warn
 from workbench.commands.tools import list_agent
 
 
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
     path = save_snapshot(catalog, args.output)
     failed = [s for s in catalog.servers if not s.ok]
     for server in failed:
-        print(f"warning: {server.name}: {server.error} (not in the snapshot)", file=sys.stderr)
+        warn(f"{server.name}: {server.error} (not in the snapshot)")
     servers = len(catalog.listings)
     tools = sum(len(t) for t in catalog.listings.values())
     print(f"wrote {path}: {servers} server(s), {tools} MCP tool(s)")

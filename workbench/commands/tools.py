@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from workbench.catalog import Catalog, load_catalog
-from workbench.commands.common import print_json, use_color
+from workbench.commands.common import print_json, use_color, warn, warn_catalog
 from workbench.config import AgentConfig, load_agent
 from workbench.tokens import TokenTable, token_table
 
@@ -37,12 +37,11 @@ def list_agent(args: argparse.Namespace, *, err: TextIO | None = None) -> Listed
     err = err or sys.stderr
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent.warnings:
-        print(f"warning: {warning}", file=err)
+        warn(warning, err)
     catalog = load_catalog(
         agent, catalog_file=getattr(args, "catalog", None), timeout=getattr(args, "timeout", None)
     )
-    for note in catalog.warnings:
-        print(f"warning: {note}", file=err)
+    warn_catalog(catalog, err)
     model = agent.agent.model
     return Listed(agent, catalog, token_table(catalog, str(model.provider), model.name))
 

@@ -13,8 +13,8 @@ import argparse
 import sys
 
 from workbench.commands.apply import colored_diff
-from workbench.commands.common import print_json, use_color, warn_catalog
-from workbench.commands.eval import describe, metric_line, open_for_cases, warn
+from workbench.commands.common import print_json, use_color, warn, warn_catalog
+from workbench.commands.eval import describe, metric_line, open_for_cases
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
 from workbench.errors import InputError
