@@ -20,6 +20,7 @@ from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screenshots import settle
 from workbench.tui.view import RankRow
 from workbench.tui.widgets.header_bar import HeaderBar
+from workbench.tui.widgets.number_knob import NumberKnob
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.servers_panel import ServersPanel
 
@@ -160,4 +161,54 @@ async def test_quitting_while_a_server_is_listed_leaves_no_process(
         await pilot.pause()
         assert not app.is_running
     # The app is gone: so is every server it started, at once (not when the event loop ends).
+    assert find_processes(tag) == []
+
+
+async def test_knobs_moved_before_any_server_answers_are_kept(
+    tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]]
+) -> None:
+    """The knobs work from the first frame: a top_k set while the only server is still being
+    listed is the setting the ranking uses once it answers (not the file's, silently)."""
+    release = tmp_path / "release"
+    py = json.dumps(sys.executable)
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: slow-agent\nmodel:\n  provider: openai\n  name: gpt-4o\n"
+        "instructions:\n  inline: test\n"
+        "tools:\n"
+        "  - name: slow\n    type: mcp\n    description: answers late\n"
+        f"    command: {py}\n"
+        f"    args: [{json.dumps(str(TOOLSERVER))}, '--tools', '12', '--wait-file',"
+        f" {json.dumps(str(release))}, '--tag', '{tag}']\n"
+    )
+    options = Options(
+        agent=agent,
+        embedder="none",
+        query="test tool number",
+        environ=ENV,
+        timeout=PATIENCE,
+        show_timing=False,
+    )
+    app = HoloTuneApp(options)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, DashboardScreen)
+            knob = screen.query_one("#knob-top-k", NumberKnob)
+            knob.slider.focus()
+            await pilot.press("right", "right")
+            await pilot.pause()
+            assert screen.lab is None  # still listing
+            assert knob.input.value == "7" and knob.has_class("-changed")
+
+            release.touch()
+            await _until(pilot, lambda: len(_ranked(app)) == 12)
+            await settle(pilot)
+            assert screen.lab is not None and screen.lab.setting.top_k == 7
+            assert knob.input.value == "7" and knob.has_class("-changed")
+            sent = [r for r in screen.query_one(RankingTable).rows_shown if isinstance(r, RankRow)]
+            assert sum(1 for r in sent if r.reason is not None) == 7
+    finally:
+        release.touch()
     assert find_processes(tag) == []

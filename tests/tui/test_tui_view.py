@@ -228,7 +228,20 @@ def test_ranking_line_and_compare_line_show_local_names() -> None:
     )
     line = row_text(row, widths_for(70)).plain
     assert line.split() == ["3", "search_nodes", "memory", "██▌", "0.500", "1,234", "always"]
-    assert compare_line(row, 30).plain.split() == ["3", "●search_nodes", "0.50"]
+    assert compare_line(row, 30).plain.split() == ["3", "●search_nodes", "0.500"]
+    assert len(compare_line(row, 30).plain) <= 30
+
+
+def test_compare_line_never_rounds_a_score_across_the_threshold() -> None:
+    """0.2996 under threshold 0.30 is drawn 0.2996, not 0.30 (the ranking's own decimals)."""
+    from workbench.search.selection import score_decimals
+    from workbench.tui.widgets.compare_view import compare_line
+
+    digits = score_decimals([0.2996, 0.9], 0.3)
+    row = RankRow(
+        rank=6, index=1, tool="s-t", server="s", score=0.2996, tokens=1, reason=None, digits=digits
+    )
+    assert compare_line(row, 30).plain.split()[-1] == "0.2996"
 
 
 def test_metric_cards_format_the_core_metrics() -> None:

@@ -419,6 +419,8 @@ class DashboardScreen(Screen[None]):
         previous = self.lab
         if previous is not None:
             lab.setting = previous.setting
+        elif self._setting != lab.setting:  # knobs moved while the servers were listed
+            lab.setting = self._setting
         self.lab = lab
         ws = lab.workspace
         per_tool = ws.tokens.per_tool
@@ -578,7 +580,9 @@ class DashboardScreen(Screen[None]):
 
     def _show_setting(self) -> None:
         setting = self._current_setting()
-        file_setting = self.lab.file_setting if self.lab else self._setting
+        file_setting = (
+            self.lab.file_setting if self.lab else self.agent.filtering or ToolFiltering()
+        )
         self.query_one(KnobsPanel).show(setting, file_setting)
         if self.lab is not None:
             catalog = self.lab.workspace.catalog

@@ -27,26 +27,28 @@ def column_title(method: str, model_id: str | None, fallback: str | None) -> Tex
 
 
 def compare_line(row: RankRow, width: int) -> Text:
-    """``rank ● tool score`` in ``width`` cells (pure)."""
+    """``rank ● tool score`` in ``width`` cells (pure); the score with the ranking's decimals,
+    so that none rounds across the threshold line."""
     sent = row.reason is not None
     style = "bold green" if sent else "dim"
-    room = max(width - 10, 6)
+    room = max(width - 8 - row.digits, 6)
     prefix = f"{row.server}-"
     name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
     name = name if len(name) <= room else name[: room - 1] + "…"
     text = Text()
     text.append(f"{row.rank:>2} ", style="dim")
     text.append(("●" if sent else " ") + name.ljust(room), style=style)
-    text.append(f" {row.score:.2f}", style=style)
+    text.append(f" {row.score:.{row.digits}f}", style=style)
     return text
 
 
 class CompareColumn(Vertical):
-    """One method's ranking, compact: rank, tool, score."""
+    """One method's ranking, compact: rank, tool, score (redrawn to its width on resize)."""
 
     def __init__(self, method: str) -> None:
         super().__init__(id=f"compare-{method}", classes="compare-column")
         self.method = method
+        self._rows: Sequence[RankRow | CutRow] = ()
 
     def compose(self) -> ComposeResult:
         yield Label(self.method, classes="compare-title")
@@ -54,13 +56,21 @@ class CompareColumn(Vertical):
 
     def show(self, title: Text, rows: Sequence[RankRow | CutRow]) -> None:
         self.query_one(".compare-title", Label).update(title)
+        self._rows = rows
+        self._draw()
+
+    def on_resize(self) -> None:
+        # the rows are laid out for a width: draw them again once the new one is known
+        self.call_after_refresh(self._draw)
+
+    def _draw(self) -> None:
         table = self.query_one(RowList)
         width = table.size.width or 30
         lines = [
             Line(None, Text(" " + "─ " * (width // 2 - 1), style="yellow"))
             if isinstance(row, CutRow)
             else Line(row.tool, compare_line(row, width))
-            for row in rows
+            for row in self._rows
         ]
         table.set_lines(Text(" # tool"), lines, cursor_key=None)
 
