@@ -366,3 +366,16 @@ def test_a_listing_the_event_loop_abandons_leaves_no_process(
 
     asyncio.run(main())
     assert find_processes(tag) == []
+
+
+def test_the_sdk_process_spawn_is_tracked() -> None:
+    """Quitting mid-listing kills each server's process group by the pid recorded when the SDK's
+    stdio transport spawned it. The SDK does not hand the process out, so holo-tune wraps its
+    (private) spawn function: if an mcp release renames it, this fails rather than the cleanup
+    quietly falling back to the SDK's own."""
+    import mcp.client.stdio as sdk_stdio
+
+    import workbench.catalog.mcp_client  # noqa: F401  (installs the wrapper)
+
+    spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    assert spawn is not None and getattr(spawn, "_holo_tune_tracked", False)
