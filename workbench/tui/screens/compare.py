@@ -11,7 +11,6 @@ default, or a file named in the path input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import ClassVar, cast
 
@@ -21,23 +20,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
-from workbench.errors import HoloTuneError
 from workbench.evaluate import evaluate
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.tui.caseruns import (
     CasesMemory,
-    RunProgress,
     agent_cases_first,
-    nothing_to_run,
     progress_poster,
     read_cases,
 )
 from workbench.tui.lab import Lab
+from workbench.tui.screens.caserun import CaseRunScreen
 from workbench.tui.widgets.engines_plot import EnginesPlot, EnginesPlotData, engine_series
 
 #: The table's columns: (label, right-aligned). ``tokens`` is the mean sent per request, ``saved``
@@ -104,8 +100,13 @@ def summary(report: CompareReport, tools: int) -> str:
     return line + f" · no best settings: they need at least {DEFAULT_FOLDS} cases"
 
 
-class CompareEnginesScreen(Screen[None]):
+class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
     """Every engine's figures on the same cases, and their recall/tokens points."""
+
+    PREFIX = "cmp"
+    WORKER = "compare-engines"
+    DESCRIPTION = "compare every engine on the cases"
+    FAILED = "comparison failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "back", tooltip="Back to the dashboard", id="compare-back"),
@@ -120,12 +121,7 @@ class CompareEnginesScreen(Screen[None]):
     ]
 
     def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
-        super().__init__(id="compare-engines")
-        self.lab = lab
-        self.agent_path = agent_path
-        #: The path typed, kept by the dashboard for the next time the view opens.
-        self.memory = memory or CasesMemory()
-        self.outcome: Outcome | None = None
+        super().__init__(lab, agent_path, memory, id="compare-engines")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):
@@ -155,31 +151,7 @@ class CompareEnginesScreen(Screen[None]):
         self.query_one("#cmp-cases", Input).focus()
 
     # -- running ---------------------------------------------------------------------------
-    @on(Input.Changed, "#cmp-cases")
-    def _remember(self, event: Input.Changed) -> None:
-        self.memory.path = event.value
-
-    @on(Input.Submitted, "#cmp-cases")
-    def action_run(self) -> None:
-        status = self.query_one("#cmp-status", Static)
-        path = self.query_one("#cmp-cases", Input).value.strip()
-        problem = nothing_to_run(path, self.lab.workspace.agent)
-        if problem is not None:  # nothing is run, and the last results stay
-            status.update(Text(f"✗ {problem}", style="bold red"))
-            return
-        status.update("running…")
-        self.query_one(ProgressBar).update(total=None, progress=0)
-        self.run_worker(
-            partial(self._run, path),
-            name="compare-engines",
-            group="compare-engines",
-            thread=True,
-            exclusive=True,
-            exit_on_error=False,
-            description="compare every engine on the cases",
-        )
-
-    def _run(self, path: str) -> Outcome:
+    def run_cases(self, path: str) -> Outcome:
         """Thread worker: core calls only; progress and stages are posted, never drawn here."""
         worker = get_current_worker()
         lab = self.lab
@@ -200,30 +172,12 @@ class CompareEnginesScreen(Screen[None]):
             current = (now.metrics.tokens_selected_mean, now.metrics.recall)
         return Outcome(report, current, setting == ws.setting, cases.warnings())
 
-    @on(RunProgress)
-    def _progress(self, message: RunProgress) -> None:
-        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
-
     @on(_Stage)
     def _stage(self, message: _Stage) -> None:
         self.query_one("#cmp-status", Static).update(f"running… {message.engine}")
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "compare-engines":
-            return
-        status = self.query_one("#cmp-status", Static)
-        if event.state == WorkerState.ERROR:
-            err = event.worker.error
-            text = str(err) if isinstance(err, HoloTuneError) else f"comparison failed: {err}"
-            status.update(Text(f"✗ {text}", style="bold red"))
-        elif event.state == WorkerState.CANCELLED:
-            status.update("stopped")
-        elif event.state == WorkerState.SUCCESS:
-            self._show(cast(Outcome, event.worker.result))
-
     # -- drawing ---------------------------------------------------------------------------
-    def _show(self, outcome: Outcome) -> None:
-        self.outcome = outcome
+    def show_outcome(self, outcome: Outcome) -> None:
         report = outcome.report
         line = summary(report, len(self.lab.workspace.catalog))
         if outcome.warnings:

@@ -10,31 +10,26 @@ The screen dismisses with what the user chose; the dashboard applies it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import ClassVar, cast
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static
-from textual.worker import Worker, WorkerState, get_current_worker
+from textual.worker import get_current_worker
 
 from workbench.config.filtering import ToolFiltering
-from workbench.errors import HoloTuneError
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
 from workbench.tui.caseruns import (
     CasesMemory,
-    RunProgress,
     default_cases,
-    nothing_to_run,
     progress_poster,
     read_cases,
 )
 from workbench.tui.lab import Lab
+from workbench.tui.screens.caserun import CaseRunScreen
 from workbench.tui.widgets.front_plot import FrontPlot, PlotData
 from workbench.tui.widgets.row_list import Line, RowList
 
@@ -78,8 +73,13 @@ def point_line(point: FrontPoint, width: int) -> Text:
     return text
 
 
-class EvaluateScreen(Screen[Choice | None]):
+class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
     """Cases, metrics, the front and the misses for the setting the knobs hold."""
+
+    PREFIX = "eval"
+    WORKER = "evaluate"
+    DESCRIPTION = "evaluate the cases"
+    FAILED = "evaluation failed"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "back", tooltip="Back to the dashboard", id="evaluate-back"),
@@ -87,13 +87,8 @@ class EvaluateScreen(Screen[Choice | None]):
     ]
 
     def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
-        super().__init__(id="evaluate")
-        self.lab = lab
+        super().__init__(lab, agent_path, memory, id="evaluate")
         self.setting = lab.setting
-        self.agent_path = agent_path
-        #: The path typed, kept by the dashboard for the next time the view opens.
-        self.memory = memory or CasesMemory()
-        self.outcome: Outcome | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
@@ -127,31 +122,7 @@ class EvaluateScreen(Screen[Choice | None]):
         return f"{s.search_method}, top_k {s.top_k}, threshold {s.similarity_threshold:.2f}"
 
     # -- running ---------------------------------------------------------------------------
-    @on(Input.Changed, "#eval-cases")
-    def _remember(self, event: Input.Changed) -> None:
-        self.memory.path = event.value
-
-    @on(Input.Submitted, "#eval-cases")
-    def action_run(self) -> None:
-        status = self.query_one("#eval-status", Static)
-        path = self.query_one("#eval-cases", Input).value.strip()
-        problem = nothing_to_run(path, self.lab.workspace.agent)
-        if problem is not None:  # nothing is run, and the last results stay
-            status.update(Text(f"✗ {problem}", style="bold red"))
-            return
-        status.update("running…")
-        self.query_one(ProgressBar).update(total=None, progress=0)
-        self.run_worker(
-            partial(self._run, path),
-            name="evaluate",
-            group="evaluate",
-            thread=True,
-            exclusive=True,
-            exit_on_error=False,
-            description="evaluate the cases",
-        )
-
-    def _run(self, path: str) -> Outcome:
+    def run_cases(self, path: str) -> Outcome:
         """Thread worker: every step is a core call; progress is posted, never drawn here."""
         worker = get_current_worker()
         ws = self.lab.workspace
@@ -171,24 +142,8 @@ class EvaluateScreen(Screen[Choice | None]):
         )
         return Outcome(report, pareto_front(result), cases.warnings(), len(cases))
 
-    @on(RunProgress)
-    def _progress(self, message: RunProgress) -> None:
-        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.name != "evaluate":
-            return
-        status = self.query_one("#eval-status", Static)
-        if event.state == WorkerState.ERROR:
-            err = event.worker.error
-            text = str(err) if isinstance(err, HoloTuneError) else f"evaluation failed: {err}"
-            status.update(Text(f"✗ {text}", style="bold red"))
-        elif event.state == WorkerState.SUCCESS:
-            self._show(cast(Outcome, event.worker.result))
-
     # -- drawing ---------------------------------------------------------------------------
-    def _show(self, outcome: Outcome) -> None:
-        self.outcome = outcome
+    def show_outcome(self, outcome: Outcome) -> None:
         report = outcome.report
         line = f"{outcome.cases} cases · {self._describe(self.setting)}"
         if report.scored_by:

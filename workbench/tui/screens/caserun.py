@@ -1,0 +1,105 @@
+"""The run loop the case-running views share (Evaluate, Compare engines).
+
+A view has a cases path :class:`~textual.widgets.Input` (``#<prefix>-cases``), a
+:class:`~textual.widgets.ProgressBar` and a status line (``#<prefix>-status``). Enter in the path
+(or the view's run binding) starts one exclusive thread worker that calls the core; the worker
+posts progress and never touches a widget; its end is handled here in one
+``Worker.StateChanged`` handler: an error is said on the status line, a cancel says "stopped", a
+result goes to the view's :meth:`CaseRunScreen.show_outcome`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from rich.text import Text
+from textual.screen import Screen
+from textual.widgets import Input, ProgressBar, Static
+from textual.worker import Worker, WorkerState
+
+from workbench.errors import HoloTuneError
+from workbench.tui.caseruns import CasesMemory, RunProgress, nothing_to_run
+from workbench.tui.lab import Lab
+
+ResultT = TypeVar("ResultT")
+OutcomeT = TypeVar("OutcomeT")
+
+
+class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
+    """A view that runs labelled cases in a worker and shows the outcome."""
+
+    #: Widget id prefix: ``#<prefix>-cases``, ``#<prefix>-status``.
+    PREFIX: ClassVar[str]
+    #: The worker's name and group.
+    WORKER: ClassVar[str]
+    #: What the worker does (Textual's worker description).
+    DESCRIPTION: ClassVar[str]
+    #: How an unexpected failure starts on the status line.
+    FAILED: ClassVar[str]
+
+    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None, *, id: str) -> None:
+        super().__init__(id=id)
+        self.lab = lab
+        self.agent_path = agent_path
+        #: The path typed, kept by the dashboard for the next time the view opens.
+        self.memory = memory or CasesMemory()
+        self.outcome: OutcomeT | None = None
+
+    # -- what a view provides ---------------------------------------------------------------
+    def run_cases(self, path: str) -> OutcomeT:
+        """Thread worker body: core calls only (progress through ``progress_poster``)."""
+        raise NotImplementedError
+
+    def show_outcome(self, outcome: OutcomeT) -> None:
+        """Draw a finished run (on the app's thread)."""
+        raise NotImplementedError
+
+    # -- the loop -------------------------------------------------------------------------
+    def status(self, text: str | Text) -> None:
+        self.query_one(f"#{self.PREFIX}-status", Static).update(text)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == f"{self.PREFIX}-cases":
+            self.memory.path = event.value
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == f"{self.PREFIX}-cases":
+            self.action_run()
+
+    def action_run(self) -> None:
+        path = self.query_one(f"#{self.PREFIX}-cases", Input).value.strip()
+        problem = nothing_to_run(path, self.lab.workspace.agent)
+        if problem is not None:  # nothing is run, and the last results stay
+            self.status(Text(f"✗ {problem}", style="bold red"))
+            return
+        self.status("running…")
+        self.query_one(ProgressBar).update(total=None, progress=0)
+        self.run_worker(
+            partial(self.run_cases, path),
+            name=self.WORKER,
+            group=self.WORKER,
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            description=self.DESCRIPTION,
+        )
+
+    def on_run_progress(self, message: RunProgress) -> None:
+        self.query_one(ProgressBar).update(total=message.total, progress=message.done)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker: Worker[Any] = event.worker
+        if worker.name != self.WORKER:
+            return
+        if event.state == WorkerState.ERROR:
+            err = worker.error
+            text = str(err) if isinstance(err, HoloTuneError) else f"{self.FAILED}: {err}"
+            self.status(Text(f"✗ {text}", style="bold red"))
+        elif event.state == WorkerState.CANCELLED:
+            self.status("stopped")
+        elif event.state == WorkerState.SUCCESS:
+            outcome = cast(OutcomeT, worker.result)
+            self.outcome = outcome
+            self.show_outcome(outcome)
