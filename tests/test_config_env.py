@@ -185,3 +185,18 @@ def test_dotenv_dialect_matches_python_dotenv(text: str, tmp_path: Path) -> None
         patch.setenv("OUTER", "out")
         expected = {k: v for k, v in dotenv.dotenv_values(path).items() if v is not None}
     assert parse_dotenv(text, outer) == expected
+
+
+def test_a_missing_variable_where_a_number_belongs_is_named_not_its_stand_in(
+    agent_dir: Path,
+) -> None:
+    """With missing variables as warnings, ``top_k: ${TOPK}`` fails validation: the error says
+    TOPK is not set, never 'expected an integer, got holo-tune-unset-TOPK'."""
+    path = agent_dir / "agent.yaml"
+    path.write_text(AGENT + "tool_filtering:\n  top_k: ${TOPK}\n")
+    with pytest.raises(ConfigError) as err:
+        load_agent(path, environ={"MODEL_NAME": "gpt-4o", "BRAVE_API_KEY": "k"}, missing_env="warn")
+    assert str(err.value) == (
+        f"{path}:14: tool_filtering.top_k: ${{TOPK}} is not set, and this field needs a value "
+        "from it"
+    )

@@ -203,3 +203,39 @@ def test_crlf_and_a_byte_order_mark_are_fine(tmp_path: Path) -> None:
     row = json.dumps({"query": "q", "expected": ["read_graph"]})
     path.write_bytes(("\ufeff" + row + "\r\n" + row + "\r\n").encode("utf-8"))
     assert [c.source for c in load_cases(path)] == [f"{path}:1", f"{path}:2"]
+
+
+def test_an_unknown_expected_name_is_reported_at_its_own_line(tmp_path: Path) -> None:
+    """Not at the case's ``- query`` line: at the entry, or at ``expected:`` for a lone name."""
+    path = tmp_path / "cases.yaml"
+    path.write_text(
+        "cases:\n"
+        "  - query: latest news\n"
+        "    expected:\n"
+        "      - brave_news_search\n"
+        "      - no_such_tool\n"
+        "  - query: my graph\n"
+        "    expected: [read_graph, also_missing]\n"
+        "  - query: alone\n"
+        "\n"
+        "    expected: gone\n"
+    )
+    resolved = resolve_cases(load_cases(path), CATALOG)
+    assert resolved.warnings() == [
+        f"{path}:5: unknown expected tool 'no_such_tool'",
+        f"{path}:7: unknown expected tool 'also_missing'",
+        f"{path}:10: unknown expected tool 'gone'",
+        "1 case(s) skipped: none of their expected tools is in the catalog",
+    ]
+
+
+def test_an_unknown_expected_tool_of_the_agents_test_cases_has_its_line(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
+        "test_cases:\n"
+        "  - name: one\n    input: latest news\n    expected_tools:\n"
+        "      - news\n      - zzz_missing\n"
+    )
+    resolved = resolve_cases(cases_from_agent(load_agent(agent)), CATALOG)
+    assert resolved.warnings()[0] == f"{agent}:12: unknown expected tool 'zzz_missing'"

@@ -54,6 +54,8 @@ def test_params_are_read_by_their_field_types() -> None:
         ("anthropic", "server_defer=mail", "expected NAME:VALUE"),
         ("toolkits", "toolkits=x", "set in code"),
         ("anthropic", "max_results=9", "max_results"),
+        ("stackone", "alpha=2", "--param alpha: must be between 0 and 1, got 2.0"),
+        ("stackone", "alpha=nan", "must be between 0 and 1"),
     ],
 )
 def test_bad_params_are_one_clear_error(engine: str, item: str, says: str) -> None:

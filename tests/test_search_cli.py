@@ -233,3 +233,26 @@ def test_research_agent_without_key_says_scores_are_bm25_here(
     assert code == 0
     assert "⚠ semantic is shown as BM25 here: semantic scores need OPENAI_API_KEY" in out
     assert "vectorstore-search_papers" in out and "always" in out
+
+
+def test_an_always_include_name_that_matches_no_tool_is_warned(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = search(
+        capsys,
+        "list employees",
+        "--embedder",
+        "none",
+        "--always-include",
+        "no_such_tool",
+        "--always-include",
+        "hris_list_employees",
+        "--json",
+    )
+    assert code == 0
+    warned = [line for line in err.splitlines() if "always_include" in line]
+    assert warned == [
+        "holo-tune: warning: always_include entry 'no_such_tool' matches no tool: "
+        "the runtime ignores it"
+    ]
+    assert json.loads(out)["query"] == "list employees"

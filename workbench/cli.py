@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,6 +55,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type: a bad one is a usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
 def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool = False) -> None:
     p.add_argument("agent", metavar="AGENT.yaml", help="the HoloDeck agent config")
     if catalog:
@@ -64,7 +76,7 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
         )
         p.add_argument(
             "--timeout",
-            type=float,
+            type=_seconds,
             metavar="SECONDS",
             help="per-server listing timeout (default: each entry's request_timeout)",
         )

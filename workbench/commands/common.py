@@ -14,6 +14,7 @@ from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.config.validation import problems
 from workbench.errors import InputError
+from workbench.search.selection import match_always_include
 
 
 def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> ToolFiltering:
@@ -52,6 +53,13 @@ _FLAG_OF = {
 def warn(message: str, stream: TextIO | None = None) -> None:
     """One warning line on stderr, named like the error lines: ``holo-tune: warning: ...``."""
     print(f"holo-tune: warning: {message}", file=stream if stream is not None else sys.stderr)
+
+
+def warn_unmatched(setting: ToolFiltering, catalog: Catalog) -> None:
+    """An ``always_include`` entry that names no tool of the catalog (the runtime ignores it)."""
+    for entry in setting.always_include:
+        if match_always_include(catalog, entry) is None:
+            warn(f"always_include entry {entry!r} matches no tool: the runtime ignores it")
 
 
 def warn_catalog(catalog: Catalog, stream: TextIO | None = None) -> None:

@@ -15,7 +15,13 @@ import argparse
 import sys
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, warn, warn_catalog
+from workbench.commands.common import (
+    print_json,
+    setting_from_args,
+    warn,
+    warn_catalog,
+    warn_unmatched,
+)
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
@@ -82,7 +88,9 @@ def report_case_problems(cases: CaseSet) -> None:
 
 
 def measured_setting(args: argparse.Namespace, ws: Workspace) -> ToolFiltering:
-    return setting_from_args(args, ws.agent.filtering)
+    setting = setting_from_args(args, ws.agent.filtering)
+    warn_unmatched(setting, ws.catalog)
+    return setting
 
 
 def run(args: argparse.Namespace) -> int:

@@ -24,6 +24,7 @@ from workbench.commands.common import (
     use_color,
     warn,
     warn_catalog,
+    warn_unmatched,
 )
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     queries = read_queries(args.queries) if args.queries else [args.query]
     workspace = open_for_search(args)
     setting = setting_from_args(args, workspace.agent.filtering)
+    warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
     out = sys.stdout
     warned: set[str] = set()

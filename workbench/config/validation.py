@@ -8,6 +8,7 @@ alongside the location so tags are dropped and the path is the one the user wrot
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from workbench.config.envsubst import PLACEHOLDER
 from workbench.config.models import FIELD_ERROR, TOOL_TYPES
 from workbench.config.notices import WarningKind
 from workbench.config.yamltree import KeyPath
@@ -182,9 +184,21 @@ _EXPECTED = {
 }
 
 
+_UNSET = re.compile("^" + re.escape(PLACEHOLDER).replace(re.escape("{name}"), "(\\w+)") + "$")
+
+
+def _unset_name(value: Any) -> str | None:
+    """The variable a missing ``${VAR}``'s placeholder stands for, if ``value`` is one."""
+    found = _UNSET.match(value) if isinstance(value, str) else None
+    return found.group(1) if found else None
+
+
 def _describe(kind: str, msg: str, ctx: dict[str, Any], value: Any) -> str:
     if kind == "missing":
         return "required key is missing"
+    unset = _unset_name(value)
+    if unset is not None:  # the stand-in of a missing ${VAR} is no value to argue about
+        return f"${{{unset}}} is not set, and this field needs a value from it"
     stem = kind.rsplit("_", 1)[0] if kind.endswith(("_type", "_parsing")) else ""
     if kind == "int_from_float":
         stem = "int"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -46,6 +47,15 @@ class Case:
     source: str = ""
     #: HoloDeck test_cases semantics: a name may match as a substring of a full name.
     substring: bool = False
+    #: Where each expected name was written (``file:line``), parallel to ``expected`` (empty:
+    #: ``source``), so that an unknown name is reported at its own line.
+    expected_at: tuple[str, ...] = ()
+
+    def where_expected(self, name: str) -> str:
+        """``file:line`` of an expected name (the case's own when not known)."""
+        if name in self.expected and len(self.expected_at) == len(self.expected):
+            return self.expected_at[self.expected.index(name)]
+        return self.source
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,9 +158,26 @@ def _cases_from_yaml(text: str, path: Path) -> list[Case]:
     if not items:
         raise CasesError("no cases", file=path, field="cases")
     return [
-        _case(item, path, _item_line(items, i), query_key="query", expected_key="expected")
+        _case(
+            item,
+            path,
+            _item_line(items, i),
+            query_key="query",
+            expected_key="expected",
+            entry_line=partial(_yaml_entry_line, item, "expected"),
+        )
         for i, item in enumerate(items)
     ]
+
+
+def _yaml_entry_line(obj: Any, key: str, index: int | None) -> int | None:
+    """1-based line of entry ``index`` of ``obj[key]`` (None: of ``obj[key]`` itself)."""
+    try:
+        if index is not None and isinstance(obj[key], list):
+            return _item_line(obj[key], index)
+        return int(obj.lc.value(key)[0]) + 1
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
 
 
 def _item_line(seq: Any, index: int) -> int | None:
@@ -169,13 +196,15 @@ def _case(
     query_key: str,
     expected_key: str,
     substring: bool = False,
+    entry_line: Callable[[int | None], int | None] | None = None,
 ) -> Case:
     if not isinstance(obj, Mapping):
         raise CasesError("a case must be an object", file=path, line=line)
     query = obj.get(query_key)
     if not isinstance(query, str) or not query.strip():
         raise CasesError("must be a non-empty string", file=path, line=line, field=query_key)
-    expected = _expected_names(obj.get(expected_key), path, line, expected_key)
+    raw = obj.get(expected_key)
+    expected, positions = _expected_names(raw, path, line, expected_key)
     category = obj.get("category")
     if category is not None and not isinstance(category, str | int):
         raise CasesError("must be a string", file=path, line=line, field="category")
@@ -185,17 +214,29 @@ def _case(
         category=None if category is None else str(category),
         source=f"{path}:{line}" if line is not None else str(path),
         substring=substring,
+        expected_at=tuple(
+            _at(path, (entry_line(p) if entry_line is not None else None) or line)
+            for p in positions
+        ),
     )
 
 
-def _expected_names(value: Any, path: Path, line: int | None, key: str) -> tuple[str, ...]:
-    """Expected names: strings, or objects with ``name`` (HoloDeck's ExpectedTool form)."""
+def _at(path: Path, line: int | None) -> str:
+    return f"{path}:{line}" if line is not None else str(path)
+
+
+def _expected_names(
+    value: Any, path: Path, line: int | None, key: str
+) -> tuple[tuple[str, ...], list[int | None]]:
+    """Expected names: strings, or objects with ``name`` (HoloDeck's ExpectedTool form); and
+    each name's position in the list (None for a lone string)."""
     if isinstance(value, str):
-        value = [value]
+        return _expected_names([value], path, line, key)[0], [None]
     if not isinstance(value, list) or not value:
         raise CasesError("must be a non-empty list of tool names", file=path, line=line, field=key)
     names: list[str] = []
-    for entry in value:
+    positions: list[int | None] = []
+    for position, entry in enumerate(value):
         name = entry.get("name") if isinstance(entry, Mapping) else entry
         if not isinstance(name, str) or not name.strip():
             raise CasesError(
@@ -206,7 +247,8 @@ def _expected_names(value: Any, path: Path, line: int | None, key: str) -> tuple
             )
         if name.strip() not in names:
             names.append(name.strip())
-    return tuple(names)
+            positions.append(position)
+    return tuple(names), positions
 
 
 class AgentCases(Protocol):
@@ -259,14 +301,35 @@ def cases_from_agent(agent: AgentCases) -> list[Case]:
             for j, turn in enumerate(turns):
                 if isinstance(turn, Mapping) and turn.get("expected_tools"):
                     where = line_of("test_cases", i, "turns", j) or line
-                    cases.append(_test_case(turn, path, where))
+                    keys: tuple[str | int, ...] = ("test_cases", i, "turns", j, "expected_tools")
+                    cases.append(_test_case(turn, path, where, partial(_entry, line_of, keys)))
         elif item.get("expected_tools"):
-            cases.append(_test_case(item, path, line))
+            keys = ("test_cases", i, "expected_tools")
+            cases.append(_test_case(item, path, line, partial(_entry, line_of, keys)))
     return cases
 
 
-def _test_case(obj: Mapping[str, Any], path: Path, line: int | None) -> Case:
-    return _case(obj, path, line, query_key="input", expected_key="expected_tools", substring=True)
+def _entry(
+    line_of: Callable[..., int | None], keys: tuple[str | int, ...], index: int | None
+) -> int | None:
+    return line_of(*keys, index) if index is not None else line_of(*keys)
+
+
+def _test_case(
+    obj: Mapping[str, Any],
+    path: Path,
+    line: int | None,
+    entry_line: Callable[[int | None], int | None] | None = None,
+) -> Case:
+    return _case(
+        obj,
+        path,
+        line,
+        query_key="input",
+        expected_key="expected_tools",
+        substring=True,
+        entry_line=entry_line,
+    )
 
 
 # ------------------------------------------------------------------------------------ resolution
@@ -313,7 +376,7 @@ def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
         for name in case.expected:
             group = resolve_name(name, catalog, substring=case.substring)
             if not group:
-                unknown.append(UnknownName(name, case.source))
+                unknown.append(UnknownName(name, case.where_expected(name)))
             elif group not in groups:
                 names.append(name)
                 groups.append(group)

@@ -49,7 +49,9 @@ def parse_params(engine: str, items: Sequence[str]) -> Any:
         changes[key] = _value(hints[key], text.strip(), f"{FLAG} {key}")
     try:
         return cls(**changes)
-    except InputError:
+    except InputError as err:
+        if err.field in names:  # the dataclass names its field: say it as the flag is typed
+            raise InputError(err.message, field=f"{FLAG} {err.field}") from None
         raise
     except (TypeError, ValueError) as err:
         raise InputError(str(err), field=FLAG) from None

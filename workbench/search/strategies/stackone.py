@@ -72,7 +72,7 @@ _NON_WORD = re.compile(r"[^a-z0-9_\s]")
 class StackOneParams:
     """StackOne's search knobs (defaults: the SDK's)."""
 
-    #: Weight of BM25 in the fusion (``DEFAULT_HYBRID_ALPHA``); the SDK clamps it to [0, 1].
+    #: Weight of BM25 in the fusion (``DEFAULT_HYBRID_ALPHA``), 0 to 1 (the SDK clamps others).
     alpha: float = 0.2
     #: ``sigmoid``: the Python SDK's ``1 / (1 + exp(-s / 10))``; ``clamp``: the TS SDK's [0, 1].
     bm25_norm: BM25Norm = "sigmoid"
@@ -84,16 +84,16 @@ class StackOneParams:
     fetch: int = 50
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.alpha <= 1.0:  # NaN fails too
+            raise InputError(
+                f"must be between 0 and 1, got {self.alpha} (the SDK would clamp it)", field="alpha"
+            )
         if self.bm25_norm not in BM25_NORMS:
             raise InputError(f"must be one of {', '.join(BM25_NORMS)}", field="bm25_norm")
         if self.limit < 1:
             raise InputError("must be at least 1", field="limit")
         if self.fetch < 1:
             raise InputError("must be at least 1", field="fetch")
-
-    @property
-    def clamped_alpha(self) -> float:
-        return max(0.0, min(1.0, self.alpha))
 
 
 # ------------------------------------------------------------------------------------ texts
@@ -399,7 +399,7 @@ class StackOneStrategy:
         """Every fused candidate, best first (stable), with its hybrid score."""
         p = self._params
         found = self.gather(query, max(p.fetch, p.limit))
-        return self.rank(found, p.clamped_alpha, p.bm25_norm)
+        return self.rank(found, p.alpha, p.bm25_norm)
 
     def result(
         self, query: str, order: IntArray, scores: FloatArray, params: StackOneParams
@@ -416,7 +416,7 @@ class StackOneStrategy:
                 ]
             }
         )
-        meta = self.meta_schema_tokens(params.clamped_alpha) + text_tokens(self.bill, result_text)
+        meta = self.meta_schema_tokens(params.alpha) + text_tokens(self.bill, result_text)
         return StrategyResult(
             query=query,
             engine=self.name,
@@ -441,7 +441,7 @@ class StackOneStrategy:
         out: list[StrategyResult] = []
         ranked: dict[tuple[float, str], tuple[IntArray, FloatArray]] = {}
         for params in self._grid:
-            key = (params.clamped_alpha, params.bm25_norm)
+            key = (params.alpha, params.bm25_norm)
             if key not in ranked:
                 ranked[key] = self.rank(found, *key)
             out.append(self.result(query, *ranked[key], params))
