@@ -183,6 +183,45 @@ async def test_a_toggles_always_include_from_the_ranking(stackone_app: HoloTuneA
         assert not always.has_class("-changed")
 
 
+async def test_the_ranking_cursor_starts_on_rank_one_and_a_toggles_what_it_shows(
+    tmp_path: Path,
+) -> None:
+    """The cut rows are never the cursor: Tab lands on rank 1, ↓ on rank 2 (over a cut), `a`
+    toggles exactly the highlighted tool, and a re-ranking keeps the cursor on its tool."""
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "search the web for news")
+        await pilot.press("tab")
+        await settle(pilot)
+        table = app.screen.query_one(RankingTable)
+        assert app.screen.focused is table
+        first, second, third = _ranked(app)[:3]
+        assert isinstance(table.rows_shown[2], CutRow)  # top_k's cut sits between 2 and 3
+        assert table.highlighted_tool() == first.tool
+        assert shown(table).splitlines()[1 + table.cursor].split()[0] == "1"
+        await pilot.press("a")
+        await settle(pilot)
+        lab = _dashboard(app).lab
+        assert lab is not None and first.tool in lab.setting.always_include
+        await pilot.press("down")
+        assert table.highlighted_tool() == second.tool
+        await pilot.press("down")  # over the cut row
+        assert table.highlighted_tool() == third.tool
+        await pilot.press("a")
+        await settle(pilot)
+        assert third.tool in lab.setting.always_include
+        assert second.tool not in lab.setting.always_include
+        assert table.highlighted_tool() == third.tool  # re-selected: still on its tool
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        assert table.highlighted_tool() == third.tool
+        await pilot.press("slash", "backspace", "backspace", "x", "tab")  # a new query
+        await settle(pilot)
+        key = table.highlighted_tool()
+        assert key is not None and key == _ranked(app)[0].tool
+
+
 async def test_compare_view_shows_three_methods(tmp_path: Path) -> None:
     app = research_app(tmp_path, query="find papers on transformers")
     async with app.run_test(size=SIZE) as pilot:

@@ -78,17 +78,23 @@ class RowList(Widget, can_focus=True):
 
     # -- content ---------------------------------------------------------------------------
     def set_lines(self, header: Text, lines: Sequence[Line], *, cursor_key: str | None) -> None:
-        """Replace the content; the cursor goes to ``cursor_key`` if shown, else the first row."""
+        """Replace the content; the cursor goes to ``cursor_key`` if shown, else the first row
+        (never to a separator: their key is None, so None never names a row to keep)."""
+        before = self.highlighted_key()
         self._header = header
         self._lines = list(lines)
         self._strips.clear()
         keys = [line.key for line in self._lines]
-        target = keys.index(cursor_key) if cursor_key in keys else self._first_row()
-        if target == self.cursor:
-            self._scroll_to_cursor()
-        self.cursor = target
-        if cursor_key not in keys:
+        kept = cursor_key is not None and cursor_key in keys
+        target = keys.index(cursor_key) if kept else self._first_row()
+        if not kept:
             self._top = 0
+        if target == self.cursor:
+            # Same index, maybe another row under it: say so (the watcher does not run).
+            self._scroll_to_cursor()
+            if self.highlighted_key() != before:
+                self.post_message(self.Highlighted(self, self.highlighted_key()))
+        self.cursor = target
         self.refresh()
 
     @property
