@@ -15,6 +15,7 @@ from workbench.tui.screens.error import ErrorScreen
 from workbench.tui.screenshots import settle
 from workbench.tui.view import CutRow, RankRow
 from workbench.tui.widgets.compare_view import CompareView
+from workbench.tui.widgets.findings_list import FindingsList
 from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.number_knob import NumberKnob
 from workbench.tui.widgets.ranking_table import RankingTable
@@ -220,6 +221,23 @@ async def test_the_ranking_cursor_starts_on_rank_one_and_a_toggles_what_it_shows
         await settle(pilot)
         key = table.highlighted_tool()
         assert key is not None and key == _ranked(app)[0].tool
+
+
+async def test_findings_follow_every_setting_change_including_revert(tmp_path: Path) -> None:
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "d")
+        await settle(pilot)
+        findings = app.screen.query_one(FindingsList)
+        assert "always_include_top_n_used: 3" in shown(findings)
+        await pilot.press("n", "n")
+        await settle(pilot)
+        assert "always_include_top_n_used: 5" in shown(findings)
+        await pilot.press("ctrl+r")  # back to the file's values
+        await settle(pilot)
+        text = shown(findings)
+        assert "always_include_top_n_used: 3" in text and "top_n_used: 5" not in text
 
 
 async def test_compare_view_shows_three_methods(tmp_path: Path) -> None:

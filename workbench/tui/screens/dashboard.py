@@ -17,7 +17,7 @@ import copy
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import ClassVar, cast
@@ -319,9 +319,9 @@ class DashboardScreen(Screen[None]):
                 return
             self.post_message(RankingsReady(query, {method: ranking}))
 
-    def _diagnose(self, lab: Lab, setting: ToolFiltering) -> list[Finding]:
+    def _diagnose(self, lab: Lab, setting: ToolFiltering) -> Diagnosed:
         """Thread worker: the core's diagnostics for this agent, catalog and setting."""
-        return diagnose(lab.workspace, setting, usage=lab.usage)
+        return Diagnosed(setting, diagnose(lab.workspace, setting, usage=lab.usage))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place worker results and failures are handled."""
@@ -337,7 +337,7 @@ class DashboardScreen(Screen[None]):
             elif worker.name == "prepare":
                 self._prepared(cast(float, result))
             elif worker.name == "diagnose":
-                self._show_findings(cast(list[Finding], result))
+                self._show_findings(cast(Diagnosed, result))
         if worker.name == "workspace" and worker.is_finished:
             self._building = False
             self._build_workspace()
@@ -456,7 +456,10 @@ class DashboardScreen(Screen[None]):
             self._status(f"embedded {len(lab.workspace.catalog):,} tools{took}")
         self._rank_now()
 
-    def _show_findings(self, findings: list[Finding]) -> None:
+    def _show_findings(self, diagnosed: Diagnosed) -> None:
+        if diagnosed.setting != self._current_setting():
+            return  # a later change's diagnostics are on their way
+        findings = diagnosed.findings
         self.query_one(FindingsList).show(findings)
         serious = sum(1 for f in findings if f.severity in ("error", "warning"))
         label = f"findings ({serious})" if serious else "findings"
@@ -562,21 +565,25 @@ class DashboardScreen(Screen[None]):
                 self._setting = self._setting.with_(**{key: value})
         except ValidationError as err:
             self.notify(err.errors()[0]["msg"], title=key, severity="error")
-        self._show_setting()
-        self._start_diagnose()
-        if key == "search_method":
-            self._rank_now()
-        else:
-            self._refresh()
+        self._setting_changed(rerank=key == "search_method")
 
     @on(ToggleAlways)
     def _toggle_always(self, message: ToggleAlways) -> None:
         if self.lab is None:
             return
         self.lab.toggle_always(message.tool)
+        self._setting_changed()
+
+    def _setting_changed(self, *, rerank: bool = False) -> None:
+        """The one way a setting change reaches the screen (a knob, ``a``, a revert, a point
+        adopted from Evaluate): the knobs, the diagnostics and the ranking follow it.
+        ``rerank`` when the method changed (its scores may not be cached)."""
         self._show_setting()
         self._start_diagnose()
-        self._refresh()
+        if rerank:
+            self._rank_now()
+        else:
+            self._refresh()
 
     def _show_setting(self) -> None:
         setting = self._current_setting()
@@ -772,8 +779,7 @@ class DashboardScreen(Screen[None]):
     def action_revert(self) -> None:
         if self.lab is not None:
             self.lab.setting = self.lab.file_setting
-            self._show_setting()
-            self._rank_now()
+            self._setting_changed(rerank=True)
 
     def action_toggle_sidebar(self) -> None:
         self.toggle_class("-sidebar")
@@ -806,9 +812,7 @@ class DashboardScreen(Screen[None]):
             return
         if choice.setting is not None:
             lab.setting = choice.setting
-            self._show_setting()
-            self._start_diagnose()
-            self._rank_now()
+            self._setting_changed(rerank=True)
             self.notify("Adopted the front point: ctrl+s writes it.", title="evaluate")
         if choice.query is not None:
             self.query_one("#query", QueryInput).value = choice.query
@@ -863,7 +867,7 @@ class DashboardScreen(Screen[None]):
             return
         if lab is not None:
             lab.workspace = replace(lab.workspace, agent=self.agent)
-        self._show_setting()
+        self._setting_changed()
 
     # -- servers ---------------------------------------------------------------------------
     @on(ServersPanel.ShowLog)
@@ -904,6 +908,14 @@ class DashboardScreen(Screen[None]):
         )
         catalog.servers = [kept.get(s.name, s) for s in catalog.servers]
         return catalog
+
+
+@dataclass(frozen=True)
+class Diagnosed:
+    """The findings of one setting (a late result of an older setting is not shown)."""
+
+    setting: ToolFiltering
+    findings: list[Finding]
 
 
 async def _ended(worker: Worker[object]) -> None:
