@@ -318,6 +318,48 @@ async def test_a_failed_server_shows_its_error_while_the_others_work(tmp_path: P
         assert "2/3 servers ok" in header and "10 tools" in header
 
 
+def _bill_rows(bars: TokenBars) -> dict[str, tuple[int, int]]:
+    """The panel's ``name sent/all`` rows as drawn."""
+    rows = {}
+    for line in shown(bars).splitlines():
+        body = line.strip("│ ")
+        name, _, numbers = body.rpartition(" ")
+        if "/" in numbers and name.strip():
+            sent, _, all_ = numbers.partition("/")
+            rows[name.strip()] = (int(sent.replace(",", "")), int(all_.replace(",", "")))
+    return rows
+
+
+async def test_token_panel_shows_every_server_and_the_framing_so_the_rows_add_up(
+    tmp_path: Path,
+) -> None:
+    """broken-server.yaml with filtering off: the panel grows with its lines (none wraps), every
+    server has its row, and the format's fixed framing is a row of its own."""
+    app = broken_server_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        bars = app.screen.query_one(TokenBars)
+        bill = bars.bill
+        assert bill is not None
+        text = shown(bars)
+        assert "-0%" not in text and "filtering off" in text
+        rows = _bill_rows(bars)
+        assert set(rows) == {"memory", "filesystem", "framing"}
+        lab = _dashboard(app).lab
+        assert lab is not None and rows["framing"] == (lab.workspace.tokens.overhead,) * 2
+        assert sum(sent for sent, _ in rows.values()) == bill.sent
+        assert sum(all_ for _, all_ in rows.values()) == bill.all
+        await pilot.press("tab", "e")  # filtering on: no query yet, so nothing saved
+        await settle(pilot)
+        assert "filtering off" not in shown(bars) and "%" not in shown(bars)
+        await pilot.press("slash", *"read a file")
+        await settle(pilot)
+        bill = bars.bill
+        assert bill is not None and bill.sent < bill.all
+        assert "% tokens" in shown(bars)
+        assert sum(sent for sent, _ in _bill_rows(bars).values()) == bill.sent
+
+
 async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path) -> None:
     agent = tmp_path / "agent.yaml"
     agent.write_text(

@@ -132,6 +132,18 @@ def test_token_bill_shows_savings_encoding_and_servers() -> None:
     assert "mem" in text and "100/600" in text
 
 
+def test_token_bill_framing_row_and_no_minus_zero() -> None:
+    servers = (ServerTokens("mem", 600, 100, 6, 1), ServerTokens("web", 388, 28, 4, 1))
+    bill = TokenBill(1000, 140, "o200k_base", True, 10, 2, servers, overhead=12)
+    lines = bill_text(bill, 34).plain.splitlines()
+    assert lines[-1].split() == ["framing", "12/12"]
+    everything = TokenBill(1000, 1000, "o200k_base", True, 10, 10, servers, overhead=12)
+    text = bill_text(everything, 34).plain
+    assert "10/10 tools" in text and "%" not in text
+    nothing = TokenBill(1000, 0, "o200k_base", True, 10, 0, servers, overhead=12)
+    assert bill_text(nothing, 34).plain.splitlines()[-1].split() == ["framing", "0/12"]
+
+
 def test_score_strip_marks_the_threshold() -> None:
     shape = ScoreShape(np.array([0.1, 0.2, 0.8, 0.9]), 0.5, "bm25")
     lines = strip_text(shape, 20).plain.splitlines()

@@ -693,6 +693,7 @@ class DashboardScreen(Screen[None]):
             chosen=len(chosen),
             servers=tuple(server_tokens(ws.catalog, ws.tokens.per_tool, list(chosen))),
             filtering=setting.enabled,
+            overhead=ws.tokens.overhead,
         )
 
     def _show_compare(self, query: str) -> None:
