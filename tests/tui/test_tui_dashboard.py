@@ -12,10 +12,12 @@ from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
+from workbench.tui.screens.help import HELP
 from workbench.tui.screenshots import settle
 from workbench.tui.view import CutRow, RankRow
 from workbench.tui.widgets.compare_view import CompareView
 from workbench.tui.widgets.findings_list import FindingsList
+from workbench.tui.widgets.history_list import HistoryList
 from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.number_knob import NumberKnob
 from workbench.tui.widgets.ranking_table import RankingTable
@@ -397,6 +399,25 @@ async def test_history_reruns_a_query(stackone_app: HoloTuneApp) -> None:
         assert screen.query_text == "list job applications"
         assert screen.shown_query == "list job applications"
         assert _ranked(stackone_app)[0].tool == "ats-ats_list_applications"
+
+
+async def test_history_says_how_a_query_gets_there(stackone_app: HoloTuneApp) -> None:
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _type(pilot, "list job applications")
+        await pilot.press("tab", "h")  # typed, never submitted: nothing kept
+        await settle(pilot)
+        history = _dashboard(stackone_app).query_one(HistoryList)
+        text = shown(history)
+        assert "No queries yet" in text and "Enter in the query keeps it here" in text
+        await pilot.press("enter")  # on the hint: nothing to run
+        await settle(pilot)
+        await pilot.press("slash", "enter", "h")
+        await settle(pilot)
+        assert history.queries == ["list job applications"]
+        assert "No queries yet" not in shown(history)
+        assert "list job applications" in shown(history)
+    assert "Enter in the query keeps it" in HELP
 
 
 async def test_export_shows_and_copies_the_block(stackone_app: HoloTuneApp) -> None:

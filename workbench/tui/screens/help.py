@@ -30,7 +30,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `x` | compare engines: every tool-search engine on labelled queries, one recall/tokens plot |
 | `t` | the catalog tab (every tool, its server, tokens and description) |
 | `d` | the findings (what the runtime will do differently) |
-| `h` | recent queries (Enter runs one again) |
+| `h` | recent queries: Enter in the query keeps it there (Enter here runs one again) |
 | `s` | sort the catalog by tokens, name or server |
 | `l` `r` | the highlighted server's log / reconnect it |
 | `ctrl+s` | write the block back to the YAML (diff first) |

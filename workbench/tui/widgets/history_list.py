@@ -1,4 +1,8 @@
-"""Recent queries, newest first; Enter runs the highlighted one again."""
+"""Recent queries, newest first; Enter runs the highlighted one again.
+
+A query is kept when Enter is pressed in the query box (typing alone ranks but keeps nothing,
+or every keystroke's prefix would land here); while none is kept, the list says so.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from workbench.tui.messages import RerunQuery
 
 #: How many recent queries are kept.
 HISTORY_SIZE = 50
+#: What the list shows while no query is kept.
+EMPTY = "No queries yet: Enter in the query keeps it here."
 
 
 def remember(history: list[str], query: str, size: int = HISTORY_SIZE) -> list[str]:
@@ -20,10 +26,10 @@ def remember(history: list[str], query: str, size: int = HISTORY_SIZE) -> list[s
 
 
 class HistoryList(OptionList):
-    """The recent queries."""
+    """The recent queries (a disabled line says how to add one while there is none)."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(Option(EMPTY, disabled=True), id=id)
         self.queries: list[str] = []
 
     def add(self, query: str) -> None:
