@@ -7,12 +7,14 @@ from pathlib import Path
 from textual.widgets import Button, Input, Select, Switch
 from tui_helpers import broken_server_app, research_app, shown
 
+from workbench.catalog import ServerStatus
 from workbench.config import load_agent
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
 from workbench.tui.screens.help import HELP
+from workbench.tui.screens.server_log import ServerLogScreen
 from workbench.tui.screenshots import settle
 from workbench.tui.view import CutRow, RankRow
 from workbench.tui.widgets.compare_view import CompareView
@@ -360,6 +362,53 @@ async def test_token_panel_shows_every_server_and_the_framing_so_the_rows_add_up
         assert bill is not None and bill.sent < bill.all
         assert "% tokens" in shown(bars)
         assert sum(sent for sent, _ in _bill_rows(bars).values()) == bill.sent
+
+
+async def test_server_log_and_reconnect_work_outside_the_servers_list(tmp_path: Path) -> None:
+    """`l` and `r` act on the highlighted server from the ranking too; the palette's
+    "Server log…" asks which server; the log wraps its long lines."""
+    app = broken_server_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(ServersPanel)
+        panel.highlighted = [s.name for s in panel.statuses].index("missing")
+        await pilot.press("tab")  # the ranking has focus, not the servers list
+        await pilot.press("l")
+        await settle(pilot)
+        assert isinstance(app.screen, ServerLogScreen) and app.screen.status.name == "missing"
+        await pilot.press("escape")
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        messages = [n.message for n in app._notifications]
+        assert "Listing missing again…" in messages
+        panel.highlighted = [s.name for s in panel.statuses].index("memory")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Server log")
+        await pilot.pause(0.5)
+        await pilot.press("enter")  # the palette asks which: the highlighted server first
+        await pilot.pause(0.5)
+        await pilot.press(*"filesystem")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ServerLogScreen) and app.screen.status.name == "filesystem"
+
+
+async def test_server_log_wraps_long_lines(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    tail = "the-end-of-a-very-long-line"
+    log.write_text("Error: " + "x" * 250 + " " + tail + "\n")
+    status = ServerStatus("web", "stdio", state="error", error="exited", log_path=log)
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.push_screen(ServerLogScreen(status))
+        await settle(pilot)
+        await pilot.pause(0.2)
+        body = shown(app.screen.query_one("#log-body"))
+        assert tail in body and "Error:" in body
 
 
 async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path) -> None:

@@ -36,6 +36,12 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
         "Every tool-search engine on labelled queries: table and recall/tokens plot",
         "compare_engines",
     ),
+    ("Server log…", "A server's log (the highlighted one first)", "pick_server('log')"),
+    (
+        "Reconnect server…",
+        "List a server's tools again (the highlighted one first)",
+        "pick_server('reconnect')",
+    ),
     ("Focus query", "Back to the query input", "focus_query"),
     ("Toggle servers panel", "Show or hide servers and catalog", "toggle_sidebar"),
     ("Help", "Keys and what they do", "show_help"),

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.command import Provider
+from textual.command import Provider, SimpleCommand
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, TabbedContent, TabPane
@@ -80,7 +80,7 @@ from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.query_input import QueryInput
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
-from workbench.tui.widgets.servers_panel import ServersPanel
+from workbench.tui.widgets.servers_panel import ServersPanel, server_line
 from workbench.tui.widgets.status_line import StatusLine
 from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 from workbench.workspace import Workspace, build_workspace
@@ -175,6 +175,10 @@ class DashboardScreen(Screen[None]):
         ),
         _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
         _b("f2", "toggle_sidebar", "panel", "Show or hide servers and catalog", show=False),
+        # The servers list's own l and r, from anywhere but a text box (the list need not have
+        # focus, nor be shown: the header names the servers, the palette asks which).
+        _b("l", "server_log", "log", "The highlighted server's log", show=False),
+        _b("r", "reconnect_server", "reconnect", "List the highlighted server again", show=False),
         _b("q", "app.quit", "quit", "Quit", show=False),
     ]
 
@@ -877,15 +881,55 @@ class DashboardScreen(Screen[None]):
         self._setting_changed()
 
     # -- servers ---------------------------------------------------------------------------
+    def action_server_log(self) -> None:
+        status = self.query_one(ServersPanel).current()
+        if status is None:
+            self.notify("No server is listed yet.", title="server log")
+        else:
+            self.show_log(status)
+
+    def action_reconnect_server(self) -> None:
+        status = self.query_one(ServersPanel).current()
+        if status is None:
+            self.notify("No server is listed yet.", title="reconnect")
+        else:
+            self.reconnect(status)
+
+    def action_pick_server(self, what: str) -> None:
+        """The palette's "Server log…" and "Reconnect server…": which server (the highlighted
+        one first, so Enter takes it)."""
+        panel = self.query_one(ServersPanel)
+        statuses = panel.statuses
+        if not statuses:
+            self.notify("No server is listed yet.", title=what)
+            return
+        current = panel.current()
+        if current is not None:
+            statuses = [current, *[s for s in statuses if s.name != current.name]]
+        act = self.show_log if what == "log" else self.reconnect
+        verb = "Log of" if what == "log" else "Reconnect"
+        commands = [
+            SimpleCommand(f"{verb} {s.name}", partial(act, s), server_line(s, None).plain)
+            for s in statuses
+        ]
+        self.app.search_commands(commands, placeholder="Which server?")
+
     @on(ServersPanel.ShowLog)
     def _show_log(self, message: ServersPanel.ShowLog) -> None:
-        self.app.push_screen(ServerLogScreen(message.status))
+        self.show_log(message.status)
+
+    def show_log(self, status: ServerStatus) -> None:
+        self.app.push_screen(ServerLogScreen(self.statuses.get(status.name, status)))
 
     @on(ServersPanel.Reconnect)
     def _reconnect(self, message: ServersPanel.Reconnect) -> None:
+        self.reconnect(message.status)
+
+    def reconnect(self, status: ServerStatus) -> None:
+        """List ``status``'s server again (every other server keeps its listing)."""
         lab = self.lab
-        name = message.status.name
-        if lab is None or message.status.state == "local":
+        name = status.name
+        if lab is None or status.state == "local":
             self.notify(f"{name} has nothing to list again.", title="reconnect")
             return
         self.notify(f"Listing {name} again…", title="reconnect")

@@ -32,7 +32,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `d` | the findings (what the runtime will do differently) |
 | `h` | recent queries: Enter in the query keeps it there (Enter here runs one again) |
 | `s` | sort the catalog by tokens, name or server |
-| `l` `r` | the highlighted server's log / reconnect it |
+| `l` `r` | the highlighted server's log / reconnect it (palette: "Server log…" asks which) |
 | `ctrl+s` | write the block back to the YAML (diff first) |
 | `ctrl+e` | export the block (shown and copied) |
 | `ctrl+r` | revert the knobs to the file's values |

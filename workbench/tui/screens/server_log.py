@@ -1,4 +1,4 @@
-"""A server's log (its stderr as the core captured it), shown on demand."""
+"""A server's log (its stderr as the core captured it), shown on demand; long lines wrap."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Log, Static
+from textual.widgets import RichLog, Static
 
 from workbench.catalog import ServerStatus
 
@@ -51,7 +51,8 @@ class ServerLogScreen(ModalScreen[None]):
             yield Static(head, id="log-title")
             if s.error:
                 yield Static(s.error, id="log-error")
-            yield Log(id="log-body", highlight=True)
+            # Long lines wrap (a stack trace's paths, a JSON error): nothing is cut at the edge.
+            yield RichLog(id="log-body", wrap=True, highlight=True, markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(Log).write(log_tail(self.status.log_path))
+        self.query_one(RichLog).write(log_tail(self.status.log_path))

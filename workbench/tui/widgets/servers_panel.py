@@ -115,18 +115,19 @@ class ServersPanel(OptionList):
             if s.state in ("pending", "connecting"):
                 self.replace_option_prompt_at_index(i, server_line(s, None, self._frame))
 
-    def _current(self) -> ServerStatus | None:
+    def current(self) -> ServerStatus | None:
+        """The highlighted server (the target of ``l`` and ``r``)."""
         if self.highlighted is None:
             return None
         option = self.get_option_at_index(self.highlighted)
         return self._statuses.get(option.id or "")
 
     def action_log(self) -> None:
-        status = self._current()
+        status = self.current()
         if status is not None:
             self.post_message(self.ShowLog(status))
 
     def action_reconnect(self) -> None:
-        status = self._current()
+        status = self.current()
         if status is not None:
             self.post_message(self.Reconnect(status))
