@@ -24,6 +24,7 @@ from workbench.tui.commands import ACTIONS
 from workbench.tui.options import Options
 from workbench.tui.screens.compare import CompareEnginesScreen, row_cells
 from workbench.tui.screens.dashboard import DashboardScreen
+from workbench.tui.screens.evaluate import EvaluateScreen
 from workbench.tui.screenshots import settle
 from workbench.tui.widgets.engines_plot import (
     EnginesPlot,
@@ -200,6 +201,40 @@ async def test_the_cases_path_is_kept_for_the_session(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, CompareEnginesScreen)
         assert screen.query_one("#cmp-cases", Input).value == "my-cases.jsonl"
+
+
+async def test_evaluate_and_compare_engines_share_the_typed_cases_path(tmp_path: Path) -> None:
+    """One path for both views, once typed; until then each opens on its own default."""
+    (tmp_path / "cases.yaml").write_text("cases: []\n")
+    app = research_app(tmp_path)
+    agent = tmp_path / "research-agent.yaml"
+    agent.write_text(agent.read_text() + TEST_CASES)  # Compare engines prefers these
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "v")
+        await settle(pilot)
+        assert isinstance(app.screen, EvaluateScreen)
+        assert app.screen.query_one("#eval-cases", Input).value == str(tmp_path / "cases.yaml")
+        await pilot.press("escape", "x")  # opened, nothing typed: compare's own default
+        await settle(pilot)
+        assert isinstance(app.screen, CompareEnginesScreen)
+        cases = app.screen.query_one("#cmp-cases", Input)
+        assert cases.value == AGENT_CASES
+        cases.value = ""
+        await pilot.press(*"mine.jsonl", "escape", "v")
+        await settle(pilot)
+        assert isinstance(app.screen, EvaluateScreen)
+        assert app.screen.query_one("#eval-cases", Input).value == "mine.jsonl"
+
+
+async def test_no_cases_says_what_to_type_in_the_tui(tmp_path: Path) -> None:
+    app = research_app(tmp_path)  # no test_cases, no cases file beside it
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "v", "enter")
+        await settle(pilot)
+        status = shown(app.screen.query_one("#eval-status"))
+        assert "type a cases file path above" in status and "--cases" not in status
 
 
 def test_agent_cases_first(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ async def test_evaluate_shows_the_cores_metrics_and_adopts_a_front_point(
         cards = [shown(card) for card in screen.query(".eval-card")]
         assert "recall" in cards[0] and f"{expected.recall:.3f}" in cards[0]
         assert f"{expected.mrr:.3f}" in cards[3]
+        assert f"{expected.token_reduction:.1%}" in cards[5]  # one decimal, as eval and compare
         assert "257 cases" in str(screen.query_one("#eval-status", Static).render())
         front = screen.query_one("#eval-front", RowList)
         assert front.row_count > 3

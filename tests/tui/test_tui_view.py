@@ -264,7 +264,7 @@ def test_metric_cards_format_the_core_metrics() -> None:
         ("top1", "0.500"),
         ("mrr", "0.600"),
         ("tokens sent", "250"),
-        ("saved", "75%"),
+        ("saved", "75.0%"),
     ]
 
 

@@ -1,7 +1,8 @@
 """What the views that run labelled cases share (Evaluate, Compare engines).
 
 Where the cases come from (the agent's own ``test_cases`` or a file), which path each view was
-last given (kept for the session), why a run has nothing to run (the CLI's messages), and how a
+last given (kept for the session, one path for both views), why a run has nothing to run (in
+the TUI's words: a path is typed above, not passed as ``--cases``), and how a
 thread worker reports progress: it posts :class:`RunProgress` to its screen (it never touches a
 widget) and stops at the next progress call once the worker is cancelled (the core lets a
 progress callback raise to stop a run).
@@ -26,8 +27,12 @@ AGENT_CASES = "(the agent's test_cases)"
 #: Case files looked for beside the agent.
 BESIDE = ("cases.jsonl", "cases.yaml", "cases.yml")
 
-#: Nothing to run: the agent has no labelled test_cases and no file is named (``eval``'s words).
-NO_CASES = "no cases: pass --cases FILE, or give the agent test_cases with expected_tools"
+#: Nothing to run: the agent has no labelled test_cases and no file is named (``eval`` says
+#: "pass --cases FILE"; here the path input above the results takes the file).
+NO_CASES = (
+    "no cases: type a cases file path above (YAML or JSON Lines), "
+    "or give the agent test_cases with expected_tools"
+)
 #: The cases name no tool of the catalog (``eval``'s words).
 NO_TOOL_CASES = "no case names a tool of this catalog"
 
@@ -36,8 +41,9 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class CasesMemory:
-    """The cases path a view was last given, for the session: the dashboard keeps one per
-    view, so reopening the view shows what was typed (``None``: nothing typed yet)."""
+    """The cases path last typed, for the session: the dashboard keeps one for both views
+    (Evaluate, Compare engines), so either view opens on what was typed in the other
+    (``None``: nothing typed yet; each view then has its own default)."""
 
     path: str | None = None
 

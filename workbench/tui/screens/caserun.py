@@ -45,9 +45,14 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         self.agent_path = agent_path
         #: The path typed, kept by the dashboard for the next time the view opens.
         self.memory = memory or CasesMemory()
+        self._opened_on = ""
         self.outcome: OutcomeT | None = None
 
     # -- what a view provides ---------------------------------------------------------------
+    def default_path(self) -> str:
+        """The path the view opens on while none has been typed."""
+        raise NotImplementedError
+
     def run_cases(self, path: str) -> OutcomeT:
         """Thread worker body: core calls only (progress through ``progress_poster``)."""
         raise NotImplementedError
@@ -57,11 +62,22 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         raise NotImplementedError
 
     # -- the loop -------------------------------------------------------------------------
+    def cases_input(self) -> Input:
+        """The cases path input, on the path last typed (in this view or the other), else on
+        the view's :meth:`default_path`."""
+        typed = self.memory.path
+        self._opened_on = self.default_path() if typed is None else typed
+        return Input(self._opened_on, id=f"{self.PREFIX}-cases")
+
     def status(self, text: str | Text) -> None:
         self.query_one(f"#{self.PREFIX}-status", Static).update(text)
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id == f"{self.PREFIX}-cases":
+        # The input announces the value it opens on too: that is no path typed, and another
+        # view's default must not become this one's.
+        if event.input.id == f"{self.PREFIX}-cases" and (
+            self.memory.path is not None or event.value != self._opened_on
+        ):
             self.memory.path = event.value
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

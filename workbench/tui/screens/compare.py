@@ -123,13 +123,13 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
     def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
         super().__init__(lab, agent_path, memory, id="compare-engines")
 
+    def default_path(self) -> str:
+        return agent_cases_first(self.lab.workspace.agent, self.agent_path)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):
             with Horizontal(id="cmp-top"):
-                cases = self.memory.path
-                if cases is None:
-                    cases = agent_cases_first(self.lab.workspace.agent, self.agent_path)
-                yield Input(cases, id="cmp-cases")
+                yield self.cases_input()
                 yield ProgressBar(id="cmp-progress", show_eta=False)
             yield Static("", id="cmp-status")
             table: DataTable[Text] = DataTable(

@@ -200,9 +200,9 @@ class DashboardScreen(Screen[None]):
         self._building = False
         self._next_catalog: Catalog | None = None
         self._last_catalog: Catalog | None = None
-        #: The cases path typed in the Evaluate and Compare-engines views (for the session).
-        self._eval_cases = CasesMemory()
-        self._compare_cases = CasesMemory()
+        #: The cases path typed in the Evaluate or Compare-engines view (one for both, for the
+        #: session).
+        self._cases = CasesMemory()
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -807,14 +807,14 @@ class DashboardScreen(Screen[None]):
         if self.lab is None:
             self.notify("The catalog is still loading.", title="evaluate")
             return
-        screen = EvaluateScreen(self.lab, Path(self.agent.path), self._eval_cases)
+        screen = EvaluateScreen(self.lab, Path(self.agent.path), self._cases)
         self.app.push_screen(screen, self._evaluated)
 
     def action_compare_engines(self) -> None:
         if self.lab is None:
             self.notify("The catalog is still loading.", title="compare engines")
             return
-        screen = CompareEnginesScreen(self.lab, Path(self.agent.path), self._compare_cases)
+        screen = CompareEnginesScreen(self.lab, Path(self.agent.path), self._cases)
         self.app.push_screen(screen)
 
     def _evaluated(self, choice: Choice | None) -> None:

@@ -61,7 +61,7 @@ def metric_cards(report: EvalReport) -> list[tuple[str, str]]:
         ("top1", f"{m.top1:.3f}"),
         ("mrr", f"{m.mrr:.3f}"),
         ("tokens sent", f"{m.tokens_selected_mean:,.0f}"),
-        ("saved", f"{m.token_reduction:.0%}"),
+        ("saved", f"{m.token_reduction:.1%}"),  # as the eval and compare tables
     ]
 
 
@@ -90,13 +90,13 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         super().__init__(lab, agent_path, memory, id="evaluate")
         self.setting = lab.setting
 
+    def default_path(self) -> str:
+        return default_cases(self.agent_path)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
             with Horizontal(id="eval-top"):
-                path = self.memory.path
-                yield Input(
-                    default_cases(self.agent_path) if path is None else path, id="eval-cases"
-                )
+                yield self.cases_input()
                 yield ProgressBar(id="eval-progress", show_eta=False)
             yield Static("", id="eval-status")
             with Horizontal(id="eval-cards"):
