@@ -511,6 +511,34 @@ async def test_write_back_refusal_is_shown_in_place(stackone_app: HoloTuneApp) -
     assert path.read_text() == edited
 
 
+async def test_a_refused_write_offers_reload_then_writes_over_the_new_file(
+    stackone_app: HoloTuneApp,
+) -> None:
+    path = stackone_app.options.agent
+    async with stackone_app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "right_square_bracket", "ctrl+s")
+        await settle(pilot)
+        path.write_text(path.read_text() + "# edited elsewhere\n")
+        await pilot.press("y")
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert screen.query_one("#writeback-write", Button).disabled
+        reload = screen.query_one("#writeback-reload-button", Button)
+        assert reload.display
+        assert "r reads the file again" in shown(screen.query_one("#writeback-error"))
+        await pilot.press("r")  # read the file again: a new diff, the knobs kept
+        await settle(pilot)
+        screen = stackone_app.screen
+        assert not isinstance(screen, DashboardScreen)
+        assert not screen.query_one("#writeback-write", Button).disabled
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(stackone_app.screen, DashboardScreen)
+    text = path.read_text()
+    assert "# edited elsewhere" in text and "top_k: 6" in text
+
+
 async def test_write_back_refuses_a_file_changed_since_the_app_read_it(
     stackone_app: HoloTuneApp,
 ) -> None:

@@ -20,7 +20,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import ClassVar, Literal, cast
 
 from pydantic import ValidationError
 from textual import on
@@ -68,7 +68,7 @@ from workbench.tui.screens.evaluate import Choice, EvaluateScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.help import HelpScreen
 from workbench.tui.screens.server_log import ServerLogScreen
-from workbench.tui.screens.writeback import WriteBackScreen
+from workbench.tui.screens.writeback import RELOAD, WriteBackScreen
 from workbench.tui.view import ranking_rows, server_tokens
 from workbench.tui.widgets.banner import Banner
 from workbench.tui.widgets.catalog_table import CatalogTable
@@ -848,8 +848,12 @@ class DashboardScreen(Screen[None]):
         )
         self.app.push_screen(screen, partial(self._written, then_quit=then_quit))
 
-    def _written(self, result: Path | None, *, then_quit: bool = False) -> None:
-        if result is None:
+    def _written(self, result: Path | Literal["reload"] | None, *, then_quit: bool = False) -> None:
+        if result == RELOAD:  # the file changed on disk: read it again, diff again
+            if self._reload_file_setting():
+                self.write_back(then_quit=then_quit)
+            return
+        if result is None or isinstance(result, str):
             self.notify("Nothing written.", title="write back")
             return
         self.notify(f"Written. Backup: {result}", title="write back")
@@ -865,9 +869,11 @@ class DashboardScreen(Screen[None]):
         changed = self.lab.changed()
         return [key for key in BLOCK_KEYS if key in changed]
 
-    def _reload_file_setting(self) -> None:
+    def _reload_file_setting(self) -> bool:
         """After a write the file holds the knobs' values: read it again (the core's loader) so
-        they are no longer marked as changed and a second write sees the new bytes."""
+        they are no longer marked as changed and a second write sees the new bytes. Also when
+        the file changed on disk (write back's Reload): the knobs keep their values. False when
+        the file no longer loads (said in a notification)."""
         lab = self.lab
         try:
             self.agent = load_agent(
@@ -875,10 +881,11 @@ class DashboardScreen(Screen[None]):
             )
         except InputError as err:
             self.notify(str(err), title="reload", severity="error")
-            return
+            return False
         if lab is not None:
             lab.workspace = replace(lab.workspace, agent=self.agent)
         self._setting_changed()
+        return True
 
     # -- servers ---------------------------------------------------------------------------
     def action_server_log(self) -> None:

@@ -1,12 +1,14 @@
 """Write back: the YAML diff first (syntax-coloured), then an atomic write with a backup, both
 done by the core (``workbench.config.writeback``). Errors (the file changed on disk, a value
-HoloDeck would reject) are shown in place, and Write is disabled: nothing is written then. The
-title and the buttons always show; the diff gets the height left and scrolls (80x24 included)."""
+HoloDeck would reject) are shown in place, and Write is disabled: nothing is written then. When
+the file on disk is no longer what the app read, "Reload (r)" reads it again and shows the diff
+against it (the knobs keep their values). The title and the buttons always show; the diff gets
+the height left and scrolls (80x24 included)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -21,14 +23,18 @@ from workbench.config import writeback
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import HoloTuneError
 
+#: What the dialog dismisses with when asked to read the file again and diff anew.
+RELOAD: Literal["reload"] = "reload"
 
-class WriteBackScreen(ModalScreen[Path | None]):
+
+class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
     """Dismisses with the backup path (or the file path with no backup) once written, None if
-    cancelled."""
+    cancelled, :data:`RELOAD` to read the file again (it changed on disk)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "cancel", id="writeback-cancel"),
         Binding("y,ctrl+s", "confirm", "write", id="writeback-confirm"),
+        Binding("r", "reload", "reload", id="writeback-reload"),
     ]
 
     def __init__(
@@ -47,6 +53,7 @@ class WriteBackScreen(ModalScreen[Path | None]):
         self.original = original
         self.current = current
         self.plan: writeback.WritePlan | None = None
+        self._message = Text()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="writeback-box"):
@@ -57,6 +64,9 @@ class WriteBackScreen(ModalScreen[Path | None]):
             yield Static("", id="writeback-error")
             with Horizontal(id="writeback-buttons"):
                 yield Button("Write (y)", variant="primary", id="writeback-write")
+                reload = Button("Reload (r)", variant="warning", id="writeback-reload-button")
+                reload.display = False
+                yield reload
                 yield Button("Cancel (esc)", id="writeback-cancel-button")
 
     def on_mount(self) -> None:
@@ -83,13 +93,31 @@ class WriteBackScreen(ModalScreen[Path | None]):
         self.query_one("#writeback-write", Button).focus()
 
     def _refuse(self) -> None:
-        """Nothing can be written: Write is disabled, Cancel takes the focus."""
+        """Nothing can be written: Write is disabled and Cancel takes the focus; Reload is
+        offered when the file is no longer what the app read."""
         self.query_one("#writeback-write", Button).disabled = True
+        if self._changed_on_disk():
+            self.query_one("#writeback-reload-button", Button).display = True
+            self._error_hint("r reads the file again and shows the diff against it")
         self.query_one("#writeback-cancel-button", Button).focus()
+
+    def _changed_on_disk(self) -> bool:
+        if self.original is None:
+            return False
+        try:
+            return self.path.read_bytes() != self.original
+        except OSError:
+            return False
+
+    def _error_hint(self, hint: str) -> None:
+        error = self.query_one("#writeback-error", Static)
+        text = Text.assemble(self._message, ("\n  " + hint, "dim"))
+        error.update(text)
 
     def _error(self, message: str) -> None:
         error = self.query_one("#writeback-error", Static)
-        error.update(Text(f"✗ {message}", style="bold red"))
+        self._message = Text(f"✗ {message}", style="bold red")
+        error.update(self._message)
         error.display = True
 
     @on(Button.Pressed, "#writeback-write")
@@ -103,6 +131,11 @@ class WriteBackScreen(ModalScreen[Path | None]):
             self._refuse()
             return
         self.dismiss(backup if backup is not None else self.path)
+
+    @on(Button.Pressed, "#writeback-reload-button")
+    def action_reload(self) -> None:
+        if self.query_one("#writeback-reload-button", Button).display:
+            self.dismiss(RELOAD)
 
     @on(Button.Pressed, "#writeback-cancel-button")
     def action_cancel(self) -> None:
