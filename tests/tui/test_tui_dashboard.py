@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Button, Input, Select, Switch
+from textual.widgets import Button, Input, Label, Select, Switch
 from tui_helpers import broken_server_app, research_app, shown
 
 from workbench.catalog import ServerStatus
@@ -140,12 +140,18 @@ async def test_method_cycles_and_enabled_switch_sends_everything(tmp_path: Path)
         assert "hybrid" in str(screen.query_one("#lab-status").render())
         switch = screen.query_one("#knob-enabled", Switch)
         assert switch.value is True
+        state = screen.query_one("#enabled-state", Label)
+        assert str(state.render()) == "on"
         switch.focus()
         await pilot.press("enter")
         await settle(pilot)
         bill = screen.query_one(TokenBars).bill
         assert bill is not None and not bill.filtering
         assert bill.chosen == 18 and bill.sent == bill.all
+        assert str(state.render()) == "off: all tools sent"  # said in words, not only a colour
+        await pilot.press("ctrl+r")  # back to the file's block
+        await settle(pilot)
+        assert switch.value is True and str(state.render()) == "on"
 
 
 async def test_top_n_used_adds_the_first_catalog_tools(tmp_path: Path) -> None:

@@ -127,17 +127,17 @@ class DashboardScreen(Screen[None]):
         _b(
             "ctrl+s",
             "write_back",
-            "write back",
+            "write",
             "Write the block into the YAML (diff first)",
             priority=True,
         ),
-        _b("ctrl+e", "export", "export", "Show the block and copy it", priority=True),
+        _b("ctrl+e", "export", "export", "Show the block and copy it", priority=True, show=False),
         # While the query has focus ? types into it: this binding is hidden there and the query's
         # own F1 binding (show_help) stands in, in the footer too.
         _b("question_mark,f1", "help", "help", "Keys and what they do", key_display="?"),
         _b("m", "cycle_method", "method", "Cycle search_method"),
-        _b("left_square_bracket", "top_k(-1)", "top_k−", "top_k minus one", key_display="["),
-        _b("right_square_bracket", "top_k(1)", "top_k+", "top_k plus one", key_display="]"),
+        _b("left_square_bracket", "top_k(-1)", "k−", "top_k minus one", key_display="["),
+        _b("right_square_bracket", "top_k(1)", "k+", "top_k plus one", key_display="]"),
         _b("left_curly_bracket", "top_k(-5)", "top_k−5", "top_k minus five", show=False),
         _b("right_curly_bracket", "top_k(5)", "top_k+5", "top_k plus five", show=False),
         _b("minus", "threshold(-0.01)", "thr−", "Threshold minus 0.01", key_display="-"),
@@ -158,8 +158,8 @@ class DashboardScreen(Screen[None]):
         _b("g", "show_tab('tab-ranking')", "ranking", "The ranking", show=False),
         _b("d", "show_tab('tab-findings')", "findings", "Diagnostics", show=False),
         _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
-        _b("slash", "focus_query", "query", "Back to the query", key_display="/"),
-        _b("v", "evaluate", "evaluate", "Measure the setting on labelled queries"),
+        _b("slash", "focus_query", "query", "Back to the query", key_display="/", show=False),
+        _b("v", "evaluate", "eval", "Measure the setting on labelled queries"),
         _b(
             "x",
             "compare_engines",

@@ -49,6 +49,7 @@ class KnobsPanel(Vertical):
         with Horizontal(classes="knob-row", id="row-enabled"):
             yield Label("enabled", classes="knob-label")
             yield Switch(s.enabled, id="knob-enabled", tooltip="Filter tools per request")
+            yield Label(_on_off(s.enabled), id="enabled-state")
         with Horizontal(classes="knob-row", id="row-method"):
             yield Label("method", classes="knob-label")
             yield Select(
@@ -106,6 +107,7 @@ class KnobsPanel(Vertical):
         if switch.value != setting.enabled:
             with switch.prevent(Switch.Changed):
                 switch.value = setting.enabled
+        self.query_one("#enabled-state", Label).update(_on_off(setting.enabled))
         self._mark("#row-enabled", "enabled", setting.enabled != file_setting.enabled)
         select: Select[str] = self.query_one("#knob-method", Select)
         if select.value != setting.search_method:
@@ -141,6 +143,7 @@ class KnobsPanel(Vertical):
     @on(Switch.Changed, "#knob-enabled")
     def _enabled(self, event: Switch.Changed) -> None:
         event.stop()
+        self.query_one("#enabled-state", Label).update(_on_off(event.value))
         self.post_message(SettingEdited("enabled", event.value))
 
     @on(Select.Changed, "#knob-method")
@@ -155,3 +158,8 @@ class KnobsPanel(Vertical):
         key = _FIELD_OF_KNOB[event.knob.id or ""]
         value: float | int = int(event.value) if event.knob.integer else event.value
         self.post_message(SettingEdited(key, value))
+
+
+def _on_off(enabled: bool) -> str:
+    """What the switch means in words: off sends every tool."""
+    return "on" if enabled else "off: all tools sent"
