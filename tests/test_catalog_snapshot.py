@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,20 +172,30 @@ def test_missing_snapshot_file(tmp_path: Path) -> None:
         load_snapshot(tmp_path / "absent.json")
 
 
+def _fs_agent(folder: Path) -> Path:
+    """An agent whose one MCP server is ``fs``."""
+    agent = folder / "agent.yaml"
+    agent.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "tools:\n  - {name: fs, type: mcp, description: files, command: npx}\n"
+    )
+    return agent
+
+
+def _write_snapshot(path: Path, servers: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    return path
+
+
 def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Added after the agent's own (DESIGN.md, Files), but never silently: a catalog note the
     dashboard shows, and a warning on stderr from the command line."""
-    agent = tmp_path / "agent.yaml"
-    agent.write_text(
-        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
-        "tools:\n  - {name: fs, type: mcp, description: files, command: npx}\n"
-    )
-    snapshot = tmp_path / "snap.json"
+    agent = _fs_agent(tmp_path)
     tool = {"name": "t", "description": "d", "inputSchema": {}}
     servers = {"web": {"tools": [tool]}, "fs": {"tools": [tool]}, "db": {"tools": [tool]}}
-    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    snapshot = _write_snapshot(tmp_path / "snap.json", servers)
     assert main(["tools", str(agent), "--catalog", str(snapshot), "--json"]) == 0
     captured = capsys.readouterr()
     note = f"{snapshot}: servers not in {agent}: web, db (added after the agent's own)"
@@ -201,7 +212,7 @@ def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
     assert load_catalog(load_agent(bare, environ={}), catalog_file=snapshot).warnings == []
     # A snapshot of the agent's own servers only: nothing to say.
     servers.pop("web"), servers.pop("db")
-    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    _write_snapshot(snapshot, servers)
     assert main(["tools", str(agent), "--catalog", str(snapshot)]) == 0
     assert "servers not in" not in capsys.readouterr().err
 
@@ -217,15 +228,10 @@ def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
 def test_every_command_that_reads_a_snapshot_warns_of_servers_the_agent_lacks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    agent = tmp_path / "agent.yaml"
-    agent.write_text(
-        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
-        "tools:\n  - {name: fs, type: mcp, description: files, command: npx}\n"
-    )
-    snapshot = tmp_path / "snap.json"
+    agent = _fs_agent(tmp_path)
     tool = {"name": "read_file", "description": "read a file", "inputSchema": {}}
     servers = {"fs": {"tools": [tool]}, "db": {"tools": [{**tool, "name": "query"}]}}
-    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    snapshot = _write_snapshot(tmp_path / "snap.json", servers)
     cases = tmp_path / "cases.yaml"
     cases.write_text("- {query: read a file, expected: [fs-read_file]}\n")
     swap = {"CASES": str(cases), "OUT": str(tmp_path / "out.json")}

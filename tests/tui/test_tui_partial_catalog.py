@@ -30,24 +30,42 @@ TOOLSERVER = Path(__file__).resolve().parents[1] / "servers" / "toolserver.py"
 PATIENCE = 60.0
 
 
-def _agent(folder: Path, release: Path, tag: str) -> Path:
-    """``slow`` (3 tools, answers once ``release`` exists) then ``fast`` (2 tools)."""
+def _agent(
+    folder: Path, release: Path, tag: str, *, slow_tools: int = 3, fast: bool = True
+) -> Path:
+    """``slow`` (``slow_tools`` tools, answers once ``release`` exists) then, with ``fast``,
+    ``fast`` (2 tools)."""
     py = json.dumps(sys.executable)
     server = json.dumps(str(TOOLSERVER))
     path = folder / "agent.yaml"
-    path.write_text(
+    text = (
         "name: partial-agent\nmodel:\n  provider: openai\n  name: gpt-4o\n"
         "instructions:\n  inline: test\n"
         "tools:\n"
         "  - name: slow\n    type: mcp\n    description: answers late\n"
         f"    command: {py}\n"
-        f"    args: [{server}, '--tools', '3', '--wait-file', {json.dumps(str(release))},"
-        f" '--tag', '{tag}']\n"
-        "  - name: fast\n    type: mcp\n    description: answers at once\n"
-        f"    command: {py}\n"
-        f"    args: [{server}, '--tools', '2', '--tag', '{tag}']\n"
+        f"    args: [{server}, '--tools', '{slow_tools}', '--wait-file',"
+        f" {json.dumps(str(release))}, '--tag', '{tag}']\n"
     )
+    if fast:
+        text += (
+            "  - name: fast\n    type: mcp\n    description: answers at once\n"
+            f"    command: {py}\n"
+            f"    args: [{server}, '--tools', '2', '--tag', '{tag}']\n"
+        )
+    path.write_text(text)
     return path
+
+
+def _options(agent: Path) -> Options:
+    return Options(
+        agent=agent,
+        embedder="none",
+        query="test tool number",
+        environ=ENV,
+        timeout=PATIENCE,
+        show_timing=False,
+    )
 
 
 def _ranked(app: HoloTuneApp) -> list[str]:
@@ -67,15 +85,7 @@ async def test_the_ranking_lists_the_fast_servers_tools_while_the_slow_one_conne
     tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]]
 ) -> None:
     release = tmp_path / "release"
-    options = Options(
-        agent=_agent(tmp_path, release, tag),
-        embedder="none",
-        query="test tool number",
-        environ=ENV,
-        timeout=PATIENCE,
-        show_timing=False,
-    )
-    app = HoloTuneApp(options)
+    app = HoloTuneApp(_options(_agent(tmp_path, release, tag)))
     try:
         async with app.run_test(size=SIZE) as pilot:
             await _until(pilot, lambda: bool(_ranked(app)))
@@ -141,15 +151,7 @@ def _hanging_agent(folder: Path, tag: str) -> Path:
 async def test_quitting_while_a_server_is_listed_leaves_no_process(
     tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]], key: str
 ) -> None:
-    options = Options(
-        agent=_hanging_agent(tmp_path, tag),
-        embedder="none",
-        query="test tool number",
-        environ=ENV,
-        timeout=PATIENCE,
-        show_timing=False,
-    )
-    app = HoloTuneApp(options)
+    app = HoloTuneApp(_options(_hanging_agent(tmp_path, tag)))
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: bool(_ranked(app)))
         states = {s.name: s.state for s in app.screen.query_one(ServersPanel).statuses}
@@ -170,26 +172,7 @@ async def test_knobs_moved_before_any_server_answers_are_kept(
     """The knobs work from the first frame: a top_k set while the only server is still being
     listed is the setting the ranking uses once it answers (not the file's, silently)."""
     release = tmp_path / "release"
-    py = json.dumps(sys.executable)
-    agent = tmp_path / "agent.yaml"
-    agent.write_text(
-        "name: slow-agent\nmodel:\n  provider: openai\n  name: gpt-4o\n"
-        "instructions:\n  inline: test\n"
-        "tools:\n"
-        "  - name: slow\n    type: mcp\n    description: answers late\n"
-        f"    command: {py}\n"
-        f"    args: [{json.dumps(str(TOOLSERVER))}, '--tools', '12', '--wait-file',"
-        f" {json.dumps(str(release))}, '--tag', '{tag}']\n"
-    )
-    options = Options(
-        agent=agent,
-        embedder="none",
-        query="test tool number",
-        environ=ENV,
-        timeout=PATIENCE,
-        show_timing=False,
-    )
-    app = HoloTuneApp(options)
+    app = HoloTuneApp(_options(_agent(tmp_path, release, tag, slow_tools=12, fast=False)))
     try:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.pause()

@@ -4,6 +4,7 @@ header, the token bill and the score strip, driven through Pilot in a bare app."
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input
 
@@ -16,7 +17,7 @@ from workbench.tui.widgets.number_knob import NumberKnob
 from workbench.tui.widgets.score_strip import ScoreShape, strip_text
 from workbench.tui.widgets.servers_panel import server_line
 from workbench.tui.widgets.slider import Slider
-from workbench.tui.widgets.token_bars import TokenBill, bill_text
+from workbench.tui.widgets.token_bars import TokenBill, bill_text, line_count
 
 
 class _SliderApp(App[None]):
@@ -142,6 +143,18 @@ def test_token_bill_framing_row_and_no_minus_zero() -> None:
     assert "10/10 tools" in text and "%" not in text
     nothing = TokenBill(1000, 0, "o200k_base", True, 10, 0, servers, overhead=12)
     assert bill_text(nothing, 34).plain.splitlines()[-1].split() == ["framing", "0/12"]
+
+
+@pytest.mark.parametrize("servers", [0, 1, 6, 7, 12])
+@pytest.mark.parametrize("overhead", [0, 12])
+def test_token_bill_line_count_is_what_is_drawn(servers: int, overhead: int) -> None:
+    """The panel's height comes from line_count (no drawing on a keystroke): it must match."""
+    rows = tuple(ServerTokens(f"s{i}", 100, 10, 2, 1) for i in range(servers))
+    bill = TokenBill(
+        100 * servers + overhead, 10, "o200k_base", True, 2 * servers, 1, rows, True, overhead
+    )
+    assert line_count(bill) == len(bill_text(bill, 34).plain.splitlines())
+    assert line_count(None) == 1
 
 
 def test_score_strip_marks_the_threshold() -> None:

@@ -853,7 +853,7 @@ class DashboardScreen(Screen[None]):
             if self._reload_file_setting():
                 self.write_back(then_quit=then_quit)
             return
-        if result is None or isinstance(result, str):
+        if result is None:
             self.notify("Nothing written.", title="write back")
             return
         self.notify(f"Written. Backup: {result}", title="write back")
@@ -889,18 +889,10 @@ class DashboardScreen(Screen[None]):
 
     # -- servers ---------------------------------------------------------------------------
     def action_server_log(self) -> None:
-        status = self.query_one(ServersPanel).current()
-        if status is None:
-            self.notify("No server is listed yet.", title="server log")
-        else:
-            self.show_log(status)
+        self.query_one(ServersPanel).action_log()  # the list's own l, wherever the focus is
 
     def action_reconnect_server(self) -> None:
-        status = self.query_one(ServersPanel).current()
-        if status is None:
-            self.notify("No server is listed yet.", title="reconnect")
-        else:
-            self.reconnect(status)
+        self.query_one(ServersPanel).action_reconnect()
 
     def action_pick_server(self, what: str) -> None:
         """The palette's "Server log…" and "Reconnect server…": which server (the highlighted

@@ -124,10 +124,14 @@ class ServersPanel(OptionList):
 
     def action_log(self) -> None:
         status = self.current()
-        if status is not None:
+        if status is None:
+            self.notify("No server is listed yet.", title="server log")
+        else:
             self.post_message(self.ShowLog(status))
 
     def action_reconnect(self) -> None:
         status = self.current()
-        if status is not None:
+        if status is None:
+            self.notify("No server is listed yet.", title="reconnect")
+        else:
             self.post_message(self.Reconnect(status))

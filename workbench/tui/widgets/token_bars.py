@@ -20,6 +20,9 @@ from textual.widget import Widget
 
 from workbench.tui.view import ServerTokens, bar, saved
 
+#: Servers listed one per row; the rest share a ``+N more`` row.
+MAX_SERVERS = 6
+
 
 @dataclass(frozen=True)
 class TokenBill:
@@ -36,7 +39,7 @@ class TokenBill:
     overhead: int = 0
 
 
-def bill_text(bill: TokenBill, width: int, max_servers: int = 6) -> Text:
+def bill_text(bill: TokenBill, width: int, max_servers: int = MAX_SERVERS) -> Text:
     """The bars as text for a panel ``width`` cells wide, the servers sending most first (pure:
     unit-tested)."""
     bar_width = max(width - 15, 4)
@@ -90,11 +93,13 @@ def _saving(bill: TokenBill) -> Text:
     return Text.assemble((" · ", "dim"), (f"{label} tokens", "bold green"))
 
 
-def line_count(bill: TokenBill | None) -> int:
-    """How many lines :func:`bill_text` draws (no line wraps)."""
+def line_count(bill: TokenBill | None, max_servers: int = MAX_SERVERS) -> int:
+    """How many lines :func:`bill_text` draws (no line wraps), without drawing it: the bill
+    changes on every keystroke. Four lines, a row per server shown, ``+N more``, ``framing``."""
     if bill is None:
         return 1
-    return len(bill_text(bill, 40).plain.splitlines())
+    servers = len(bill.servers)
+    return 4 + min(servers, max_servers) + (servers > max_servers) + (bill.overhead > 0)
 
 
 class TokenBars(Widget):
