@@ -148,7 +148,7 @@ async def test_method_cycles_and_enabled_switch_sends_everything(tmp_path: Path)
         bill = screen.query_one(TokenBars).bill
         assert bill is not None and not bill.filtering
         assert bill.chosen == 18 and bill.sent == bill.all
-        assert str(state.render()) == "off: all tools sent"  # said in words, not only a colour
+        assert str(state.render()) == "off: sends all"  # said in words, not only a colour
         await pilot.press("ctrl+r")  # back to the file's block
         await settle(pilot)
         assert switch.value is True and str(state.render()) == "on"

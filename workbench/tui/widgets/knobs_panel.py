@@ -162,4 +162,4 @@ class KnobsPanel(Vertical):
 
 def _on_off(enabled: bool) -> str:
     """What the switch means in words: off sends every tool."""
-    return "on" if enabled else "off: all tools sent"
+    return "on" if enabled else "off: sends all"
