@@ -118,14 +118,47 @@ def test_apply_no_backup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     )
 
 
-def test_apply_warns_first_then_writes_for_a_07_config(
+def test_apply_refuses_a_07_config_and_leaves_it_byte_identical(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _copy(tmp_path, "holodeck07.yaml")
-    assert main(["apply", str(path), "--top-k", "4"]) == 0
+    before = path.read_bytes()
+    assert main(["apply", str(path), "--top-k", "5"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "holodeck-0.7" in lines[0] and "openai:" in lines[0]
+    assert "tune --runtime holodeck-0.7 --apply" in lines[0]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.yaml"]
+
+
+def test_apply_force_writes_a_07_config_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _copy(tmp_path, "holodeck07.yaml")
+    assert main(["apply", str(path), "--top-k", "4", "--force"]) == 0
     err = capsys.readouterr().err
     assert err.index("0.7") < err.index("written")
+    assert "--force" in err
     assert "top_k: 4" in path.read_text()
+
+
+def test_apply_runtime_flag_decides_over_the_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--runtime holodeck-0.6 on a file with an openai: block writes (the user said so);
+    --runtime anthropic on a plain 0.6 file refuses (that API does not read agent.yaml)."""
+    seven = _copy(tmp_path, "holodeck07.yaml")
+    assert main(["apply", str(seven), "--top-k", "4", "--runtime", "holodeck-0.6"]) == 0
+    assert "top_k: 4" in seven.read_text()
+    plain = tmp_path / "plain.yaml"
+    plain.write_bytes((FIXTURES / "noblock.yaml").read_bytes())
+    before = plain.read_bytes()
+    assert main(["apply", str(plain), "--top-k", "4", "--runtime", "anthropic"]) == 2
+    assert "export --runtime anthropic" in capsys.readouterr().err
+    assert plain.read_bytes() == before
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,9 @@ def tools_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def test_tools_json_has_exactly_the_designed_shape(tools_json: dict[str, Any]) -> None:
-    assert set(tools_json) == {"servers", "tools", "tokens"}
+    assert set(tools_json) == {"runtime", "servers", "tools", "tokens"}
+    assert tools_json["runtime"]["name"] == "holodeck-0.6"
+    assert set(tools_json["runtime"]) == {"name", "reason", "source"}
     for server in tools_json["servers"]:
         assert set(server) == {"name", "status", "error", "tools"}
         assert server["status"] in ("ok", "error")

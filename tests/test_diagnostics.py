@@ -85,7 +85,8 @@ def test_tool_filtering_in_a_07_config_is_an_error(tmp_path: Path) -> None:
     ws = _open(tmp_path, extra="openai:\n  tool_search:\n    enabled: true\n")
     found = _codes(diagnose(ws))
     err = found["filtering-removed-0.7"]
-    assert err.severity == "error" and err.evidence["version"] == "0.7+"
+    assert err.severity == "error" and err.evidence["runtime"] == "holodeck-0.7"
+    assert "openai" in err.evidence["why"]
     assert err.evidence["line"] == 10
 
 

@@ -84,8 +84,10 @@ def test_single_query_json_uses_the_yaml_block_and_limit(
     assert len(obj["ranking"]) == 3
     assert obj["ranking"][0]["score"] == 1.0
     assert obj["selected"] == sorted(obj["selected"]) and len(obj["selected"]) <= block.top_k
+    assert obj["runtime"]["name"] == "holodeck-0.6"
     assert set(obj) == {
-        "query", "method", "top_k", "similarity_threshold", "selected", "ranking", "tokens"
+        "runtime", "query", "method", "top_k", "similarity_threshold", "selected", "ranking",
+        "tokens",
     }  # fmt: skip
     assert err == ""
 

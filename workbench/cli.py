@@ -17,6 +17,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench.errors import HoloTuneError
+from workbench.runtime import RUNTIMES
 
 PROG = "holo-tune"
 
@@ -43,8 +44,9 @@ APPLY_EPILOG = (
     "default; a flow-style block stays flow; a file without a block gets it appended after one "
     "blank line. The diff goes to stdout (--dry-run | patch works), warnings and status to "
     "stderr. Refused, file untouched (exit 2): out-of-range values, a file changed since it "
-    "was read, a file that does not load. A 0.7+ config or an anthropic model is warned about, "
-    "then written."
+    "was read, a file that does not load, and a runtime that does not read the block "
+    "(holodeck-0.7, anthropic, claude-code, openai; --force writes it anyway). An anthropic "
+    "model on HoloDeck 0.6 is warned about, then written."
 )
 
 
@@ -68,6 +70,12 @@ def _seconds(text: str) -> float:
 
 def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool = False) -> None:
     p.add_argument("agent", metavar="AGENT.yaml", help="the HoloDeck agent config")
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        help="what runs the agent (default: detected from the installed holodeck-ai, a pin "
+        "beside the agent, then the YAML; README, Runtimes)",
+    )
     if catalog:
         p.add_argument(
             "--catalog",
@@ -159,6 +167,9 @@ def build_parser() -> Parsers:
     _setting_flags(p)
     p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     p.add_argument("--no-backup", action="store_true", help="do not keep AGENT.yaml.bak")
+    p.add_argument(
+        "--force", action="store_true", help="write even a block the runtime would refuse"
+    )
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
     _common(p, embedder=True)
@@ -187,8 +198,18 @@ def build_parser() -> Parsers:
     p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
     p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
+    p.add_argument(
+        "--min-hit",
+        type=float,
+        metavar="H",
+        help="holodeck-0.7 and deferred runtimes: the fewest tokens with held-in hit >= H",
+    )
+    p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON): hot tools first")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     p.add_argument("--apply", action="store_true", help="write the proposed setting back")
+    p.add_argument(
+        "--force", action="store_true", help="with --apply: write even what the runtime refuses"
+    )
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])

@@ -2,10 +2,12 @@
 
 stdout carries the unified diff and nothing else (``--dry-run | patch AGENT.yaml`` works); every
 warning and status line goes to stderr. The diff is shown first, then the file is written
-atomically after a backup (``AGENT.yaml.bak``). Warnings that the target HoloDeck would not use
-the block (a 0.7+ config, an anthropic model) are printed before the diff; the write still happens,
-as asked. Refusals (an out-of-range value, a file changed since it was read, a file that does not
-load) exit 2 with one line and leave the file untouched.
+atomically after a backup (``AGENT.yaml.bak``). A runtime that does not read the block (HoloDeck
+0.7, which refuses a file that has it; the deferred-loading APIs) refuses the write unless
+``--force``; a warning that HoloDeck 0.6 would ignore the block (an anthropic model) is printed
+before the diff and the write happens, as asked. Refusals (an out-of-range value, a file changed
+since it was read, a file that does not load, the runtime) exit 2 with one line and leave the file
+untouched.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.common import use_color, warn
+from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
 from workbench.config.writeback import WritePlan, apply_plan, plan_write
 
@@ -22,6 +24,7 @@ _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
 
 def run(args: argparse.Namespace) -> int:
     agent, setting = load_setting(args)
+    refuse_unwritable(runtime_of(args, agent), "tool_filtering", force=args.force)
     plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
     for message in plan.warnings:
         warn(message)

@@ -12,7 +12,13 @@ import sys
 from collections import Counter
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.commands.common import print_json, setting_from_args, use_color, warn_catalog
+from workbench.commands.common import (
+    print_json,
+    runtime_of,
+    setting_from_args,
+    use_color,
+    warn_catalog,
+)
 from workbench.config import load_agent
 from workbench.errors import CheckFailed
 from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
@@ -38,12 +44,14 @@ def open_checked(args: argparse.Namespace) -> Workspace:
 def run(args: argparse.Namespace) -> int:
     ws = open_checked(args)
     setting = setting_from_args(args, ws.agent.filtering)
-    findings = diagnose(ws, setting)
+    runtime = runtime_of(args, ws.agent)
+    findings = diagnose(ws, setting, runtime=runtime)
     counts = Counter(f.severity for f in findings)
     if args.json:
         print_json(
             {
                 "agent": str(ws.agent.path),
+                "runtime": runtime.to_json(),
                 "setting": setting.block(),
                 "findings": [f.to_json() for f in findings],
                 "errors": counts["error"],
@@ -52,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             stream=sys.stdout,
         )
     else:
+        sys.stdout.write(f"{runtime.line()}\n")
         sys.stdout.write(human(findings, colour=use_color(sys.stdout)))
     if has_errors(findings):
         what = "agent" if any(f.code.startswith("config-") for f in findings) else "block"

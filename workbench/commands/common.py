@@ -11,9 +11,11 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.config.validation import problems
-from workbench.errors import InputError
+from workbench.errors import InputError, WriteBackError
+from workbench.runtime import Change, RuntimeInfo, check_writable, detect_runtime
 from workbench.search.selection import match_always_include
 
 
@@ -81,3 +83,24 @@ def print_json(obj: Any, *, stream: TextIO | None = None, lines: bool = False) -
         stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
     else:
         stream.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+
+
+def runtime_of(args: argparse.Namespace, agent: AgentConfig) -> RuntimeInfo:
+    """The runtime ``--runtime`` names, else the one detected for ``agent`` (README, Runtimes)."""
+    return detect_runtime(agent.path, agent.data, explicit=getattr(args, "runtime", None))
+
+
+def with_runtime(obj: dict[str, Any], runtime: RuntimeInfo) -> dict[str, Any]:
+    """A ``--json`` object with the runtime and why (every command's JSON says it)."""
+    return {"runtime": runtime.to_json(), **obj}
+
+
+def refuse_unwritable(runtime: RuntimeInfo, change: Change, *, force: bool) -> None:
+    """Stop a write the runtime would not read (exit 2, nothing written) unless forced."""
+    why = check_writable(runtime, change)
+    if why is None:
+        return
+    if force:
+        warn(f"{why.removeprefix('refused: ')} (--force: writing anyway)")
+        return
+    raise WriteBackError(why)

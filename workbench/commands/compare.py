@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from workbench.commands.common import print_json, warn_catalog
+from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
 from workbench.commands.eval import open_for_cases
 from workbench.evaluate.compare import CompareReport, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     warn_catalog(ws.catalog)
     report = compare(ws, cases)
     if args.json:
-        print_json(report.to_json(), stream=sys.stdout)
+        print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))
     else:
         sys.stdout.write(table(report, ws))
     return 0

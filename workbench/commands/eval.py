@@ -17,10 +17,12 @@ import sys
 from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
     print_json,
+    runtime_of,
     setting_from_args,
     warn,
     warn_catalog,
     warn_unmatched,
+    with_runtime,
 )
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
@@ -124,7 +126,7 @@ def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
     strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
     report = evaluate_engine(strategy, cases, int(ws.tokens.all))
     if args.json:
-        print_json(report.to_json(ws.catalog), stream=sys.stdout)
+        print_json(with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent)))
     else:
         sys.stdout.write(engine_report(report, ws))
     return report
@@ -150,7 +152,7 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
         )
     report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
     if args.json:
-        print_json(report.to_json(ws.catalog), stream=sys.stdout)
+        print_json(with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent)))
     else:
         sys.stdout.write(human_report(report, ws))
     return report

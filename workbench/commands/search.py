@@ -20,11 +20,13 @@ from typing import Any, TextIO
 from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
     print_json,
+    runtime_of,
     setting_from_args,
     use_color,
     warn,
     warn_catalog,
     warn_unmatched,
+    with_runtime,
 )
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
+    runtime = runtime_of(args, workspace.agent)
     out = sys.stdout
     warned: set[str] = set()
     for number, query in enumerate(queries):
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
                 if line not in warned:  # each warning once, not once per query
                     warn(line)
                     warned.add(line)
-            obj = search_json(workspace, result, args.limit)
+            obj = with_runtime(search_json(workspace, result, args.limit), runtime)
             print_json(obj, stream=out, lines=args.queries is not None)
             continue
         if number:

@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from workbench.catalog import Catalog, load_catalog
-from workbench.commands.common import print_json, use_color, warn, warn_catalog
+from workbench.commands.common import (
+    print_json,
+    runtime_of,
+    use_color,
+    warn,
+    warn_catalog,
+    with_runtime,
+)
 from workbench.config import AgentConfig, load_agent
 from workbench.tokens import TokenTable, token_table
 
@@ -124,7 +131,8 @@ def render_table(listed: Listed, *, color: bool = False) -> str:
 def run(args: argparse.Namespace) -> int:
     listed = list_agent(args)
     if args.json:
-        print_json(tools_json(listed.catalog, listed.tokens))
+        runtime = runtime_of(args, listed.agent)
+        print_json(with_runtime(tools_json(listed.catalog, listed.tokens), runtime))
     else:
         sys.stdout.write(render_table(listed, color=use_color()))
     return 0

@@ -13,7 +13,15 @@ import argparse
 import sys
 
 from workbench.commands.apply import colored_diff
-from workbench.commands.common import print_json, use_color, warn, warn_catalog
+from workbench.commands.common import (
+    print_json,
+    refuse_unwritable,
+    runtime_of,
+    use_color,
+    warn,
+    warn_catalog,
+    with_runtime,
+)
 from workbench.commands.eval import describe, metric_line, open_for_cases
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
@@ -28,17 +36,28 @@ def run(args: argparse.Namespace) -> int:
     budget = Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)
     if args.folds < 2:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
+    if getattr(args, "min_hit", None) is not None and not 0.0 <= args.min_hit <= 1.0:
+        raise InputError("must be between 0 and 1", field="--min-hit")
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
+    runtime = runtime_of(args, ws.agent)
+    if not runtime.reads_tool_filtering:
+        raise InputError(f"tuning for {runtime.name} is not available yet", field="--runtime")
+    if getattr(args, "min_hit", None) is not None:
+        raise InputError(
+            "is a budget of the allowlist and deferred-loading runtimes; holodeck-0.6 is tuned "
+            "against --max-tokens or --min-reduction",
+            field="--min-hit",
+        )
     current = ws.agent.filtering or ToolFiltering()
-    runtime = runtime_embedding(ws.agent.agent).spec
-    runtime_methods = ("bm25",) if runtime.kind == "none" else SEARCH_METHODS
-    if runtime.kind != "none" and ws.embedder.embedder is None:
+    embedding = runtime_embedding(ws.agent.agent).spec
+    runtime_methods = ("bm25",) if embedding.kind == "none" else SEARCH_METHODS
+    if embedding.kind != "none" and ws.embedder.embedder is None:
         warn(f"semantic and hybrid are scored as BM25 here: {ws.embedder.bm25_reason()}")
-    elif runtime.kind != "none" and str(runtime) != ws.embedder.spec:
+    elif embedding.kind != "none" and str(embedding) != ws.embedder.spec:
         warn(
             f"semantic scores here come from {ws.embedder.spec}, the runtime embeds with "
-            f"{runtime}: a semantic threshold tuned on one model does not transfer to another"
+            f"{embedding}: a semantic threshold tuned on one model does not transfer to another"
         )
     report = tune_cases(
         ws.engine,
@@ -54,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
     if args.json:
-        print_json(report.to_json(), stream=sys.stdout)
+        print_json(with_runtime(report.to_json(), runtime), stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
     if args.apply:
+        refuse_unwritable(runtime, "tool_filtering", force=args.force)
         write_back(ws, outcome.setting, diff_to_stdout=not args.json)
     return 0
 

@@ -20,6 +20,7 @@ from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.config.notices import ConfigWarning
 from workbench.evaluate.sweep import fixed_tools
+from workbench.runtime import RuntimeInfo, detect_runtime
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.types import IntArray, Ranking
 from workbench.tokens import TokenTable
@@ -95,6 +96,8 @@ class Context:
     #: Rankings of sample queries (e.g. the labelled cases) for data-based checks.
     rankings: Sequence[Ranking]
     usage: IntArray | None
+    #: What runs the agent (detected from the agent when the caller does not say).
+    runtime: RuntimeInfo
 
 
 Check = Callable[[Context], list[Finding]]
@@ -106,8 +109,11 @@ def diagnose(
     *,
     rankings: Sequence[Ranking] = (),
     usage: IntArray | None = None,
+    runtime: RuntimeInfo | None = None,
 ) -> list[Finding]:
-    """Every finding that applies to ``setting`` (default: the file's block), errors first."""
+    """Every finding that applies to ``setting`` (default: the file's block), errors first.
+
+    ``runtime``: what runs the agent (``--runtime``); detected from the agent when None."""
     embedder = getattr(parts, "embedder", None)
     ctx = Context(
         agent=parts.agent,
@@ -117,6 +123,7 @@ def diagnose(
         model_id=getattr(embedder, "model_id", None),
         rankings=rankings,
         usage=usage,
+        runtime=runtime or detect_runtime(parts.agent.path, parts.agent.data),
     )
     found = [finding for check in CHECKS for finding in check(ctx)]
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
@@ -168,17 +175,32 @@ def check_config(ctx: Context) -> list[Finding]:
 
 
 def check_generation(ctx: Context) -> list[Finding]:
-    """HoloDeck 0.7+ removed ``tool_filtering``: a 0.7+ file with the block fails to load."""
-    if ctx.agent.generation != "0.7+":
+    """HoloDeck 0.7+ removed ``tool_filtering``: a 0.7+ file with the block fails to load; the
+    deferred-loading runtimes do not read the block at all."""
+    runtime = ctx.runtime
+    if runtime.reads_tool_filtering:
         return []
-    evidence = {"version": "0.7+", "why": "the file has an 'openai:' block", **_block_line(ctx)}
+    evidence = {"runtime": runtime.name, "why": runtime.reason, **_block_line(ctx)}
+    if runtime.name != "holodeck-0.7":
+        if not _has_block(ctx):
+            return []
+        return [
+            Finding(
+                "warning",
+                "filtering-not-read",
+                f"the runtime is {runtime.name}, which does not read tool_filtering: "
+                f"`holo-tune export --runtime {runtime.name}` prints what it reads",
+                evidence,
+            )
+        ]
     if _has_block(ctx):
         return [
             Finding(
                 "error",
                 "filtering-removed-0.7",
-                "this is a HoloDeck 0.7+ config, and 0.7 removed tool_filtering: the file will "
-                "not load there (HoloDeck 0.4-0.6 read the block)",
+                "the runtime is HoloDeck 0.7, which removed tool_filtering: the file will not "
+                "load there (delete the block; `holo-tune tune --runtime holodeck-0.7` proposes "
+                "static allowed_tools lists)",
                 evidence,
             )
         ]
@@ -186,8 +208,8 @@ def check_generation(ctx: Context) -> list[Finding]:
         Finding(
             "info",
             "filtering-removed-0.7",
-            "this is a HoloDeck 0.7+ config: writing a tool_filtering block would make it fail "
-            "to load (0.7 has only static allowed_tools lists)",
+            "the runtime is HoloDeck 0.7: writing a tool_filtering block would make the file "
+            "fail to load (0.7 has only static allowed_tools lists)",
             evidence,
         )
     ]
