@@ -49,12 +49,20 @@ $(ORACLE): | $(BIN)/python
 	unzip -q -o .cache/holodeck/$(HOLODECK_WHEEL) 'holodeck/lib/tool_filter/*' -d .cache/holodeck
 	touch $@
 
+# HoloDeck 0.7.1's own wheel (PyPI, never committed): the tests validate the allowlists holo-tune
+# writes with its Agent model. Only the wheel is fetched: the test imports its models with stand-ins
+# for the heavy dependencies, as the 0.6.40 config oracle does.
+HOLODECK07_WHEEL := .cache/holodeck07/holodeck_ai-0.7.1-py3-none-any.whl
+$(HOLODECK07_WHEEL): | $(BIN)/python
+	$(PIP) download --quiet --no-deps holodeck-ai==0.7.1 -d .cache/holodeck07
+	touch $@
+
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy
 
-test: $(VENV)/.dev-installed servers lint $(ORACLE)
+test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL)
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.dev-installed servers

@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
+    if runtime.name == "holodeck-0.7":
+        from workbench.commands.tune_static import run_static
+
+        return run_static(args, ws, cases, runtime)
     if not runtime.reads_tool_filtering:
         raise InputError(f"tuning for {runtime.name} is not available yet", field="--runtime")
     if getattr(args, "min_hit", None) is not None:

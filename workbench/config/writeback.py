@@ -27,6 +27,7 @@ import yaml
 from pydantic import ValidationError
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
+from workbench.config.writeback_allowlist import AllowlistPlan
 from workbench.config.writeback_io import atomic_write
 from workbench.config.writeback_render import (
     BLOCK_NAME,
@@ -141,7 +142,7 @@ def plan_write(
     )
 
 
-def apply_plan(plan: WritePlan, *, backup: bool = True) -> Path | None:
+def apply_plan(plan: WritePlan | AllowlistPlan, *, backup: bool = True) -> Path | None:
     """Write ``plan`` atomically; returns the backup's path (None: no backup, or no change).
 
     Refused (WriteBackError, nothing written) when the file on disk is no longer the one the plan

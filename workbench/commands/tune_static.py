@@ -1,0 +1,150 @@
+"""``holo-tune tune --runtime holodeck-0.7 [--max-tokens N | --min-hit H] [--usage F] [--apply]``.
+
+HoloDeck 0.7 filters statically: the proposal is the set of MCP tools the agent exposes, chosen
+from the cases (and usage counts) by :mod:`workbench.evaluate.allowlist`, with k-fold held-out
+figures, and written as that backend reads it (``config.allowed_tools`` per MCP entry on the
+OpenAI Agents backend, ``claude.allowed_tools`` on the Claude backend). The runtime's traps are
+printed with the proposal. ``--apply`` writes it back: diff, backup, atomic, as ``apply`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from workbench.commands.apply import colored_diff
+from workbench.commands.common import (
+    print_json,
+    refuse_unwritable,
+    use_color,
+    warn,
+    with_runtime,
+)
+from workbench.config.writeback import apply_plan
+from workbench.config.writeback_allowlist import plan_allowlists
+from workbench.evaluate.allowlist import (
+    AllowlistReport,
+    StaticBudget,
+    StaticMetrics,
+    allowlists,
+    traps,
+    tune_allowlist,
+)
+from workbench.evaluate.cases import CaseSet
+from workbench.runtime import RuntimeInfo
+from workbench.search.usage import load_usage
+from workbench.workspace import Workspace
+
+
+def run_static(
+    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
+) -> int:
+    if args.min_reduction is not None:
+        max_tokens = round((1.0 - args.min_reduction) * ws.tokens.all)
+        if args.max_tokens is not None:
+            max_tokens = min(max_tokens, args.max_tokens)
+    else:
+        max_tokens = args.max_tokens
+    budget = StaticBudget(max_tokens=max_tokens, min_hit=args.min_hit)
+    usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+    report = tune_allowlist(
+        ws.agent, ws.catalog, ws.tokens, cases, budget, folds=args.folds, usage=usage
+    )
+    for note in report.surface.notes:
+        warn(note)
+    if not report.within_budget:
+        warn("no exposed set reaches the budget; the closest one is proposed")
+    if args.json:
+        print_json(with_runtime(report_json(report, ws), runtime), stream=sys.stdout)
+    else:
+        sys.stdout.write(human(report, ws, runtime))
+    if args.apply:
+        write_allowlists(args, ws, report, runtime)
+    return 0
+
+
+def _lists(report: AllowlistReport, ws: Workspace) -> dict[str, list[str]]:
+    return allowlists(ws.catalog, report.surface, report.exposed)
+
+
+def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
+    lists = _lists(report, ws)
+    return {
+        "backend": report.surface.backend,
+        "cases": report.heldout.cases,
+        "budget": report.budget.to_json(),
+        "exposed": report.names(ws.catalog),
+        "allowlists": {s: kept for s, kept in lists.items() if kept},
+        "dropped_servers": [s for s, kept in lists.items() if not kept],
+        "heldout": report.heldout.to_json(),
+        "insample": report.insample.to_json(),
+        "current": report.current.to_json(),
+        "within_budget": report.within_budget,
+        "traps": traps(report.surface.backend),
+        "notes": list(report.surface.notes),
+    }
+
+
+def line(m: StaticMetrics) -> str:
+    return (
+        f"hit {m.hit:.3f}  recall {m.recall:.3f}  tokens {m.tokens:,} per request "
+        f"({m.token_reduction:.1%} fewer)"
+    )
+
+
+def _budget_text(budget: StaticBudget, tokens_all: int) -> str:
+    parts = []
+    if budget.max_tokens is not None:
+        parts.append(f"at most {budget.max_tokens:,} tokens per request")
+    if budget.min_hit is not None:
+        parts.append(f"the fewest tokens with hit >= {budget.min_hit:g}")
+    return " and ".join(parts) or f"at most {budget.limit(tokens_all):,.0f} tokens (30% of all)"
+
+
+def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
+    lists = _lists(report, ws)
+    kept = sum(len(v) for v in lists.values())
+    total = int(report.surface.candidate.sum())
+    dropped = [s for s, v in lists.items() if not v]
+    out = [
+        f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
+        f"{report.folds}-fold; {runtime.line()}",
+        f"backend   {report.surface.backend} (model.provider {ws.agent.agent.model.provider}): "
+        "static allowlists, the same tools on every request",
+        f"budget    {_budget_text(report.budget, ws.tokens.all)}",
+        f"proposed  {kept} of {total} MCP tools exposed"
+        + (f"; {len(dropped)} server(s) dropped" if dropped else ""),
+        f"  held-out  {line(report.heldout)}",
+        f"  in-sample {line(report.insample)}",
+        f"current   {line(report.current)}",
+        "traps",
+        *(f"  - {t}" for t in traps(report.surface.backend)),
+        "",
+    ]
+    for server, tools in lists.items():
+        out.append(f"{server}: {', '.join(tools) if tools else '(dropped)'}")
+    return "\n".join(out) + "\n"
+
+
+def write_allowlists(
+    args: argparse.Namespace, ws: Workspace, report: AllowlistReport, runtime: RuntimeInfo
+) -> None:
+    refuse_unwritable(runtime, "allowlists", force=getattr(args, "force", False))
+    agent = ws.agent
+    lists = _lists(report, ws)
+    every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
+    plan = plan_allowlists(
+        agent.path, report.surface.backend, lists, every=every, original=agent.raw
+    )
+    for message in plan.warnings:
+        warn(message)
+    if not plan.changed:
+        print(f"{plan.path}: no change (the allowlists already say that)", file=sys.stderr)
+        return
+    stream = sys.stderr if args.json else sys.stdout
+    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
+    stream.flush()
+    saved = apply_plan(plan, backup=True)
+    kept = f"previous file kept in {saved}" if saved else "no backup kept"
+    print(f"{plan.path}: {', '.join(plan.keys)} written ({kept})", file=sys.stderr)

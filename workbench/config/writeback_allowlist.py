@@ -1,0 +1,363 @@
+"""Write HoloDeck 0.7's static allowlists into the agent YAML, every other byte kept.
+
+The lists go where HoloDeck 0.7.1 reads them:
+
+* OpenAI Agents backend (providers openai, azure_openai): ``config.allowed_tools`` inside each MCP
+  tool entry (the server's own tool names). An empty list would mean *no filter*, so a server
+  with no tool kept is added to ``openai.disallowed_tools`` instead (its name drops the server),
+  and a kept server is taken off that list.
+* Claude backend (anthropic, ollama): ``claude.allowed_tools`` with ``mcp__<server>__<tool>``
+  names; entries that name other tools are kept. When no MCP tool is kept at all, the list
+  would be empty (no filter), so the tools go to ``claude.disallowed_tools`` instead.
+
+As for ``tool_filtering`` (:mod:`workbench.config.writeback`), the file is edited as text at the
+spans ruamel.yaml's marks give; only the keys named above change; the result must read back as
+the old document with exactly those changes, or nothing is written. :func:`plan_allowlists`
+makes the plan (diff, warnings), :func:`workbench.config.writeback.apply_plan` writes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from workbench.config.writeback_render import Style, string_text
+from workbench.config.writeback_splice import compose_root, detect_style, where
+from workbench.config.writeback_text import Edit, apply_edits, eol, unified_diff
+from workbench.errors import ConfigError, WriteBackError
+
+Backend = Literal["openai-agents", "claude"]
+Value = list[str] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AllowlistPlan:
+    """What a write of the allowlists would do (the same shape as a ``WritePlan``)."""
+
+    path: Path
+    old: bytes
+    new: bytes
+    diff: str
+    warnings: tuple[str, ...]
+    #: The keys written, as dotted paths (``tools[1].config.allowed_tools``), for messages.
+    keys: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+    @property
+    def old_digest(self) -> str:
+        return hashlib.sha256(self.old).hexdigest()
+
+    @property
+    def new_text(self) -> str:
+        return self.new.decode("utf-8")
+
+
+def claude_name(server: str, tool: str) -> str:
+    return f"mcp__{server}__{tool}"
+
+
+def plan_allowlists(
+    path: str | Path,
+    backend: Backend,
+    lists: Mapping[str, Sequence[str]],
+    *,
+    every: Mapping[str, Sequence[str]] | None = None,
+    original: bytes | None = None,
+) -> AllowlistPlan:
+    """The file at ``path`` with ``lists`` (server -> exposed tool names) written for ``backend``.
+
+    ``every``: every tool of each server (the Claude backend denies them all when none is kept).
+    ``original``: the bytes the caller read; the plan is refused if the file now differs.
+    Raises WriteBackError (refused, nothing written) or ConfigError (the file does not load).
+    """
+    path = Path(path)
+    name = str(path)
+    old = _read(path)
+    if original is not None and hashlib.sha256(original).digest() != hashlib.sha256(old).digest():
+        raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
+    try:
+        text = old.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"not UTF-8 text (byte {err.start})", file=name) from None
+    data = _load(text, name)
+    changes = [
+        (keys, value)
+        for keys, value in _changes(data, backend, lists, every or {}, name)
+        if _get(data, keys) != value
+    ]
+    editor = _Editor(text, name)
+    for keys, value in changes:
+        editor.set(keys, value)
+    new_text = apply_edits(text, editor.edits)
+    expected = copy.deepcopy(data)
+    for keys, value in changes:
+        _assign(expected, keys, value)
+    try:
+        reread = yaml.safe_load(new_text)
+    except yaml.YAMLError:
+        reread = None
+    if reread != expected:
+        raise WriteBackError(
+            f"{name}: this file's layout defeats a safe edit of the allowlists; nothing written "
+            "(edit it by hand; `holo-tune tune --runtime holodeck-0.7` prints the lists)"
+        )
+    return AllowlistPlan(
+        path=path,
+        old=old,
+        new=new_text.encode("utf-8"),
+        diff=unified_diff(text, new_text, label=name),
+        warnings=tuple(_warnings(data, backend, lists)),
+        keys=tuple(_dotted(k) for k, _ in changes),
+    )
+
+
+Keys = tuple[str | int, ...]
+
+
+def _changes(
+    data: dict[str, Any],
+    backend: Backend,
+    lists: Mapping[str, Sequence[str]],
+    every: Mapping[str, Sequence[str]],
+    name: str,
+) -> list[tuple[Keys, Value]]:
+    tools = data.get("tools")
+    index: dict[str, int] = {}
+    for i, entry in enumerate(tools if isinstance(tools, list) else []):
+        if isinstance(entry, dict) and entry.get("type") == "mcp":
+            index[str(entry.get("name"))] = i
+    missing = [server for server in lists if server not in index]
+    if missing:
+        raise WriteBackError(
+            where(name, None, "tools", f"no MCP entry named {missing[0]!r}; nothing written")
+        )
+    if backend == "claude":
+        return _claude_changes(data, lists, every)
+    changes: list[tuple[Keys, Value]] = []
+    for server, kept in lists.items():
+        if kept:
+            changes.append((("tools", index[server], "config", "allowed_tools"), list(kept)))
+    dropped = [server for server, kept in lists.items() if not kept]
+    openai = data.get("openai")
+    existing = openai.get("disallowed_tools") if isinstance(openai, dict) else None
+    current = [str(x) for x in existing] if isinstance(existing, list) else []
+    wanted = [x for x in current if x not in lists or x in dropped]
+    wanted += [s for s in dropped if s not in wanted]
+    if wanted != current and (wanted or existing is not None):
+        changes.append((("openai", "disallowed_tools"), wanted))
+    return changes
+
+
+def _claude_changes(
+    data: dict[str, Any], lists: Mapping[str, Sequence[str]], every: Mapping[str, Sequence[str]]
+) -> list[tuple[Keys, Value]]:
+    claude = data.get("claude")
+    claude = claude if isinstance(claude, dict) else {}
+    ours = tuple(f"mcp__{server}__" for server in lists)
+    kept = [claude_name(s, t) for s, tools in lists.items() for t in tools]
+    allowed = [str(x) for x in claude.get("allowed_tools") or [] if not str(x).startswith(ours)]
+    if kept or allowed:
+        return [(("claude", "allowed_tools"), allowed + kept)]
+    # Nothing kept: an empty allowed_tools would mean "all tools"; deny every one instead.
+    denied = [str(x) for x in claude.get("disallowed_tools") or [] if not str(x).startswith(ours)]
+    denied += [claude_name(s, t) for s in lists for t in every.get(s, ())]
+    return [(("claude", "disallowed_tools"), denied)] if denied else []
+
+
+def _assign(data: dict[str, Any], keys: Keys, value: Value) -> None:
+    node: Any = data
+    for key in keys[:-1]:
+        if isinstance(key, int):
+            node = node[key]
+            continue
+        if not isinstance(node.get(key), dict | list):
+            node[key] = {}
+        node = node[key]
+    node[keys[-1]] = value
+
+
+def _get(data: Any, keys: Keys) -> Any:
+    for key in keys:
+        if isinstance(key, int) and isinstance(data, list) and key < len(data):
+            data = data[key]
+        elif isinstance(key, str) and isinstance(data, dict):
+            data = data.get(key)
+        else:
+            return None
+    return data
+
+
+def _dotted(keys: Keys) -> str:
+    out = ""
+    for key in keys:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else key)
+    return out
+
+
+def _warnings(
+    data: dict[str, Any], backend: Backend, lists: Mapping[str, Sequence[str]]
+) -> list[str]:
+    found: list[str] = []
+    if "tool_filtering" in data:
+        found.append(
+            "the file still has a tool_filtering block: HoloDeck 0.7 refuses to load it (delete "
+            "the block)"
+        )
+    openai = data.get("openai")
+    permissions = openai.get("permissions") if isinstance(openai, dict) else None
+    denied = permissions.get("disallowed_tools") if isinstance(permissions, dict) else None
+    if backend == "openai-agents" and isinstance(denied, list):
+        blocked = [s for s in lists if lists[s] and s in denied]
+        if blocked:
+            found.append(
+                f"openai.permissions.disallowed_tools drops {', '.join(blocked)}; left as is"
+            )
+    return found
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"cannot read: {err.strerror}", file=str(path)) from None
+
+
+def _load(text: str, name: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=name) from None
+    if not isinstance(data, dict):
+        raise ConfigError("not an agent config: the top level is not a mapping", file=name)
+    return data
+
+
+# ---------------------------------------------------------------------------------- text edits
+
+
+class _Editor:
+    """Text edits that set a key path to a value in a block-style document."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.root = compose_root(text, path)
+        self.style: Style = detect_style(text, self.root)
+        self.edits: list[Edit] = []
+
+    def refuse(self, node: Node | None, keys: Keys, cause: str) -> WriteBackError:
+        line = node.start_mark.line + 1 if node is not None else None
+        return WriteBackError(where(self.path, line, _dotted(keys), f"{cause}; nothing written"))
+
+    def set(self, keys: Keys, value: Value) -> None:
+        node: Node = self.root
+        for depth, key in enumerate(keys):
+            here = keys[: depth + 1]
+            if isinstance(key, int):
+                if not isinstance(node, SequenceNode) or node.flow_style:
+                    raise self.refuse(node, here, "not a block list; edit it by hand")
+                node = node.value[key]
+                continue
+            if not isinstance(node, MappingNode) or node.flow_style:
+                raise self.refuse(node, here, "not a block mapping; edit it by hand")
+            found = [(k, v) for k, v in node.value if isinstance(k, ScalarNode) and k.value == key]
+            if len(found) > 1:
+                raise self.refuse(found[1][0], here, "appears twice; delete one")
+            rest = _nest(keys[depth + 1 :], value)
+            if not found:
+                self.add_entry(node, key, rest)
+                return
+            knode, vnode = found[0]
+            if vnode.start_mark.index < knode.end_mark.index or vnode.anchor:
+                raise self.refuse(knode, here, "an alias or anchor; edit it by hand")
+            last = depth == len(keys) - 1
+            if last or self.is_null(vnode):
+                self.replace_value(knode, vnode, key, rest)
+                return
+            node = vnode
+
+    # -- readers ------------------------------------------------------------------------------
+
+    def is_null(self, node: Node) -> bool:
+        """No value to keep: ``key:``, ``~``, ``null`` or ``{}``."""
+        if isinstance(node, MappingNode):
+            return not node.value
+        return isinstance(node, ScalarNode) and str(node.tag).endswith(":null")
+
+    def empty(self, node: Node) -> bool:
+        span = self.text[node.start_mark.index : node.end_mark.index]
+        return isinstance(node, ScalarNode) and not span.strip()
+
+    def content_end(self, node: Node) -> int:
+        if isinstance(node, ScalarNode):
+            start, end = node.start_mark.index, node.end_mark.index
+            while end > start and self.text[end - 1] in " \t\r\n":
+                end -= 1
+            return int(end)
+        if not isinstance(node, MappingNode | SequenceNode) or node.flow_style or not node.value:
+            return int(node.end_mark.index)
+        last = node.value[-1]
+        if isinstance(last, tuple):
+            return self.entry_end(*last)
+        return self.content_end(last)
+
+    def entry_end(self, key: Node, value: Node) -> int:
+        return self.colon(key) + 1 if self.empty(value) else self.content_end(value)
+
+    def colon(self, key: Node) -> int:
+        pos: int = self.content_end(key)
+        while pos < len(self.text) and self.text[pos] in " \t":
+            pos += 1
+        if self.text[pos : pos + 1] != ":":
+            raise self.refuse(key, (), "unsupported key syntax; edit it by hand")
+        return pos
+
+    # -- writers ------------------------------------------------------------------------------
+
+    def lines(self, key: str, value: Any, column: int) -> list[str]:
+        pad = " " * column
+        if isinstance(value, dict):
+            out = [f"{pad}{key}:"]
+            for k, v in value.items():
+                out += self.lines(k, v, column + self.style.indent)
+            return out
+        if not value:
+            return [f"{pad}{key}: []"]
+        dash = " " * (column + self.style.seq_offset)
+        return [f"{pad}{key}:"] + [f"{dash}- {string_text(str(v))}" for v in value]
+
+    def add_entry(self, mapping: MappingNode, key: str, value: Any) -> None:
+        """A new ``key: value`` after the mapping's last entry, at its keys' column."""
+        if not mapping.value:
+            raise self.refuse(mapping, (key,), "an empty mapping; edit it by hand")
+        column = mapping.value[0][0].start_mark.column
+        pos = eol(self.text, self.entry_end(*mapping.value[-1]))
+        nl = self.style.newline
+        self.edits.append(Edit(pos, pos, "".join(nl + ln for ln in self.lines(key, value, column))))
+
+    def replace_value(self, knode: Node, vnode: Node, key: str, value: Any) -> None:
+        """The value of an existing key rewritten (a block list, or a nested block mapping)."""
+        column = knode.start_mark.column
+        body = self.lines(key, value, column)
+        start = self.colon(knode) + 1
+        end = self.entry_end(knode, vnode)
+        first = body[0][len(" " * column) + len(key) + 1 :]  # what follows "key:" on its line
+        nl = self.style.newline
+        self.edits.append(Edit(start, end, first + "".join(nl + ln for ln in body[1:])))
+
+
+def _nest(keys: Keys, value: Value) -> Any:
+    out: Any = value
+    for key in reversed(keys):
+        out = {key: out}
+    return out

@@ -1,0 +1,329 @@
+"""HoloDeck 0.7's static allowlists: which MCP tools the agent exposes, chosen from cases.
+
+HoloDeck 0.7 has no per-query filter: the tools an agent exposes are fixed when it is built. On
+its OpenAI Agents backend (providers openai, azure_openai) a server's ``config.allowed_tools``
+lists the server's own tool names it exposes; on its Claude backend (anthropic, ollama)
+``claude.allowed_tools`` lists ``mcp__<server>__<tool>`` names. Every request carries the same
+tools, so a case is a *hit* when one of its expected tools is exposed, its *recall* is the share
+exposed, and its tokens are the exposed set's, the same for every case.
+
+:func:`choose` picks the set greedily: the tool with the most recall gained per token first
+(usage counts add weight to hot tools), until the budget (``--max-tokens``, else a share of all
+tokens) or the hit target (``--min-hit``) is reached. :func:`tune_allowlist` measures the rule
+k-fold held-out, like the ``tool_filtering`` tuner, and proposes the set chosen on every case.
+
+Tools that are not MCP tools (vectorstore, function, ...) are always exposed; on the Claude
+backend only stdio servers are bridged, so tools of other transports are never exposed there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
+from workbench.config.models import MCPTool
+from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.metrics import TokenCounts, tokens_sent
+from workbench.evaluate.tuner import DEFAULT_SHARE, fold_assignment
+from workbench.search.types import IntArray
+
+Backend = Literal["openai-agents", "claude"]
+#: Weight of the whole usage file, as if it were this many cases.
+USAGE_WEIGHT = 1.0
+
+
+def backend_of(provider: str) -> Backend:
+    """HoloDeck 0.7's backend per ``model.provider`` (``lib/backends/selector.py``)."""
+    return "claude" if provider in ("anthropic", "ollama") else "openai-agents"
+
+
+@dataclass(frozen=True, slots=True)
+class Surface:
+    """What can be filtered: per catalog tool, whether it is an MCP tool of an agent server the
+    backend filters (``candidate``), always exposed (``fixed``), or never exposed (neither)."""
+
+    backend: Backend
+    candidate: np.ndarray[Any, np.dtype[np.bool_]]
+    fixed: np.ndarray[Any, np.dtype[np.bool_]]
+    notes: tuple[str, ...] = ()
+
+
+def surface(agent: AgentConfig, catalog: Catalog) -> Surface:
+    backend = backend_of(str(agent.agent.model.provider))
+    entries = {t.name: t for t in agent.agent.tools or [] if isinstance(t, MCPTool)}
+    candidate = np.zeros(len(catalog), dtype=np.bool_)
+    fixed = np.zeros(len(catalog), dtype=np.bool_)
+    notes: list[str] = []
+    unbridged: set[str] = set()
+    foreign: set[str] = set()
+    for i, tool in enumerate(catalog.tools):
+        if tool.kind != "mcp":
+            fixed[i] = True
+            continue
+        entry = entries.get(tool.plugin)
+        if entry is None:
+            foreign.add(tool.plugin)
+            fixed[i] = True
+        elif backend == "claude" and entry.transport != "stdio":
+            unbridged.add(tool.plugin)
+        else:
+            candidate[i] = True
+    if foreign:
+        notes.append(
+            f"{len(foreign)} server(s) of the catalog are not MCP entries of the agent "
+            f"({', '.join(sorted(foreign)[:5])}): no allowlist can be written for them, their "
+            "tools count as always exposed"
+        )
+    if unbridged:
+        notes.append(
+            "HoloDeck's Claude backend bridges only stdio MCP servers: "
+            f"{', '.join(sorted(unbridged))} never reach the model there"
+        )
+    return Surface(backend, candidate, fixed, tuple(notes))
+
+
+@dataclass(frozen=True, slots=True)
+class StaticMetrics:
+    """One exposed set on some cases."""
+
+    cases: int
+    hit: float
+    recall: float
+    tokens: int
+    tokens_all: int
+
+    @property
+    def token_reduction(self) -> float:
+        return 0.0 if self.tokens_all <= 0 else 1.0 - self.tokens / self.tokens_all
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hit": self.hit,
+            "recall": self.recall,
+            "tokens_selected_mean": float(self.tokens),
+            "tokens_all": self.tokens_all,
+            "token_reduction": self.token_reduction,
+        }
+
+
+def measure(
+    exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet, tokens: TokenCounts
+) -> StaticMetrics:
+    """Hit and recall of a fixed exposed set on ``cases``; its tokens (the same every request)."""
+    hits, recalls = [], []
+    for case in cases.cases:
+        sent = [any(exposed[i] for i in group) for group in case.groups]
+        hits.append(any(sent))
+        recalls.append(sum(sent) / len(sent))
+    n = len(cases.cases)
+    return StaticMetrics(
+        cases=n,
+        hit=sum(hits) / n if n else 0.0,
+        recall=sum(recalls) / n if n else 0.0,
+        tokens=tokens_sent(tokens, np.flatnonzero(exposed).tolist()),
+        tokens_all=int(tokens.all),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StaticBudget:
+    max_tokens: int | None = None
+    min_hit: float | None = None
+
+    def limit(self, tokens_all: int) -> float:
+        if self.max_tokens is not None:
+            return float(self.max_tokens)
+        if self.min_hit is not None:
+            return float("inf")
+        return DEFAULT_SHARE * tokens_all
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
+
+
+def choose(
+    surf: Surface,
+    cases: CaseSet,
+    tokens: TokenCounts,
+    budget: StaticBudget,
+    usage: IntArray | None = None,
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """The exposed set (fixed tools plus the chosen candidates) for ``cases`` within ``budget``.
+
+    Greedy on recall gained per token; a candidate that no longer fits is skipped (a cheaper one
+    may); stops at the hit target when there is one, or when nothing left gains anything.
+    """
+    per_tool = np.asarray(tokens.per_tool, dtype=np.float64)
+    exposed = surf.fixed.copy()
+    limit = budget.limit(int(tokens.all))
+    groups = [(group, 1.0 / len(case.groups)) for case in cases.cases for group in case.groups]
+    covered = np.array([any(exposed[i] for i in g) for g, _ in groups], dtype=np.bool_)
+    weight = np.zeros(len(per_tool))
+    if usage is not None and usage.sum() > 0:
+        weight += USAGE_WEIGHT * usage / usage.sum()
+    while True:
+        if budget.min_hit is not None and _hit(exposed, cases) >= budget.min_hit:
+            break
+        gain = weight.copy()
+        for (group, w), done in zip(groups, covered, strict=True):
+            if not done:
+                gain[list(group)] += w
+        cost = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
+        open_ = surf.candidate & ~exposed & (gain > 0)
+        fits = open_ & (cost + per_tool + (0 if cost else tokens.overhead) <= limit)
+        if not fits.any():
+            break
+        ratio = np.where(fits, gain / np.maximum(per_tool, 1.0), -1.0)
+        best = int(np.argmax(ratio))  # ties: the first in catalog order
+        exposed[best] = True
+        weight[best] = 0.0
+        covered |= np.array([best in g for g, _ in groups], dtype=np.bool_)
+    return exposed
+
+
+def _hit(exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet) -> float:
+    if not cases.cases:
+        return 1.0
+    hits = [any(exposed[i] for g in c.groups for i in g) for c in cases.cases]
+    return sum(hits) / len(hits)
+
+
+@dataclass(frozen=True)
+class AllowlistReport:
+    """The proposed exposed set, its held-out and in-sample figures, and what is exposed now."""
+
+    surface: Surface
+    budget: StaticBudget
+    exposed: np.ndarray[Any, np.dtype[np.bool_]]
+    heldout: StaticMetrics
+    insample: StaticMetrics
+    current: StaticMetrics
+    folds: int
+    within_budget: bool
+    fold_sizes: tuple[int, ...] = field(default=())
+
+    def names(self, catalog: Catalog) -> list[str]:
+        return [catalog.tools[i].full_name for i in np.flatnonzero(self.exposed)]
+
+
+def tune_allowlist(
+    agent: AgentConfig,
+    catalog: Catalog,
+    tokens: TokenCounts,
+    cases: CaseSet,
+    budget: StaticBudget,
+    *,
+    folds: int = 5,
+    usage: IntArray | None = None,
+) -> AllowlistReport:
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    surf = surface(agent, catalog)
+    exposed = choose(surf, cases, tokens, budget, usage)
+    assignment = fold_assignment(len(cases), folds)
+    held_hits: list[float] = []
+    held_recalls: list[float] = []
+    held_tokens: list[int] = []
+    sizes = []
+    for fold in range(folds):
+        train = cases.subset(np.flatnonzero(assignment != fold).tolist())
+        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
+        chosen = choose(surf, train, tokens, budget, usage)
+        m = measure(chosen, test, tokens)
+        held_hits.append(m.hit * m.cases)
+        held_recalls.append(m.recall * m.cases)
+        held_tokens.append(m.tokens * m.cases)
+        sizes.append(m.cases)
+    n = sum(sizes)
+    heldout = StaticMetrics(
+        cases=n,
+        hit=sum(held_hits) / n,
+        recall=sum(held_recalls) / n,
+        tokens=round(sum(held_tokens) / n),
+        tokens_all=int(tokens.all),
+    )
+    insample = measure(exposed, cases, tokens)
+    current = measure(current_exposed(agent, catalog, surf), cases, tokens)
+    within = budget.max_tokens is None or insample.tokens <= budget.max_tokens
+    if budget.min_hit is not None:
+        within = within and insample.hit >= budget.min_hit
+    return AllowlistReport(
+        surf, budget, exposed, heldout, insample, current, folds, within, tuple(sizes)
+    )
+
+
+def current_exposed(
+    agent: AgentConfig, catalog: Catalog, surf: Surface
+) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """What the file exposes now, read as HoloDeck 0.7 reads it."""
+    entries = {t.name: t for t in agent.agent.tools or [] if isinstance(t, MCPTool)}
+    exposed = surf.fixed.copy()
+    if surf.backend == "claude":
+        claude = agent.data.get("claude") or {}
+        allowed = claude.get("allowed_tools") if isinstance(claude, dict) else None
+        denied = set(claude.get("disallowed_tools") or []) if isinstance(claude, dict) else set()
+        for i, tool in enumerate(catalog.tools):
+            if surf.candidate[i]:
+                name = claude_name(tool.plugin, tool.name)
+                exposed[i] = (not allowed or name in allowed) and name not in denied
+        return exposed
+    dropped = disallowed_servers(agent.data)
+    for i, tool in enumerate(catalog.tools):
+        if not surf.candidate[i]:
+            continue
+        entry = entries[tool.plugin]
+        allowed = (entry.config or {}).get("allowed_tools")
+        exposed[i] = tool.plugin not in dropped and (not allowed or tool.name in allowed)
+    return exposed
+
+
+def disallowed_servers(data: Mapping[str, Any]) -> set[str]:
+    """``openai.disallowed_tools`` and ``openai.permissions.disallowed_tools``: config names
+    dropped from the agent (a server's name drops the whole server)."""
+    openai = data.get("openai")
+    if not isinstance(openai, dict):
+        return set()
+    names = set(openai.get("disallowed_tools") or [])
+    permissions = openai.get("permissions")
+    if isinstance(permissions, dict):
+        names |= set(permissions.get("disallowed_tools") or [])
+    return {str(n) for n in names}
+
+
+def claude_name(server: str, tool: str) -> str:
+    """The name the Claude Agent SDK gives an MCP tool."""
+    return f"mcp__{server}__{tool}"
+
+
+def allowlists(
+    catalog: Catalog, surf: Surface, exposed: np.ndarray[Any, np.dtype[np.bool_]]
+) -> dict[str, list[str]]:
+    """Per agent MCP server the backend filters: its exposed tools (server's own names, catalog
+    order); a server with none exposed maps to an empty list."""
+    out: dict[str, list[str]] = {}
+    for i, tool in enumerate(catalog.tools):
+        if surf.candidate[i]:
+            out.setdefault(tool.plugin, [])
+            if exposed[i]:
+                out[tool.plugin].append(tool.name)
+    return out
+
+
+def traps(backend: Backend) -> list[str]:
+    """What HoloDeck 0.7 does that a user of these lists must know."""
+    if backend == "openai-agents":
+        return [
+            "an empty or missing config.allowed_tools means no filter (the server exposes "
+            "everything): a server with no tool kept is dropped with openai.disallowed_tools "
+            "(its name drops the whole server)",
+            "non-MCP tools (vectorstore, function, ...) are always exposed",
+        ]
+    return [
+        "claude.allowed_tools names MCP tools mcp__<server>__<tool>; an empty list means no filter",
+        "only stdio MCP servers are bridged on the Claude backend",
+        "HoloDeck adds its own in-process tools (vectorstore, function) to the list itself",
+    ]
