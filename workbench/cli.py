@@ -25,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "tools": "list the agent's tools with their token counts",
     "snapshot": "save the enumerated catalog to a JSON file",
     "search": "rank the tools for a query as the runtime would",
-    "export": "print the tool_filtering block",
+    "export": "print the tool_filtering block (or the runtime's tool configuration)",
     "apply": "write the tool_filtering block back into the agent YAML",
     "eval": "measure a setting on labelled queries",
     "tune": "propose the best setting within a token budget",
@@ -47,6 +47,15 @@ APPLY_EPILOG = (
     "was read, a file that does not load, and a runtime that does not read the block "
     "(holodeck-0.7, anthropic, claude-code, openai; --force writes it anyway). An anthropic "
     "model on HoloDeck 0.6 is warned about, then written."
+)
+
+
+EXPORT_EPILOG = (
+    "By runtime: holodeck-0.6 prints the tool_filtering block; anthropic the Messages API "
+    "tools JSON (the tool search tool, every tool with defer_loading); claude-code a .mcp.json "
+    "for the agent's MCP servers (alwaysLoad on those with a kept tool) and ENABLE_TOOL_SEARCH "
+    "advice on stderr; openai the Responses tools (tool_search, a namespace per server). "
+    "holodeck-0.7 has no block: tune --runtime holodeck-0.7 proposes its allowlists."
 )
 
 
@@ -156,9 +165,22 @@ def build_parser() -> Parsers:
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
-    p = sub.add_parser("export", help=COMMANDS["export"], description=COMMANDS["export"])
-    _common(p, catalog=False)
+    p = sub.add_parser(
+        "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=EXPORT_EPILOG
+    )
+    _common(p)
     _setting_flags(p)
+    g = p.add_argument_group("deferred-loading runtimes (--runtime anthropic, claude-code, openai)")
+    g.add_argument(
+        "--keep",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a tool kept loaded, full or bare name (repeatable); every other tool is deferred",
+    )
+    g.add_argument(
+        "--variant", choices=["bm25", "regex"], default="bm25", help="anthropic's search tool"
+    )
 
     p = sub.add_parser(
         "apply", help=COMMANDS["apply"], description=COMMANDS["apply"], epilog=APPLY_EPILOG

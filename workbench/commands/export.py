@@ -1,19 +1,41 @@
-"""``holo-tune export AGENT.yaml [setting flags]``: print the ``tool_filtering`` block.
+"""``holo-tune export AGENT.yaml [setting flags | --runtime R --keep NAME --variant V]``.
 
-The setting is the file's block with the flags applied; ``enabled`` keeps the file's value, or is
-``true`` when the file has no block. The block goes to stdout, ready to paste; warnings (the
-target HoloDeck would not use the block) go to stderr.
+For HoloDeck 0.6 (the default) it prints the ``tool_filtering`` block: the file's block with the
+flags applied; ``enabled`` keeps the file's value, or is ``true`` when the file has no block. For
+a deferred-loading runtime it prints that provider's configuration (:mod:`workbench.deferred`):
+every tool deferred but those ``--keep`` names. stdout carries only what to paste; warnings and
+advice go to stderr. HoloDeck 0.7 has nothing to export (``tune --runtime holodeck-0.7`` proposes
+its allowlists): exit 2 with that said.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
 
-from workbench.commands.common import setting_from_args, warn
+import yaml
+
+from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.models import Catalog
+from workbench.commands.common import runtime_of, setting_from_args, warn, warn_catalog
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
+from workbench.deferred import (
+    anthropic_tools,
+    check_anthropic,
+    check_mcp_json,
+    check_openai,
+    mcp_json,
+    openai_tools,
+    tool_search_advice,
+)
+from workbench.errors import InputError
+from workbench.evaluate.cases import resolve_name
+from workbench.runtime import RuntimeInfo
+from workbench.tokens import token_table
 
 
 def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
@@ -30,7 +52,64 @@ def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
 
 def run(args: argparse.Namespace) -> int:
     agent, setting = load_setting(args)
+    runtime = runtime_of(args, agent)
+    if runtime.deferred:
+        return export_deferred(args, agent, runtime)
+    if runtime.name == "holodeck-0.7":
+        raise InputError(
+            f"the runtime is holodeck-0.7 ({runtime.reason}), which has no tool_filtering block; "
+            "`holo-tune tune --runtime holodeck-0.7` proposes its allowed_tools lists "
+            "(--runtime holodeck-0.6 prints the block anyway)",
+            field="--runtime",
+        )
     for message in runtime_warnings(agent.data):
         warn(message)
     sys.stdout.write(render_block_text(setting))
+    return 0
+
+
+def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
+    """Full names of the ``--keep`` tools (an unknown name is a usage error)."""
+    kept: set[str] = set()
+    for name in args.keep:
+        found = resolve_name(name, catalog)
+        if not found:
+            raise InputError(f"no tool named {name!r} in the catalog", field="--keep")
+        kept.update(catalog.tools[i].full_name for i in found)
+    return kept
+
+
+def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
+    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    warn_catalog(catalog)
+    for server in catalog.servers:
+        if server.state == "error":
+            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    kept = kept_names(args, catalog)
+    doc: Any
+    if runtime.name == "anthropic":
+        doc = anthropic_tools(catalog, kept, args.variant)
+        broken = check_anthropic(doc)
+    elif runtime.name == "openai":
+        described = {t.name: t.description or "" for t in agent.agent.tools or []}
+        doc = openai_tools(catalog, kept, described)
+        broken = check_openai(doc)
+    else:
+        raw = yaml.safe_load(agent.text) or {}
+        entries = [
+            t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"
+        ]
+        hot = {t.plugin for t in catalog.tools if t.full_name in kept}
+        doc, notes = mcp_json(entries, hot)
+        for note in notes:
+            warn(note)
+        broken = check_mcp_json(doc)
+        model = agent.agent.model
+        tokens = token_table(catalog, str(model.provider), model.name)
+        mcp = [i for i, t in enumerate(catalog.tools) if t.kind == "mcp"]
+        for line in tool_search_advice(tokens.total(mcp)):
+            print(f"holo-tune: {line}", file=sys.stderr)
+    if broken is not None:
+        raise InputError(f"the {runtime.name} output would break the API's rules: {broken}")
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     return 0
