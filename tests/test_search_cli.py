@@ -85,8 +85,10 @@ def test_single_query_json_uses_the_yaml_block_and_limit(
     assert obj["ranking"][0]["score"] == 1.0
     assert obj["selected"] == sorted(obj["selected"]) and len(obj["selected"]) <= block.top_k
     assert set(obj) == {
-        "query", "method", "top_k", "similarity_threshold", "selected", "ranking", "tokens"
+        "query", "method", "top_k", "similarity_threshold", "selected", "ranking", "tokens",
+        "findings",
     }  # fmt: skip
+    assert obj["findings"] == []
     assert err == ""
 
 

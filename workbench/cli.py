@@ -110,6 +110,19 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _what_if_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--usage",
+        metavar="FILE",
+        help="tool usage counts (JSON) of a warm runtime: measures the warm-runtime what-if",
+    )
+    p.add_argument(
+        "--no-what-if",
+        action="store_true",
+        help="skip the what-if rows (changes outside the block, each a held-out tuning run)",
+    )
+
+
 Parsers = tuple[
     argparse.ArgumentParser, argparse.ArgumentParser, dict[str, argparse.ArgumentParser]
 ]
@@ -189,11 +202,20 @@ def build_parser() -> Parsers:
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     p.add_argument("--apply", action="store_true", help="write the proposed setting back")
+    _what_if_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
     _setting_flags(p)
+    p.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="labelled queries (YAML or JSON Lines): adds unreachable tools and what-if rows "
+        "(default: the agent's test_cases, if any)",
+    )
+    p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
+    _what_if_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
