@@ -139,8 +139,11 @@ def test_without_cases_the_agents_test_cases_are_used(
 def test_tune_json_and_budget(world: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(_args(world, "tune", "--json", "--max-tokens", "150")) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"runtime", "cases", "budget", "setting", "heldout", "default", "front"}
+    assert set(data) == {
+        "runtime", "cases", "budget", "setting", "heldout", "default", "front", "what_if",
+    }  # fmt: skip
     assert data["runtime"]["name"] == "holodeck-0.6"
+    assert isinstance(data["what_if"], list)
     assert data["budget"] == {"max_tokens": 150, "min_reduction": None}
     assert data["setting"]["enabled"] is True and data["setting"]["search_method"] == "bm25"
     assert data["heldout"]["tokens_all"] == data["default"]["tokens_all"]

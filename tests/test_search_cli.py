@@ -87,8 +87,9 @@ def test_single_query_json_uses_the_yaml_block_and_limit(
     assert obj["runtime"]["name"] == "holodeck-0.6"
     assert set(obj) == {
         "runtime", "query", "method", "top_k", "similarity_threshold", "selected", "ranking",
-        "tokens",
+        "tokens", "findings",
     }  # fmt: skip
+    assert obj["findings"] == []
     assert err == ""
 
 

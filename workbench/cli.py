@@ -127,6 +127,20 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _what_if_flags(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
+    if usage:
+        p.add_argument(
+            "--usage",
+            metavar="FILE",
+            help="tool usage counts (JSON) of a warm runtime: measures the warm-runtime what-if",
+        )
+    p.add_argument(
+        "--no-what-if",
+        action="store_true",
+        help="skip the what-if rows (changes outside the block, each a held-out tuning run)",
+    )
+
+
 Parsers = tuple[
     argparse.ArgumentParser, argparse.ArgumentParser, dict[str, argparse.ArgumentParser]
 ]
@@ -226,17 +240,30 @@ def build_parser() -> Parsers:
         metavar="H",
         help="holodeck-0.7 and deferred runtimes: the fewest tokens with held-in hit >= H",
     )
-    p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON): hot tools first")
+    p.add_argument(
+        "--usage",
+        metavar="FILE",
+        help="tool usage counts (JSON): hot tools first; measures the warm-runtime what-if",
+    )
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     p.add_argument("--apply", action="store_true", help="write the proposed setting back")
     p.add_argument(
         "--force", action="store_true", help="with --apply: write even what the runtime refuses"
     )
+    _what_if_flags(p, usage=False)
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
     _setting_flags(p)
+    p.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="labelled queries (YAML or JSON Lines): adds unreachable tools and what-if rows "
+        "(default: the agent's test_cases, if any)",
+    )
+    p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
+    _what_if_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])

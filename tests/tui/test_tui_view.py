@@ -338,3 +338,12 @@ def test_a_negative_score_keeps_the_columns_aligned() -> None:
     ]
     assert lines[1].split()[-2:] == ["-0.002", "16"]
     assert len(lines[0]) == len(lines[1]) and lines[0].index("16") == lines[1].index("16")
+
+
+def test_findings_text_shows_the_fix() -> None:
+    from workbench.evaluate.diagnostics import Finding
+    from workbench.tui.widgets.findings_list import findings_text
+
+    text = findings_text([Finding("warning", "one-word-description", "thin", {}, fix="say more")])
+    assert "fix: say more" in text.plain
+    assert "fix:" not in findings_text([Finding("info", "x", "no fix here")]).plain

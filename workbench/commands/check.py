@@ -1,7 +1,11 @@
-"""``holo-tune check AGENT.yaml [--catalog FILE] [setting flags] [--json]``.
+"""``holo-tune check AGENT.yaml [--catalog FILE] [setting flags] [--cases FILE] [--usage FILE]
+[--no-what-if] [--json]``.
 
 Lists what the runtime will do differently from what the config suggests (the findings of
-:mod:`workbench.evaluate.diagnostics`), each with its evidence. Exit 1 when any finding is an
+:mod:`workbench.evaluate.diagnostics`), what is wrong with the catalog
+(:mod:`workbench.evaluate.catalog_findings`) and, with labelled cases (``--cases`` or the agent's
+test_cases), the expected tools no case reaches and the what-if rows (changes outside the block,
+:mod:`workbench.evaluate.whatif`), each with its evidence and fix. Exit 1 when any finding is an
 error (the block would be rejected or ignored), so it can gate a CI job.
 """
 
@@ -19,9 +23,18 @@ from workbench.commands.common import (
     use_color,
     warn_catalog,
 )
+from workbench.commands.eval import report_case_problems
+from workbench.commands.tune import measure_what_ifs
 from workbench.config import load_agent
-from workbench.errors import CheckFailed
-from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import CheckFailed, InputError
+from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.catalog_findings import catalog_findings
+from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
+from workbench.evaluate.metrics import evaluate
+from workbench.evaluate.tuner import Budget
+from workbench.runtime import RuntimeInfo
+from workbench.search.usage import load_usage
 from workbench.workspace import Workspace, build_workspace
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -41,11 +54,41 @@ def open_checked(args: argparse.Namespace) -> Workspace:
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 
+def check_cases(args: argparse.Namespace, ws: Workspace) -> CaseSet | None:
+    """``--cases`` (an error if none resolves), else the agent's test_cases, else None."""
+    if getattr(args, "cases", None):
+        cases = resolve_cases(load_cases(args.cases), ws.catalog)
+        report_case_problems(cases)
+        if not len(cases):
+            raise InputError("no case names a tool of this catalog", file=args.cases)
+        return cases
+    raw = cases_from_agent(ws.agent)
+    own = resolve_cases(raw, ws.catalog) if raw else None
+    return own if own is not None and len(own) else None
+
+
+def all_findings(
+    args: argparse.Namespace, ws: Workspace, setting: ToolFiltering, runtime: RuntimeInfo
+) -> list[Finding]:
+    """The diagnostics, the catalog findings and, with cases, unreachable tools and what-ifs."""
+    usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+    found = diagnose(ws, setting, usage=usage, runtime=runtime)
+    cases = check_cases(args, ws)
+    results = None
+    if cases is not None:
+        results = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=usage).per_case
+    found += catalog_findings(ws.catalog, ws.tokens, results)
+    if cases is not None and not getattr(args, "no_what_if", False) and len(cases) >= args.folds:
+        report = measure_what_ifs(args, ws, cases, setting, Budget())
+        found += [row.finding() for row in report.listed]
+    return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
+
+
 def run(args: argparse.Namespace) -> int:
     ws = open_checked(args)
     setting = setting_from_args(args, ws.agent.filtering)
     runtime = runtime_of(args, ws.agent)
-    findings = diagnose(ws, setting, runtime=runtime)
+    findings = all_findings(args, ws, setting, runtime)
     counts = Counter(f.severity for f in findings)
     if args.json:
         print_json(
@@ -80,6 +123,8 @@ def human(findings: list[Finding], *, colour: bool) -> str:
         if where and f.evidence.get("line"):
             where = f"{where}:{f.evidence['line']}"
         lines.append(f"{label} {f.code}: {f.message}" + (f" [{where}]" if where else ""))
+        if f.fix:
+            lines.append(f"        fix: {f.fix}")
     counts = Counter(f.severity for f in findings)
     lines.append(
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info"

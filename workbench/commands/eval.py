@@ -29,8 +29,10 @@ from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
 from workbench.evaluate.compare import params_text
+from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.engines import EngineReport, evaluate_engine
 from workbench.evaluate.metrics import EvalReport, Metrics, evaluate
+from workbench.evaluate.query_findings import QueryReader
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.params import parse_params
 from workbench.workspace import Workspace, build_workspace
@@ -151,11 +153,34 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
             "measured (--enabled true measures the filter)"
         )
     report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
+    findings = miss_findings(report, ws)
     if args.json:
-        print_json(with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent)))
+        obj = with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent))
+        obj["findings"] = [f.to_json() for f in findings]
+        print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
+        if findings:
+            sys.stdout.write(miss_findings_text(findings))
     return report
+
+
+def miss_findings(report: EvalReport, ws: Workspace) -> list[Finding]:
+    """The query findings of the missed cases (each names its query in its evidence)."""
+    embeds = report.setting.search_method != "bm25" and ws.embedder.runtime != "none"
+    reader = QueryReader(ws.catalog)
+    return reader.many([r.case.query for r in report.misses], embeds=embeds)
+
+
+def miss_findings_text(findings: list[Finding]) -> str:
+    lines = [f"queries   {len(findings)} missed case(s) with a query finding; first:"]
+    for f in findings[:MISSES_SHOWN]:
+        query = str(f.evidence.get("query", ""))
+        query = query if len(query) <= 60 else query[:57] + "..."
+        lines.append(f"  {query!r}: {f.code}: {f.message}")
+    if findings and findings[0].fix:
+        lines.append(f"  fix: {findings[0].fix}")
+    return "\n".join(lines) + "\n"
 
 
 def describe(setting: ToolFiltering) -> str:

@@ -31,6 +31,8 @@ from workbench.commands.common import (
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
+from workbench.evaluate.diagnostics import Finding
+from workbench.evaluate.query_findings import QueryReader
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
@@ -62,20 +64,40 @@ def run(args: argparse.Namespace) -> int:
     runtime = runtime_of(args, workspace.agent)
     out = sys.stdout
     warned: set[str] = set()
+    reader = QueryReader(workspace.catalog)
+    embeds = runtime_embeds(workspace, setting)
     for number, query in enumerate(queries):
         result = search(workspace, query, setting, usage)
+        findings = reader.findings(query, embeds=embeds)
         if args.json:
             for line in warnings(workspace, result):
                 if line not in warned:  # each warning once, not once per query
                     warn(line)
                     warned.add(line)
             obj = with_runtime(search_json(workspace, result, args.limit), runtime)
+            obj["findings"] = [f.to_json() for f in findings]
             print_json(obj, stream=out, lines=args.queries is not None)
             continue
         if number:
             out.write("\n")
         print_human(workspace, result, args.limit, out, color=use_color(out))
+        out.write(findings_lines(findings))
     return 0
+
+
+def runtime_embeds(workspace: Workspace, setting: ToolFiltering) -> bool:
+    """The runtime scores queries with embeddings too (semantic or hybrid with a service)."""
+    return setting.search_method != "bm25" and workspace.embedder.runtime != "none"
+
+
+def findings_lines(findings: list[Finding]) -> str:
+    """A query's findings (:mod:`workbench.evaluate.query_findings`) as text, each with its fix."""
+    lines = []
+    for f in findings:
+        lines.append(f"{f.severity}: {f.code}: {f.message}")
+        if f.fix:
+            lines.append(f"  fix: {f.fix}")
+    return "".join(line + "\n" for line in lines)
 
 
 def open_for_search(args: argparse.Namespace) -> Workspace:

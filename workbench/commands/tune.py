@@ -1,5 +1,6 @@
 """``holo-tune tune AGENT.yaml [--cases FILE] [--max-tokens N | --min-reduction R] [--folds K]
-[--json] [--apply]``: propose the best setting within a token budget, with held-out figures.
+[--usage FILE] [--no-what-if] [--json] [--apply]``: propose the best setting within a token
+budget, with held-out figures, and what changes outside the block would gain (what-if rows).
 
 The procedure (robust figures, budget, knee, ties) is :mod:`workbench.evaluate.tuner`'s. The
 proposal's figures are k-fold held-out; the agent's current block is measured beside it on the same
@@ -26,9 +27,12 @@ from workbench.commands.eval import describe, metric_line, open_for_cases
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
 from workbench.errors import InputError
+from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runs import TuneReport, tune_cases
 from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.search.embedders.resolve import runtime_embedding
+from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
 
@@ -76,14 +80,65 @@ def run(args: argparse.Namespace) -> int:
     outcome = report.outcome
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
+    extra = None if args.no_what_if else measure_what_ifs(args, ws, cases, current, budget)
     if args.json:
-        print_json(with_runtime(report.to_json(), runtime), stream=sys.stdout)
+        obj = with_runtime(report.to_json(), runtime)
+        if extra is not None:
+            obj["what_if"] = extra.to_json()
+        print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(human_report(report, ws))
+        if extra is not None:
+            sys.stdout.write(what_if_text(extra))
     if args.apply:
         refuse_unwritable(runtime, "tool_filtering", force=args.force)
         write_back(ws, outcome.setting, diff_to_stdout=not args.json)
     return 0
+
+
+def measure_what_ifs(
+    args: argparse.Namespace,
+    ws: Workspace,
+    cases: CaseSet,
+    current: ToolFiltering,
+    budget: Budget,
+) -> WhatIfReport:
+    """The what-if rows (:mod:`workbench.evaluate.whatif`) on the tuner's cases and folds."""
+    usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+    embedder = ws.embedder.spec if ws.embedder.embedder is not None else None
+    return what_ifs(
+        ws.engine,
+        ws.catalog,
+        ws.tokens,
+        cases,
+        current,
+        budget,
+        agent=ws.agent.agent,
+        embedder_spec=embedder,
+        usage=usage,
+        folds=args.folds,
+    )
+
+
+def what_if_text(report: WhatIfReport) -> str:
+    """The what-if rows as text: the listed ones with their fix, then those inside the bars."""
+    base = report.baseline.heldout
+    lines = [f"what-if   changes outside the block, held-out like the proposal ({base.recall:.3f})"]
+    for row in report.listed:
+        lines.append(f"  {row.finding().message}")
+        lines.append(f"    setting  {describe(row.setting)}")
+        lines.append(f"    how      {row.how}")
+    for row in report.rows:
+        if not row.significant:
+            low, high = row.interval
+            lines.append(
+                f"  (not listed) {row.change}: {row.gain:+.3f} recall, inside the error bars "
+                f"(95% CI {low:+.3f}..{high:+.3f})"
+            )
+    lines += [f"  (not measured) {why}" for why in report.unmeasured]
+    if len(lines) == 1:
+        lines.append("  none applies to this agent")
+    return "\n".join(lines) + "\n"
 
 
 def budget_text(budget: Budget, tokens_all: int) -> str:

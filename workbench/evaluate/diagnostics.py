@@ -41,18 +41,28 @@ USUAL_MAX_COSINE: tuple[tuple[str, float], ...] = (
     ("mxbai", 0.9),
 )
 DEFAULT_MAX_COSINE = 0.85
+#: What to do about a tool whose description says (next to) nothing.
+DESCRIPTION_FIX = (
+    "give the tool (in its MCP server) a sentence saying what it does and when to use it, in "
+    "the words users ask with: search reads only its name, server, description and parameter names"
+)
 #: Show at most this many tool names in a message (the evidence keeps them all).
 NAMES_SHOWN = 5
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One thing the user should know, with the evidence that shows it."""
+    """One thing the user should know, with the evidence that shows it.
+
+    ``code`` is the finding's kind and ``severity`` its level; ``fix`` says what to change, where
+    one exists (the catalog, query and what-if findings carry one).
+    """
 
     severity: Severity
     code: str
     message: str
     evidence: dict[str, Any] = field(default_factory=dict)
+    fix: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +70,7 @@ class Finding:
             "code": self.code,
             "message": self.message,
             "evidence": self.evidence,
+            "fix": self.fix,
         }
 
 
@@ -443,6 +454,7 @@ def check_catalog(ctx: Context) -> list[Finding]:
                 f"{len(empty)} tool(s) have no description, so search can only match their "
                 f"names: {_shown(empty)}",
                 {"tools": empty},
+                fix=DESCRIPTION_FIX,
             )
         )
     for server in ctx.catalog.servers:

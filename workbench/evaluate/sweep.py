@@ -511,3 +511,50 @@ def pareto_front(
             setting = results[r_index].setting(method, int(k) + 1, int(t))
             front.append(FrontPoint(setting, -neg_recall, tok))
     return front
+
+
+# ------------------------------------------------------------------------- one point, per case
+
+
+@dataclass(frozen=True)
+class CaseFigures:
+    """Per-case figures of one grid point for some cases (``rows``): what a paired comparison
+    of two settings on the same cases needs. Recall is a share (0..1), hit 0 or 1."""
+
+    rows: IntArray
+    recall: FloatArray
+    hit: FloatArray
+    tokens: FloatArray
+
+
+def case_figures(
+    s: CaseScores,
+    cases: CaseSet | Sequence[ResolvedCase],
+    tokens: TokenCounts,
+    fixed: tuple[int, ...],
+    top_k: int,
+    threshold: int,
+    rows: IntArray,
+) -> CaseFigures:
+    """The figures of cases ``rows`` at ``top_k`` and grid threshold index ``threshold``, with
+    the always-sent tools ``fixed``: the same arithmetic as the sweep, case by case (so the sums
+    equal the sweep's sums exactly)."""
+    items = cases.cases if isinstance(cases, CaseSet) else list(cases)
+    rows = np.asarray(rows, dtype=np.int64)
+    m = len(fixed)
+    is_fixed = np.zeros(s.size, dtype=np.bool_)
+    is_fixed[list(fixed)] = True
+    per_tool = np.asarray(tokens.per_tool, dtype=np.int64)
+    scale = math.lcm(*{len(case.groups) for case in items}) if items else 1
+    groups = _groups(items, is_fixed, s.group_rank.shape[1])
+    width = TOP_KS.size + 1
+    out = [np.zeros(rows.size) for _ in METRICS]
+    for start in range(0, rows.size, CHUNK):
+        part = rows[start : start + CHUNK]
+        at = np.arange(part.size)
+        tables = _prefix_tables(s, groups, part, is_fixed, per_tool, int(tokens.overhead), m, scale)
+        passing = np.minimum(s.passing[part, threshold], width - 1)
+        added = _added_by_passing(s, part, is_fixed, m)[at, passing, top_k - 1]
+        for i, table in enumerate(tables):
+            out[i][start : start + part.size] = table[at, added]
+    return CaseFigures(rows=rows, recall=out[0] / scale, hit=out[1], tokens=out[2])

@@ -13,7 +13,8 @@ _MARK = {"error": ("✗", "bold red"), "warning": ("⚠", "yellow"), "info": ("�
 
 
 def findings_text(findings: Sequence[Any]) -> Text:
-    """Findings as text; each has ``severity``, ``code``, ``message`` and ``evidence``."""
+    """Findings as text; each has ``severity``, ``code``, ``message``, ``evidence`` and maybe
+    a ``fix``."""
     if not findings:
         return Text("No findings: the runtime will do what this config says.", style="green")
     text = Text()
@@ -27,6 +28,9 @@ def findings_text(findings: Sequence[Any]) -> Text:
         evidence = getattr(finding, "evidence", None)
         if evidence:
             text.append("\n    " + evidence_line(evidence), style="dim")
+        fix = getattr(finding, "fix", None)
+        if fix:
+            text.append(f"\n    fix: {fix}")
     return text
 
 
