@@ -131,13 +131,13 @@ class LabState(DOMNode):
     # -- the query ---------------------------------------------------------------------------
     def type_query(self, text: str) -> None:
         self.query_text = text
-        self.ask()
+        self._ask()
 
     def show_tab(self, tab: str | None) -> None:
         """A tab was opened: the compare tab wants every method's ranking."""
         self.comparing = tab == COMPARE_TAB
         if self.comparing:
-            self.ask()
+            self._ask()
 
     def methods_wanted(self) -> tuple[str, ...]:
         """The current method first; all three when the compare view is open."""
@@ -185,9 +185,9 @@ class LabState(DOMNode):
             self.lab.setting = setting
         self.setting = setting
         if rerank:
-            self.ask()
+            self._ask()
         else:
-            self.reselect()
+            self._reselect()
 
     # -- the file and the workspace -----------------------------------------------------------
     def reload(self, agent: AgentConfig) -> None:
@@ -217,14 +217,14 @@ class LabState(DOMNode):
         else:
             took = f" in {seconds:.1f}s" if self.show_timing else ""
             self.say(f"embedded {len(self.lab.workspace.catalog):,} tools{took}")
-        self.ask()
+        self._ask()
 
     # -- rankings ----------------------------------------------------------------------------
-    def ask(self) -> None:
+    def _ask(self) -> None:
         """Show what is cached at once, and ask for what is missing (:attr:`asked`)."""
         if self.lab is None:
             return
-        self.reselect()
+        self._reselect()
         query = self.query_text.strip()
         if query:
             self.asked = Ask(query, self.methods_wanted())
@@ -237,9 +237,9 @@ class LabState(DOMNode):
             self.lab.remember(ranking)
         if query == self.query_text.strip():
             self.rank_seconds = seconds
-            self.reselect()
+            self._reselect()
 
-    def reselect(self) -> None:
+    def _reselect(self) -> None:
         """Select from the cached ranking of the current query under the current setting and
         show it (no scoring). Without one for a typed query, what is drawn stays."""
         lab = self.lab
