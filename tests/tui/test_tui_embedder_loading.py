@@ -14,7 +14,7 @@ import pytest
 from textual.pilot import Pilot
 from tui_helpers import research_app, shown
 
-import workbench.tui.screens.dashboard as dashboard_module
+import workbench.tui.dashboard.session as session_module
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.embedders.cache import ToolEmbeddingCache, text_key
 from workbench.search.embedders.local import model_to_load
@@ -76,7 +76,7 @@ async def test_the_status_says_the_model_loads_during_the_first_query(
 ) -> None:
     model = SlowModel()
     cache = ToolEmbeddingCache(tmp_path / "vectors")
-    monkeypatch.setattr(dashboard_module, "build_workspace", _through(model, cache))
+    monkeypatch.setattr(session_module, "build_workspace", _through(model, cache))
     app = research_app(tmp_path)
     try:
         async with app.run_test(size=SIZE) as pilot:

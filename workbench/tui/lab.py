@@ -1,5 +1,6 @@
-"""The query lab's state, free of textual: the opened workspace, the setting being tuned, and the
-rankings already computed (so a knob change re-selects from cached scores without re-scoring).
+"""The query lab's computing side, free of textual: the opened workspace, the setting being tuned,
+and the rankings already computed (so a knob change re-selects from cached scores without
+re-scoring). What the dashboard shows of it is :mod:`workbench.tui.dashboard.state`.
 
 Scoring and selection are calls into the core (``HoloDeckEngine.rank``, ``selection.select``);
 this class only remembers their results.

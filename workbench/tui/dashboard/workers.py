@@ -1,0 +1,149 @@
+"""The lab's workers: scoring, embedding the tools, diagnosing. One place starts them and
+handles what becomes of them.
+
+- ``rank``: a thread worker per :attr:`LabState.asked` scores the methods the cache lacks and
+  posts each ranking as it is ready (:class:`RankingsReady`); the next keystroke cancels it.
+- ``prepare``: a thread worker embeds every tool once when a workspace opens.
+- ``diagnose``: a thread worker runs the core's diagnostics on every setting announced.
+
+Thread workers never touch a widget nor the state: they post messages, and the screen hands
+them (and every ``Worker.StateChanged``) to :class:`LabWorkers` on the UI thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import cast
+
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from workbench.config.filtering import ToolFiltering
+from workbench.evaluate import diagnose
+from workbench.search.embedders.local import model_to_load
+from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
+from workbench.tui.lab import Lab
+from workbench.tui.messages import EmbedderLoading, RankingsReady
+
+#: The groups of the workers started here.
+GROUPS = ("rank", "prepare", "diagnose")
+
+
+class LabWorkers:
+    """Starts the lab's workers on ``host`` and turns their results into state changes."""
+
+    def __init__(self, host: Screen[None], state: LabState) -> None:
+        self.host = host
+        self.state = state
+        self._rank_started = 0.0
+
+    def subscribe(self) -> None:
+        """Score what the state asks for; diagnose every setting it announces."""
+        self.host.watch(self.state, "asked", self._score_missing, init=False)
+        self.host.watch(self.state, "setting", self._diagnose, init=False)
+
+    # -- starting ------------------------------------------------------------------------------
+    def _score_missing(self, ask: Ask | None) -> None:
+        lab = self.state.lab
+        if ask is None or lab is None:
+            return
+        missing = [m for m in ask.methods if lab.cached(ask.query, m) is None]
+        if not missing:
+            return
+        self._rank_started = time.perf_counter()
+        engine = lab.workspace.engine
+        if not engine.prepared and any(m != "bm25" for m in missing):
+            model = lab.workspace.embedder.model_id
+            self.state.say(f"embedding {len(lab.workspace.catalog):,} tools with {model}…")
+        self._thread(partial(self._score, lab, ask.query, missing), "rank", "score the query")
+
+    def prepare(self, lab: Lab) -> None:
+        """Embed every tool of a workspace just opened, unless its engine already has."""
+        ws = lab.workspace
+        if ws.engine.prepared:
+            return
+        self.state.say(f"embedding {len(ws.catalog):,} tools with {ws.embedder.model_id}…")
+        self._thread(partial(self._prepare, lab), "prepare", "embed the tools")
+
+    def _diagnose(self, setting: ToolFiltering) -> None:
+        lab = self.state.lab
+        if lab is not None:
+            self._thread(partial(self._diagnosis, lab, setting), "diagnose", "diagnose")
+
+    def _thread(self, work: Callable[[], object], name: str, description: str) -> None:
+        self.host.run_worker(
+            work,
+            name=name,
+            group=name,
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            description=description,
+        )
+
+    # -- the workers (threads) -------------------------------------------------------------------
+    def _score(self, lab: Lab, query: str, methods: Sequence[str]) -> None:
+        """Score ``query`` by each method; post each ranking as it is ready (stops once a newer
+        keystroke cancelled the worker)."""
+        worker = get_current_worker()
+        for method in methods:
+            if worker.is_cancelled:
+                return
+            loading = model_to_load(lab.workspace.engine.embedder) if method != "bm25" else None
+            if loading is not None:  # the engine's first embedding: the model loads (seconds)
+                self.host.post_message(EmbedderLoading(query, loading))
+            ranking = lab.rank(query, method)
+            if worker.is_cancelled:
+                return
+            self.host.post_message(RankingsReady(query, {method: ranking}))
+
+    @staticmethod
+    def _prepare(lab: Lab) -> float:
+        """Embed every tool once (slow with a real model), timed."""
+        started = time.perf_counter()
+        lab.workspace.engine.prepare()
+        return time.perf_counter() - started
+
+    @staticmethod
+    def _diagnosis(lab: Lab, setting: ToolFiltering) -> Diagnosed:
+        return Diagnosed(setting, diagnose(lab.workspace, setting, usage=lab.usage))
+
+    # -- what became of them (UI thread) -----------------------------------------------------------
+    def rankings_ready(self, message: RankingsReady) -> None:
+        seconds = time.perf_counter() - self._rank_started
+        self.state.arrived(message.query, list(message.rankings.values()), seconds)
+
+    def embedder_loading(self, message: EmbedderLoading) -> None:
+        self.state.loading_model(message.query, message.model)
+
+    def state_changed(self, event: Worker.StateChanged) -> None:
+        worker, state = event.worker, event.state
+        if state == WorkerState.ERROR:
+            self._failed(worker)
+        elif state == WorkerState.SUCCESS:
+            if worker.name == "prepare":
+                self.state.prepared(cast(float, worker.result))
+            elif worker.name == "diagnose":
+                self.state.diagnosed_as(cast(Diagnosed, worker.result))
+
+    def _failed(self, worker: Worker[object]) -> None:
+        message = failure(worker)
+        if worker.name == "diagnose":
+            self.state.diagnosed_as(Diagnosed(self.state.setting, error=message))
+        elif worker.name == "rank":
+            self.state.say(f"scoring failed: {message}", error=True)
+        else:
+            report(self.host, self.state, worker)
+
+
+def failure(worker: Worker[object]) -> str:
+    return str(worker.error) if worker.error is not None else "failed"
+
+
+def report(host: Screen[None], state: LabState, worker: Worker[object]) -> None:
+    """A worker failed: said on the status line and in a notification."""
+    message = failure(worker)
+    state.say(f"{worker.description or worker.name} failed: {message}", error=True)
+    host.notify(message, title=f"{worker.name} failed", severity="error", timeout=10)
