@@ -89,6 +89,16 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
         )
 
 
+CASES_HELP = (
+    "labelled queries, YAML or JSON Lines (default: the agent's test_cases with expected_tools, "
+    "else AGENT.cases.yaml beside the agent)"
+)
+
+
+def _cases_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cases", metavar="FILE", help=CASES_HELP)
+
+
 def _setting_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "setting (unset flags take the YAML's block, then HoloDeck's defaults)"
@@ -125,6 +135,12 @@ def build_parser() -> Parsers:
     tui.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _common(tui, embedder=True)
     tui.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
+    tui.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="where labels are saved and what Evaluate runs (default: the agent's test_cases, "
+        "else AGENT.cases.yaml beside the agent)",
+    )
 
     cmd = _Parser(prog=PROG)
     cmd.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -162,7 +178,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     _setting_flags(p)
     g = p.add_argument_group("another engine (README, The strategy lab)")
     g.add_argument(
@@ -184,7 +200,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
@@ -193,12 +209,13 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
+    _cases_flag(p)
     _setting_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     return tui, cmd, dict(sub.choices)
 

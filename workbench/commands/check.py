@@ -1,7 +1,9 @@
-"""``holo-tune check AGENT.yaml [--catalog FILE] [setting flags] [--json]``.
+"""``holo-tune check AGENT.yaml [--catalog FILE] [--cases FILE] [setting flags] [--json]``.
 
 Lists what the runtime will do differently from what the config suggests (the findings of
-:mod:`workbench.evaluate.diagnostics`), each with its evidence. Exit 1 when any finding is an
+:mod:`workbench.evaluate.diagnostics`), each with its evidence. The labelled queries (the one
+default order of :mod:`workbench.evaluate.casesource`) are ranked so that the checks that read
+scores read real ones. Exit 1 when any finding is an
 error (the block would be rejected or ignored), so it can gate a CI job.
 """
 
@@ -15,7 +17,10 @@ from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import print_json, setting_from_args, use_color, warn_catalog
 from workbench.config import load_agent
 from workbench.errors import CheckFailed
+from workbench.evaluate.cases import resolve_cases
+from workbench.evaluate.casesource import CasesSource, find_cases_source
 from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
+from workbench.search.types import Ranking
 from workbench.workspace import Workspace, build_workspace
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
@@ -35,10 +40,27 @@ def open_checked(args: argparse.Namespace) -> Workspace:
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 
+def case_rankings(
+    args: argparse.Namespace, ws: Workspace, method: str
+) -> tuple[CasesSource | None, list[Ranking]]:
+    """The labelled queries of the one default order (``--cases``, the agent's test_cases, the
+    cases file beside it) ranked by ``method``, for the checks that read real scores; said on
+    stderr. No cases is no error here: those checks then fall back on what is usual."""
+    found = find_cases_source(ws.agent, getattr(args, "cases", None))
+    if found is None:
+        print("holo-tune: cases: none (the checks use typical scores)", file=sys.stderr)
+        return None, []
+    source, raw = found
+    print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
+    cases = resolve_cases(raw, ws.catalog)
+    return source, [ws.engine.rank(case.query, method) for case in cases.cases]
+
+
 def run(args: argparse.Namespace) -> int:
     ws = open_checked(args)
     setting = setting_from_args(args, ws.agent.filtering)
-    findings = diagnose(ws, setting)
+    source, rankings = case_rankings(args, ws, setting.search_method)
+    findings = diagnose(ws, setting, rankings=rankings)
     counts = Counter(f.severity for f in findings)
     if args.json:
         print_json(
@@ -48,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
                 "findings": [f.to_json() for f in findings],
                 "errors": counts["error"],
                 "warnings": counts["warning"],
+                "cases_source": source.to_json() if source is not None else None,
             },
             stream=sys.stdout,
         )
