@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "tune": "propose the best setting within a token budget",
     "check": "list what the runtime will do differently from what the config suggests",
     "compare": "compare tool-search engines on labelled queries",
+    "cases": "make cases: 'cases generate' asks a chat model for queries per tool",
 }
 
 
@@ -45,6 +46,14 @@ APPLY_EPILOG = (
     "stderr. Refused, file untouched (exit 2): out-of-range values, a file changed since it "
     "was read, a file that does not load. A 0.7+ config or an anthropic model is warned about, "
     "then written."
+)
+
+
+CASES_EPILOG = (
+    "Sent: the tools' names, descriptions and parameter names and the instructions; never an "
+    "environment value or a key. OPENAI_BASE_URL and OPENAI_API_KEY reach any OpenAI-compatible "
+    "server. Answers are cached (a re-run sends nothing); generated cases are marked "
+    "'source: generated' and replace those of an earlier run, hand labels stay."
 )
 
 
@@ -217,6 +226,25 @@ def build_parser() -> Parsers:
     _common(p, embedder=True)
     _cases_flag(p)
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser(
+        "cases", help=COMMANDS["cases"], description=COMMANDS["cases"], epilog=CASES_EPILOG
+    )
+    p.add_argument("action", choices=["generate"], help="generate: queries from a chat model")
+    _common(p)
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="the cases file (default: AGENT.cases.yaml)"
+    )
+    p.add_argument(
+        "--per-tool", type=int, default=3, metavar="N", help="queries per tool (default 3)"
+    )
+    p.add_argument(
+        "--llm",
+        metavar="SPEC",
+        help="openai:MODEL, azure_openai:DEPLOYMENT or ollama:MODEL (default: the agent's model)",
+    )
+    p.add_argument("--tools", metavar="GLOB", help="only the tools matching this glob")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
     return tui, cmd, dict(sub.choices)
 
 

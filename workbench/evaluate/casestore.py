@@ -75,6 +75,23 @@ def load_expected(path: str | Path) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def load_sources(path: str | Path) -> dict[str, str | None]:
+    """``{query_key(query): source}`` of every case in the file (None: no ``source:`` key)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as err:
+        raise CasesError(f"cannot read: {err}", file=path) from None
+    out: dict[str, str | None] = {}
+    for item in _items_fast(text, path):
+        if isinstance(item, dict) and isinstance(item.get("query"), str):
+            source = item.get("source")
+            out.setdefault(query_key(item["query"]), source if isinstance(source, str) else None)
+    return out
+
+
 def _items_fast(text: str, path: Path) -> list[Any]:
     if path.suffix.lower() not in YAML_SUFFIXES:
         rows: list[Any] = []
