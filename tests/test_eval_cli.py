@@ -61,7 +61,7 @@ def world(tmp_path: Path) -> dict[str, Path]:
         "tool_filtering:\n  enabled: true\n  top_k: 2\n  similarity_threshold: 0.3\n"
         "  always_include: []\n  always_include_top_n_used: 0\n  search_method: bm25\n"
     )
-    cases = tmp_path / "cases.jsonl"
+    cases = tmp_path / "labelled.jsonl"
     cases.write_text("".join(json.dumps({"query": q, "expected": e}) + "\n" for q, e in CASES))
     return {"agent": agent, "catalog": catalog, "cases": cases, "dir": tmp_path}
 
@@ -95,6 +95,7 @@ def test_min_recall_gate(world: dict[str, Path], capsys: pytest.CaptureFixture[s
     assert "recall" in capsys.readouterr().out
     assert main(_args(world, "eval", "--top-k", "1", "--min-recall", "0.99")) == 1
     err = capsys.readouterr().err
+    err = "".join(ln for ln in err.splitlines(True) if "holo-tune: cases:" not in ln)
     assert "below --min-recall 0.99" in err and err.count("\n") == 1
 
 
@@ -128,22 +129,52 @@ def test_without_cases_the_agents_test_cases_are_used(
 ) -> None:
     argv = ["eval", str(world["agent"]), "--catalog", str(world["catalog"])]
     assert main(argv) == 2
-    assert "no cases" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no cases" in err and "agent.cases.yaml" in err and err.count("\n") == 1
     with world["agent"].open("a") as f:
         f.write("test_cases:\n  - input: send a mail to Bob\n    expected_tools: [send_email]\n")
     assert main([*argv, "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert data["cases"] == 1 and data["per_case"][0]["expected"] == ["send_email"]
+    assert data["cases_source"] == {"kind": "agent", "path": str(world["agent"])}
+    assert "cases: the agent's test_cases" in captured.err
+
+
+def test_the_cases_file_beside_the_agent_comes_after_its_test_cases(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The one default order: --cases, the agent's test_cases, <stem>.cases.yaml beside it."""
+    beside = world["dir"] / "agent.cases.yaml"
+    beside.write_text(
+        "# labelled\ncases:\n  - query: read the file notes.txt\n    expected: [read_file]\n"
+        "  - query: send an email to Bob\n    expected: [send_email]\n"
+    )
+    argv = ["eval", str(world["agent"]), "--catalog", str(world["catalog"]), "--json"]
+    for command in ("eval", "compare"):
+        assert main([command, *argv[1:]]) == 0
+        captured = capsys.readouterr()
+        if command == "eval":
+            assert json.loads(captured.out)["cases"] == 2
+        assert f"cases: {beside} (beside the agent)" in captured.err
+    assert main([*argv, "--cases", str(world["cases"])]) == 0
+    assert json.loads(capsys.readouterr().out)["cases"] == len(CASES)  # --cases wins
+    with world["agent"].open("a") as f:
+        f.write("test_cases:\n  - input: send a mail to Bob\n    expected_tools: [send_email]\n")
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["cases_source"]["kind"] == "agent"
 
 
 def test_tune_json_and_budget(world: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(_args(world, "tune", "--json", "--max-tokens", "150")) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {
+    assert set(data) >= {
         "runtime", "cases", "budget", "setting", "heldout", "default", "front", "what_if",
     }  # fmt: skip
     assert data["runtime"]["name"] == "holodeck-0.6"
     assert isinstance(data["what_if"], list)
+    assert set(data["difference"]) == {"recall", "tokens"}
+    assert isinstance(data["distinguishable"], bool)
     assert data["budget"] == {"max_tokens": 150, "min_reduction": None}
     assert data["setting"]["enabled"] is True and data["setting"]["search_method"] == "bm25"
     assert data["heldout"]["tokens_all"] == data["default"]["tokens_all"]
@@ -196,3 +227,27 @@ def test_a_missing_variable_does_not_stop_a_measurement(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["cases"] == len(CASES)
     assert "HOLO_TUNE_TEST_UNSET_KEY" in captured.err
+
+
+def test_tune_says_whether_the_proposal_is_distinguishable(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The paired difference is of the held-out proposal and the current setting per case: its
+    mean is the difference of the two reported figures; 10 cases cannot tell them apart."""
+    assert main(_args(world, "tune", "--json")) == 0
+    data = json.loads(capsys.readouterr().out)
+    diff = data["difference"]["recall"]
+    assert diff["mean"] == pytest.approx(data["heldout"]["recall"] - data["default"]["recall"])
+    tokens = data["difference"]["tokens"]
+    mean_tokens = data["heldout"]["tokens_selected_mean"] - data["default"]["tokens_selected_mean"]
+    assert tokens["mean"] == pytest.approx(mean_tokens)
+    low, high = diff["ci95"]
+    assert low <= diff["mean"] <= high
+    assert main(_args(world, "tune")) == 0
+    out = capsys.readouterr().out
+    verdict = [line for line in out.splitlines() if line.startswith("verdict")]
+    assert len(verdict) == 1
+    if data["distinguishable"]:
+        assert "change" in verdict[0]
+    else:
+        assert "keep the current setting" in verdict[0] and "include 0" in out

@@ -132,7 +132,8 @@ def test_per_category_means() -> None:
 def test_eval_json_shape() -> None:
     report = evaluate(HandRanker(), CATALOG, TOKENS, _cases(("t3",)), _setting(top_k=2))
     data = report.to_json(CATALOG)
-    assert set(data) == {"cases", "setting", "metrics", "per_case"}
+    assert set(data) == {"cases", "setting", "metrics", "ci95", "per_case"}
+    assert data["ci95"]["hit"] == [0.0, pytest.approx(0.7935, abs=1e-4)]  # Wilson, 0 of 1
     assert set(data["metrics"]) == {
         "hit",
         "recall",

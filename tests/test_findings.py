@@ -110,7 +110,8 @@ def test_check_lists_unreachable_and_confusable_tools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ws = _open(tmp_path, {"fs": FILES, "mirror": MIRROR})
-    cases = tmp_path / "cases.jsonl"
+    cases = tmp_path / "labels" / "cases.jsonl"  # not beside the agent: no default cases below
+    cases.parent.mkdir()
     rows = [
         {"query": "read the file contents", "expected": ["fs-read_file"]},
         {"query": "what is the forecast in Paris", "expected": ["fs-get_weather"]},

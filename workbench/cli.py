@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "tune": "propose the best setting within a token budget",
     "check": "list what the runtime will do differently from what the config suggests",
     "compare": "compare tool-search engines on labelled queries",
+    "cases": "make cases: 'cases generate' asks a chat model for queries per tool",
 }
 
 
@@ -56,6 +57,14 @@ EXPORT_EPILOG = (
     "for the agent's MCP servers (alwaysLoad on those with a kept tool) and ENABLE_TOOL_SEARCH "
     "advice on stderr; openai the Responses tools (tool_search, a namespace per server). "
     "holodeck-0.7 has no block: tune --runtime holodeck-0.7 proposes its allowlists."
+)
+
+
+CASES_EPILOG = (
+    "Sent: the tools' names, descriptions and parameter names and the instructions; never an "
+    "environment value or a key. OPENAI_BASE_URL and OPENAI_API_KEY reach any OpenAI-compatible "
+    "server. Answers are cached (a re-run sends nothing); generated cases are marked "
+    "'source: generated' and replace those of an earlier run, hand labels stay."
 )
 
 
@@ -104,6 +113,16 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
             help="openai:MODEL, azure_openai:DEPLOYMENT, ollama:MODEL, local:NAME_OR_PATH or none "
             "(default: $HOLO_TUNE_EMBEDDER, else what the runtime would use)",
         )
+
+
+CASES_HELP = (
+    "labelled queries, YAML or JSON Lines (default: the agent's test_cases with expected_tools, "
+    "else AGENT.cases.yaml beside the agent)"
+)
+
+
+def _cases_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cases", metavar="FILE", help=CASES_HELP)
 
 
 def _setting_flags(p: argparse.ArgumentParser) -> None:
@@ -156,6 +175,12 @@ def build_parser() -> Parsers:
     tui.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _common(tui, embedder=True)
     tui.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
+    tui.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="where labels are saved and what Evaluate runs (default: the agent's test_cases, "
+        "else AGENT.cases.yaml beside the agent)",
+    )
 
     cmd = _Parser(prog=PROG)
     cmd.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -209,7 +234,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     _setting_flags(p)
     g = p.add_argument_group("another engine (README, The strategy lab)")
     g.add_argument(
@@ -231,7 +256,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
     p.add_argument(
@@ -255,21 +280,35 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
+    _cases_flag(p)
     _setting_flags(p)
-    p.add_argument(
-        "--cases",
-        metavar="FILE",
-        help="labelled queries (YAML or JSON Lines): adds unreachable tools and what-if rows "
-        "(default: the agent's test_cases, if any)",
-    )
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     _what_if_flags(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
     _common(p, embedder=True)
-    p.add_argument("--cases", metavar="FILE", help="labelled queries (YAML or JSON Lines)")
+    _cases_flag(p)
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser(
+        "cases", help=COMMANDS["cases"], description=COMMANDS["cases"], epilog=CASES_EPILOG
+    )
+    p.add_argument("action", choices=["generate"], help="generate: queries from a chat model")
+    _common(p)
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="the cases file (default: AGENT.cases.yaml)"
+    )
+    p.add_argument(
+        "--per-tool", type=int, default=3, metavar="N", help="queries per tool (default 3)"
+    )
+    p.add_argument(
+        "--llm",
+        metavar="SPEC",
+        help="openai:MODEL, azure_openai:DEPLOYMENT or ollama:MODEL (default: the agent's model)",
+    )
+    p.add_argument("--tools", metavar="GLOB", help="only the tools matching this glob")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
     return tui, cmd, dict(sub.choices)
 
 

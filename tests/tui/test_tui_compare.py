@@ -204,18 +204,19 @@ async def test_the_cases_path_is_kept_for_the_session(tmp_path: Path) -> None:
 
 
 async def test_evaluate_and_compare_engines_share_the_typed_cases_path(tmp_path: Path) -> None:
-    """One path for both views, once typed; until then each opens on its own default."""
+    """One path for both views: the CLI's default order until one is typed, then the typed one."""
     (tmp_path / "cases.yaml").write_text("cases: []\n")
     app = research_app(tmp_path)
     agent = tmp_path / "research-agent.yaml"
-    agent.write_text(agent.read_text() + TEST_CASES)  # Compare engines prefers these
+    agent.write_text(agent.read_text() + TEST_CASES)  # the agent's own come before any file
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("tab", "v")
         await settle(pilot)
         assert isinstance(app.screen, EvaluateScreen)
-        assert app.screen.query_one("#eval-cases", Input).value == str(tmp_path / "cases.yaml")
-        await pilot.press("escape", "x")  # opened, nothing typed: compare's own default
+        assert app.screen.query_one("#eval-cases", Input).value == AGENT_CASES
+        assert "cases: the agent's test_cases" in shown(app.screen.query_one("#eval-status"))
+        await pilot.press("escape", "x")  # opened, nothing typed: the same default
         await settle(pilot)
         assert isinstance(app.screen, CompareEnginesScreen)
         cases = app.screen.query_one("#cmp-cases", Input)
@@ -225,6 +226,31 @@ async def test_evaluate_and_compare_engines_share_the_typed_cases_path(tmp_path:
         await settle(pilot)
         assert isinstance(app.screen, EvaluateScreen)
         assert app.screen.query_one("#eval-cases", Input).value == "mine.jsonl"
+
+
+@pytest.mark.parametrize("flag", [False, True])
+async def test_both_views_open_on_the_cli_default_and_say_which(tmp_path: Path, flag: bool) -> None:
+    """``<agent stem>.cases.yaml`` beside the agent, or ``--cases FILE``: both views open on it
+    and their header says where the cases come from."""
+    beside = tmp_path / "research-agent.cases.yaml"
+    beside.write_text(
+        "cases:\n  - query: find recent papers on transformers\n    expected: [search_papers]\n"
+    )
+    app = research_app(tmp_path)
+    given = tmp_path / "other.cases.yaml"
+    if flag:
+        app.options = Options(**{**app.options.__dict__, "cases": given})
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key, prefix in (("v", "eval"), ("x", "cmp")):
+            await pilot.press("tab" if key == "v" else "escape", key)
+            await settle(pilot)
+            value = app.screen.query_one(f"#{prefix}-cases", Input).value
+            header = shown(app.screen.query_one(f"#{prefix}-status"))
+            if flag:
+                assert value == str(given) and f"cases: {given} (--cases)" in header
+            else:
+                assert value == str(beside) and "(beside the agent)" in header
 
 
 async def test_no_cases_says_what_to_type_in_the_tui(tmp_path: Path) -> None:

@@ -266,6 +266,10 @@ def test_metric_cards_format_the_core_metrics() -> None:
         ("tokens sent", "250"),
         ("saved", "75.0%"),
     ]
+    ci = {"recall": (0.4, 0.85), "hit": (0.3006, 0.9544), "top1": (0.15, 0.85), "mrr": (0.3, 0.9)}
+    cards = dict(metric_cards(report, ci))
+    assert cards["hit"] == "0.750 (0.30-0.95)" and cards["recall"] == "0.625 (0.40-0.85)"
+    assert cards["tokens sent"] == "250"
 
 
 def test_catalog_sorts_by_tokens_name_and_server() -> None:

@@ -3,9 +3,11 @@
 
 Lists what the runtime will do differently from what the config suggests (the findings of
 :mod:`workbench.evaluate.diagnostics`), what is wrong with the catalog
-(:mod:`workbench.evaluate.catalog_findings`) and, with labelled cases (``--cases`` or the agent's
-test_cases), the expected tools no case reaches and the what-if rows (changes outside the block,
-:mod:`workbench.evaluate.whatif`), each with its evidence and fix. Exit 1 when any finding is an
+(:mod:`workbench.evaluate.catalog_findings`) and, with labelled cases (the one default order of
+:mod:`workbench.evaluate.casesource`: ``--cases``, the agent's test_cases, the cases file beside
+it), the expected tools no case reaches and the what-if rows (changes outside the block,
+:mod:`workbench.evaluate.whatif`), each with its evidence and fix. The cases are ranked so that
+the checks that read scores read real ones. Exit 1 when any finding is an
 error (the block would be rejected or ignored), so it can gate a CI job.
 """
 
@@ -28,7 +30,8 @@ from workbench.commands.tune import measure_what_ifs
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
-from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.cases import CaseSet, resolve_cases
+from workbench.evaluate.casesource import CasesSource, find_cases_source
 from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
@@ -54,26 +57,42 @@ def open_checked(args: argparse.Namespace) -> Workspace:
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 
-def check_cases(args: argparse.Namespace, ws: Workspace) -> CaseSet | None:
-    """``--cases`` (an error if none resolves), else the agent's test_cases, else None."""
-    if getattr(args, "cases", None):
-        cases = resolve_cases(load_cases(args.cases), ws.catalog)
-        report_case_problems(cases)
-        if not len(cases):
-            raise InputError("no case names a tool of this catalog", file=args.cases)
-        return cases
-    raw = cases_from_agent(ws.agent)
-    own = resolve_cases(raw, ws.catalog) if raw else None
-    return own if own is not None and len(own) else None
+def check_cases(
+    args: argparse.Namespace, ws: Workspace
+) -> tuple[CasesSource | None, CaseSet | None]:
+    """The labelled queries of the one default order, said on stderr; a ``--cases`` file that
+    names no tool of the catalog is an error. No cases is no error here: the checks that read
+    scores then fall back on what is usual, and the case-based findings are left out."""
+    found = find_cases_source(ws.agent, getattr(args, "cases", None))
+    if found is None:
+        print("holo-tune: cases: none (the checks use typical scores)", file=sys.stderr)
+        return None, None
+    source, raw = found
+    print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
+    cases = resolve_cases(raw, ws.catalog)
+    report_case_problems(cases)
+    if not len(cases):
+        if source.kind == "flag":
+            raise InputError("no case names a tool of this catalog", file=source.path)
+        return source, None
+    return source, cases
 
 
 def all_findings(
-    args: argparse.Namespace, ws: Workspace, setting: ToolFiltering, runtime: RuntimeInfo
+    args: argparse.Namespace,
+    ws: Workspace,
+    setting: ToolFiltering,
+    runtime: RuntimeInfo,
+    cases: CaseSet | None,
 ) -> list[Finding]:
     """The diagnostics, the catalog findings and, with cases, unreachable tools and what-ifs."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
-    found = diagnose(ws, setting, usage=usage, runtime=runtime)
-    cases = check_cases(args, ws)
+    rankings = (
+        [ws.engine.rank(case.query, setting.search_method) for case in cases.cases]
+        if cases is not None
+        else []
+    )
+    found = diagnose(ws, setting, rankings=rankings, usage=usage, runtime=runtime)
     results = None
     if cases is not None:
         results = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=usage).per_case
@@ -88,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     ws = open_checked(args)
     setting = setting_from_args(args, ws.agent.filtering)
     runtime = runtime_of(args, ws.agent)
-    findings = all_findings(args, ws, setting, runtime)
+    source, cases = check_cases(args, ws)
+    findings = all_findings(args, ws, setting, runtime, cases)
     counts = Counter(f.severity for f in findings)
     if args.json:
         print_json(
@@ -99,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                 "findings": [f.to_json() for f in findings],
                 "errors": counts["error"],
                 "warnings": counts["warning"],
+                "cases_source": source.to_json() if source is not None else None,
             },
             stream=sys.stdout,
         )

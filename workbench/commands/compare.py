@@ -12,21 +12,36 @@ import sys
 from collections.abc import Sequence
 
 from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
-from workbench.commands.eval import open_for_cases
-from workbench.evaluate.compare import CompareReport, compare, params_text
+from workbench.commands.eval import open_for_cases, with_source
+from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
+from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.workspace import Workspace
 
 
 def table(report: CompareReport, ws: Workspace) -> str:
-    header = ("engine", "setting", "parameters", "hit", "recall", "top1", "mrr", "tokens", "saved")
+    header = (
+        "engine",
+        "setting",
+        "parameters",
+        "hit",
+        "hit 95%",
+        "recall",
+        "recall 95%",
+        "top1",
+        "mrr",
+        "tokens",
+        "saved",
+    )
     body = [
         (
             row.engine,
             row.setting + ("*" if row.heldout else ""),
             params_text(row.engine, row.params),
             f"{row.metrics.hit:.3f}",
+            _ci(row, "hit"),
             f"{row.metrics.recall:.3f}",
+            _ci(row, "recall"),
             f"{row.metrics.top1:.3f}",
             f"{row.metrics.mrr:.3f}",
             f"{row.metrics.tokens_selected_mean:,.0f}",
@@ -35,7 +50,7 @@ def table(report: CompareReport, ws: Workspace) -> str:
         for row in report.rows
     ]
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    right = {3, 4, 5, 6, 7, 8}
+    right = {3, 5, 7, 8, 9, 10}
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(
@@ -55,10 +70,16 @@ def table(report: CompareReport, ws: Workspace) -> str:
             if any(row.heldout for row in report.rows)
             else f"no best settings: they need at least {DEFAULT_FOLDS} cases (one per fold)"
         ),
-        "tokens: mean per request under each engine's own accounting (docs/strategies.md)",
+        "tokens: mean per request under each engine's own accounting (docs/strategies.md); "
+        "95%: Wilson interval of hit, bootstrap interval of recall",
         *(f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _ci(row: CompareRow, name: str) -> str:
+    interval = row.ci95.get(name)
+    return interval_text(interval) if interval is not None else "-"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     warn_catalog(ws.catalog)
     report = compare(ws, cases)
     if args.json:
-        print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))
+        obj = with_runtime(with_source(report.to_json(), cases), runtime_of(args, ws.agent))
+        print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(table(report, ws))
     return 0

@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=getattr(args, "timeout", None),
         embedder=getattr(args, "embedder", None),
         usage=Path(args.usage) if getattr(args, "usage", None) else None,
+        cases=Path(args.cases) if getattr(args, "cases", None) else None,
     )
     app = HoloTuneApp(options)
     app.run()

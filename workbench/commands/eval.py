@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
@@ -27,11 +29,22 @@ from workbench.commands.common import (
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
-from workbench.evaluate.cases import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.cases import CaseSet, resolve_cases
+from workbench.evaluate.casesource import resolve_cases_source
 from workbench.evaluate.compare import params_text
 from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.engines import EngineReport, evaluate_engine
-from workbench.evaluate.metrics import EvalReport, Metrics, evaluate
+from workbench.evaluate.intervals import Interval, interval_text
+from workbench.evaluate.metrics import (
+    CaseResult,
+    EvalReport,
+    Metrics,
+    aggregate,
+    by_origin,
+    ci95,
+    evaluate,
+    only_generated,
+)
 from workbench.evaluate.query_findings import QueryReader
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.params import parse_params
@@ -57,25 +70,20 @@ def open_agent(args: argparse.Namespace) -> Workspace:
 
 
 def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
-    """The workspace and the resolved cases (``--cases`` or the agent's test_cases)."""
+    """The workspace and the resolved cases, from the one default order of
+    :mod:`workbench.evaluate.casesource` (``--cases``, the agent's test_cases, the cases file
+    beside it); which one was used is said on stderr and kept as ``cases.source``."""
     ws = open_agent(args)
     for server in ws.catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")
-    if args.cases:
-        raw = load_cases(args.cases)
-    else:
-        raw = cases_from_agent(ws.agent)
-        if not raw:
-            raise InputError(
-                "no cases: pass --cases FILE, or give the agent test_cases with expected_tools",
-                file=args.agent,
-            )
+    source, raw = resolve_cases_source(ws.agent, getattr(args, "cases", None))
+    print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
     cases = resolve_cases(raw, ws.catalog)
+    cases.source = source
     report_case_problems(cases)
     if not len(cases):
-        where = args.cases or args.agent
-        raise InputError("no case names a tool of this catalog", file=where)
+        raise InputError("no case names a tool of this catalog", file=source.path)
     return ws, cases
 
 
@@ -127,11 +135,31 @@ def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
     ws, cases = open_for_cases(args)
     strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
     report = evaluate_engine(strategy, cases, int(ws.tokens.all))
+    warn_generated(report.per_case)
     if args.json:
-        print_json(with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent)))
+        obj = with_runtime(
+            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
+        )
+        print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(engine_report(report, ws))
     return report
+
+
+def with_source(obj: dict[str, Any], cases: CaseSet) -> dict[str, Any]:
+    """A ``--json`` object with ``cases_source`` (``{"kind", "path"}``: which cases were used)."""
+    if cases.source is not None:
+        obj["cases_source"] = cases.source.to_json()
+    return obj
+
+
+def warn_generated(results: Sequence[CaseResult]) -> None:
+    """Every case was written by a model: say the verdict rests on them alone."""
+    if only_generated(results):
+        warn(
+            "every case is generated: generated queries echo the tools' own words, which "
+            "flatters bm25; label real queries before trusting this verdict"
+        )
 
 
 _SETTING_FLAGS = {
@@ -153,9 +181,12 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
             "measured (--enabled true measures the filter)"
         )
     report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
+    warn_generated(report.per_case)
     findings = miss_findings(report, ws)
     if args.json:
-        obj = with_runtime(report.to_json(ws.catalog), runtime_of(args, ws.agent))
+        obj = with_runtime(
+            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
+        )
         obj["findings"] = [f.to_json() for f in findings]
         print_json(obj, stream=sys.stdout)
     else:
@@ -201,6 +232,14 @@ def metric_line(m: Metrics) -> str:
     )
 
 
+def ci_line(intervals: dict[str, Interval]) -> str:
+    """The 95 % intervals under :func:`metric_line`'s figures."""
+    return "  ".join(f"{name} {interval_text(intervals[name])}" for name in _CI_ORDER)
+
+
+_CI_ORDER = ("recall", "hit", "top1", "mrr")
+
+
 def engine_report(report: EngineReport, ws: Workspace) -> str:
     m = report.metrics
     head = [
@@ -227,6 +266,7 @@ def _report_lines(head: list[str], report: EvalReport | EngineReport, ws: Worksp
     lines = list(head)
     lines += [
         f"metrics   {metric_line(m)}",
+        f"95% CI    {ci_line(ci95(report.per_case))}  ({m.cases} cases)",
         f"tokens    {tokens.encoding} ({'exact' if tokens.exact else 'estimate'}), "
         "mean per request",
     ]
@@ -237,6 +277,17 @@ def _report_lines(head: list[str], report: EvalReport | EngineReport, ws: Worksp
             lines.append(
                 f"  {name:<{width}}  n={cm.cases:<5} recall {cm.recall:.3f}  hit {cm.hit:.3f}  "
                 f"tokens {cm.tokens_selected_mean:,.0f}"
+            )
+    split = by_origin(report.per_case, m.tokens_all)
+    if split:
+        lines.append("by source (generated queries echo the tools' words: trust labelled first)")
+        for name, part in split.items():
+            pm = aggregate(part, m.tokens_all)
+            ci = ci95(part)
+            lines.append(
+                f"  {name:<9}  n={pm.cases:<5} recall {pm.recall:.3f} "
+                f"({interval_text(ci['recall'])})  hit {pm.hit:.3f} "
+                f"({interval_text(ci['hit'])})  tokens {pm.tokens_selected_mean:,.0f}"
             )
     misses = report.misses
     if misses:

@@ -23,7 +23,7 @@ from workbench.commands.common import (
     warn_catalog,
     with_runtime,
 )
-from workbench.commands.eval import describe, metric_line, open_for_cases
+from workbench.commands.eval import describe, metric_line, open_for_cases, with_source
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import apply_plan, plan_write, render_block_text
 from workbench.errors import InputError
@@ -80,9 +80,19 @@ def run(args: argparse.Namespace) -> int:
     outcome = report.outcome
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
+    if report.only_generated:
+        warn(
+            "every case is generated: generated queries echo the tools' own words, which "
+            "flatters bm25; label real queries before trusting this proposal"
+        )
+    if args.apply and not report.distinguishable and not report.same_setting:
+        warn(
+            "the proposal is not distinguishable from the file's setting on these cases; "
+            "writing it anyway (--apply)"
+        )
     extra = None if args.no_what_if else measure_what_ifs(args, ws, cases, current, budget)
     if args.json:
-        obj = with_runtime(report.to_json(), runtime)
+        obj = with_runtime(with_source(report.to_json(), cases), runtime)
         if extra is not None:
             obj["what_if"] = extra.to_json()
         print_json(obj, stream=sys.stdout)
@@ -173,6 +183,13 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         f"front     {len(o.front)} settings no other beats on recall and tokens "
         "(--json lists them)",
     ]
+    lines += verdict_lines(report)
+    for name, (heldout, default) in report.by_origin().items():
+        lines.append(
+            f"  {name:<9} n={heldout.cases:<4} proposed (held-out) recall {heldout.recall:.3f}"
+            f" tokens {heldout.tokens_selected_mean:,.0f}  current recall {default.recall:.3f}"
+            f" tokens {default.tokens_selected_mean:,.0f}"
+        )
     if report.disguised:
         what = " and ".join(report.disguised)
         if ws.embedder.runtime_fallback:
@@ -182,6 +199,29 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         lines.append(f"note      {why}: not proposed")
     lines += ["", render_block_text(o.setting).rstrip("\n")]
     return "\n".join(lines) + "\n"
+
+
+def verdict_lines(report: TuneReport) -> list[str]:
+    """Whether the proposal is worth a change: the 95 % intervals of the paired difference
+    (proposal held-out minus current, per case) of recall and tokens."""
+    if report.same_setting:
+        return ["verdict   the file's setting is the proposal: nothing to change"]
+    if not report.difference:
+        return []
+    mean = report.mean_difference()
+    r, t = report.difference["recall"], report.difference["tokens"]
+    diff = (
+        f"recall {mean['recall']:+.3f} ({r[0]:+.3f} to {r[1]:+.3f}), "
+        f"tokens {mean['tokens']:+,.0f} ({t[0]:+,.0f} to {t[1]:+,.0f})"
+    )
+    if report.distinguishable:
+        return [f"verdict   change: the proposal differs from the current setting by {diff}"]
+    return [
+        f"verdict   keep the current setting: the proposal is not distinguishable from it on "
+        f"{report.cases} cases",
+        f"          (95% intervals of the per-case difference include 0: {diff}); "
+        "more labelled cases would tell them apart",
+    ]
 
 
 def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -> None:

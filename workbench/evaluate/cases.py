@@ -25,13 +25,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import CasesError
+
+if TYPE_CHECKING:
+    from workbench.evaluate.casesource import CasesSource
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -50,6 +53,9 @@ class Case:
     #: Where each expected name was written (``file:line``), parallel to ``expected`` (empty:
     #: ``source``), so that an unknown name is reported at its own line.
     expected_at: tuple[str, ...] = ()
+    #: Who wrote it, from the case's ``source:`` key: ``labelled`` (by hand, in the dashboard),
+    #: ``generated`` (by a model: ``holo-tune cases generate``), or None (not said: by hand).
+    origin: str | None = None
 
     def where_expected(self, name: str) -> str:
         """``file:line`` of an expected name (the case's own when not known)."""
@@ -94,6 +100,8 @@ class CaseSet:
     cases: list[ResolvedCase]
     unknown: list[UnknownName] = field(default_factory=list)
     skipped: list[Case] = field(default_factory=list)
+    #: Where the cases were read from (``workbench.evaluate.casesource``), when known.
+    source: CasesSource | None = None
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -110,7 +118,9 @@ class CaseSet:
 
     def subset(self, indices: Iterable[int]) -> CaseSet:
         """The cases at ``indices`` (for folds and samples); problems are kept."""
-        return CaseSet([self.cases[i] for i in indices], list(self.unknown), list(self.skipped))
+        return CaseSet(
+            [self.cases[i] for i in indices], list(self.unknown), list(self.skipped), self.source
+        )
 
 
 # --------------------------------------------------------------------------------------- loading
@@ -208,12 +218,16 @@ def _case(
     category = obj.get("category")
     if category is not None and not isinstance(category, str | int):
         raise CasesError("must be a string", file=path, line=line, field="category")
+    origin = None if substring else obj.get("source")
+    if origin is not None and (not isinstance(origin, str) or not origin.strip()):
+        raise CasesError("must be labelled or generated", file=path, line=line, field="source")
     return Case(
         query=query,
         expected=expected,
         category=None if category is None else str(category),
         source=f"{path}:{line}" if line is not None else str(path),
         substring=substring,
+        origin=None if origin is None else origin.strip(),
         expected_at=tuple(
             _at(path, (entry_line(p) if entry_line is not None else None) or line)
             for p in positions

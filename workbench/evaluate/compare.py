@@ -31,7 +31,17 @@ import numpy.typing as npt
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate.cases import CaseSet, ResolvedCase
-from workbench.evaluate.metrics import CaseResult, Metrics, Progress, Ranker, aggregate, evaluate
+from workbench.evaluate.intervals import Interval
+from workbench.evaluate.metrics import (
+    CaseResult,
+    Metrics,
+    Progress,
+    Ranker,
+    aggregate,
+    ci95,
+    ci95_json,
+    evaluate,
+)
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
 from workbench.search.embedders import EmbedderChoice
@@ -76,6 +86,8 @@ class CompareRow:
     heldout: bool = False
     #: What the reader must know to read the row (e.g. an engine running without its embedder).
     note: str | None = None
+    #: 95 % intervals of hit, recall, top1 and mrr (``metrics.ci95``), over the row's cases.
+    ci95: dict[str, Interval] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +97,7 @@ class CompareRow:
             "heldout": self.heldout,
             "note": self.note,
             "metrics": self.metrics.to_json(),
+            "ci95": ci95_json(self.ci95),
         }
 
 
@@ -215,8 +228,10 @@ def grid_figures(
     return GridFigures(per_point, recall, tokens)
 
 
-def heldout(figures: GridFigures, tokens_all: int, budget: Budget, folds: int) -> Metrics:
-    """The rule's figures on folds it did not choose on (k-fold)."""
+def heldout(
+    figures: GridFigures, tokens_all: int, budget: Budget, folds: int
+) -> tuple[Metrics, list[CaseResult]]:
+    """The rule's figures on folds it did not choose on (k-fold), and each case's result."""
     n = figures.recall.shape[1]
     fold_of = fold_assignment(n, folds)
     picked: list[CaseResult | None] = [None] * n
@@ -225,7 +240,8 @@ def heldout(figures: GridFigures, tokens_all: int, budget: Budget, folds: int) -
         point = figures.pick(train, tokens_all, budget)
         for c in np.flatnonzero(fold_of == fold).tolist():
             picked[c] = figures.results[point][c]
-    return aggregate([r for r in picked if r is not None], tokens_all)
+    results = [r for r in picked if r is not None]
+    return aggregate(results, tokens_all), results
 
 
 # ------------------------------------------------------------------------------------- engines
@@ -289,19 +305,14 @@ def measure_strategy(
     else:
         per_case = [case_result(c, strategy.run(c.query)) for c in items]
     default = aggregate(per_case, tokens_all)
-    rows = [CompareRow(name, "default", params_json(strategy.params), default)]
+    rows = [CompareRow(name, "default", params_json(strategy.params), default, ci95=ci95(per_case))]
     if len(grid) > 1 and len(items) >= folds:
         budget = Budget()
         everyone = np.arange(len(items), dtype=np.int64)
         chosen = grid[figures.pick(everyone, tokens_all, budget)]
+        metrics, results = heldout(figures, tokens_all, budget, folds)
         rows.append(
-            CompareRow(
-                name,
-                "best",
-                params_json(chosen),
-                heldout(figures, tokens_all, budget, folds),
-                heldout=True,
-            )
+            CompareRow(name, "best", params_json(chosen), metrics, heldout=True, ci95=ci95(results))
         )
     points = []
     if items:
@@ -346,7 +357,16 @@ def measure_holodeck(
                 note += " (the runtime's fallback)"
             else:  # HoloDeck embeds at run time: only holo-tune has no embedder
                 note += f": {ws.embedder.bm25_reason()}"
-        rows.append(CompareRow("holodeck", label, setting.block(), report.metrics, note=note))
+        rows.append(
+            CompareRow(
+                "holodeck",
+                label,
+                setting.block(),
+                report.metrics,
+                note=note,
+                ci95=ci95(report.per_case),
+            )
+        )
     if tuning:
         tuned = tune_cases(
             ws.engine,
@@ -365,6 +385,7 @@ def measure_holodeck(
                 tuned.outcome.setting.block(),
                 tuned.outcome.heldout,
                 heldout=True,
+                ci95=ci95(tuned.heldout_cases),
             )
         )
         front = tuned.outcome.front

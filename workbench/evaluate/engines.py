@@ -20,6 +20,9 @@ from workbench.evaluate.metrics import (
     Progress,
     aggregate,
     by_category,
+    ci95,
+    ci95_json,
+    origin_json,
     per_case_json,
 )
 from workbench.search.strategies import Strategy
@@ -46,6 +49,8 @@ class EngineReport:
             "engine": self.engine,
             "setting": self.params,
             "metrics": self.metrics.to_json(),
+            "ci95": ci95_json(ci95(self.per_case)),
+            **origin_json(self.per_case, self.metrics.tokens_all),
             "per_case": per_case_json(self.per_case, catalog),
         }
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate.cases import CaseSet, ResolvedCase
+from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.search.selection import select
 from workbench.search.types import IntArray, Ranking
 
@@ -159,6 +160,46 @@ def score_case(
     )
 
 
+#: The metrics that get a 95 % interval, in the order they are shown.
+CI_METRICS = ("hit", "recall", "top1", "mrr")
+#: ``Case.origin`` of queries a model wrote (``holo-tune cases generate``).
+GENERATED = "generated"
+
+
+def ci95(results: Sequence[CaseResult]) -> dict[str, Interval]:
+    """95 % intervals of the set's figures: Wilson for hit and top1 (proportions), a seeded
+    bootstrap for recall and mrr (means of per-case fractions); see
+    :mod:`workbench.evaluate.intervals`."""
+    n = len(results)
+    return {
+        "hit": wilson(sum(r.hit for r in results), n),
+        "recall": bootstrap_mean([r.recall for r in results]),
+        "top1": wilson(sum(r.top1 for r in results), n),
+        "mrr": bootstrap_mean([r.mrr for r in results]),
+    }
+
+
+def ci95_json(intervals: dict[str, Interval]) -> dict[str, list[float]]:
+    """``{"hit": [lo, hi], ...}``: the ``ci95`` object of ``eval --json``."""
+    return {name: [lo, hi] for name, (lo, hi) in intervals.items()}
+
+
+def by_origin(results: Sequence[CaseResult], tokens_all: int) -> dict[str, list[CaseResult]]:
+    """The results split into hand-labelled (``labelled``: any case not marked ``generated``,
+    the agent's test_cases too) and ``generated`` cases, when the set holds both (else ``{}``):
+    generated queries echo the tool text, which flatters BM25, so they are reported apart."""
+    generated = [r for r in results if r.case.case.origin == GENERATED]
+    labelled = [r for r in results if r.case.case.origin != GENERATED]
+    if not generated or not labelled:
+        return {}
+    return {"labelled": labelled, GENERATED: generated}
+
+
+def only_generated(results: Sequence[CaseResult]) -> bool:
+    """Every case was written by a model: a verdict on them alone flatters word matching."""
+    return bool(results) and all(r.case.case.origin == GENERATED for r in results)
+
+
 @dataclass(slots=True)
 class EvalReport:
     """A setting measured on a case set: overall, per category and per case."""
@@ -177,14 +218,38 @@ class EvalReport:
         """Cases with at least one expected tool not sent (what to look at first)."""
         return [r for r in self.per_case if not all(r.sent)]
 
+    def ci95(self) -> dict[str, Interval]:
+        return ci95(self.per_case)
+
     def to_json(self, catalog: Catalog) -> dict[str, Any]:
-        """DESIGN.md's ``eval --json`` object."""
+        """DESIGN.md's ``eval --json`` object, with ``ci95`` and (generated and labelled cases
+        together) ``by_source``."""
         return {
             "cases": self.metrics.cases,
             "setting": self.setting.block(),
             "metrics": self.metrics.to_json(),
+            "ci95": ci95_json(self.ci95()),
+            **origin_json(self.per_case, self.metrics.tokens_all),
             "per_case": per_case_json(self.per_case, catalog),
         }
+
+
+def origin_json(results: Sequence[CaseResult], tokens_all: int) -> dict[str, Any]:
+    """``{"by_source": {"labelled": {...}, "generated": {...}}}`` when the set holds both kinds
+    (each: ``cases``, ``metrics``, ``ci95``), else ``{}``."""
+    split = by_origin(results, tokens_all)
+    if not split:
+        return {}
+    return {
+        "by_source": {
+            name: {
+                "cases": len(part),
+                "metrics": aggregate(part, tokens_all).to_json(),
+                "ci95": ci95_json(ci95(part)),
+            }
+            for name, part in split.items()
+        }
+    }
 
 
 def per_case_json(results: Sequence[CaseResult], catalog: Catalog) -> list[dict[str, Any]]:
@@ -196,6 +261,7 @@ def per_case_json(results: Sequence[CaseResult], catalog: Catalog) -> list[dict[
             "expected": list(r.case.names),
             "selected": sorted(names[i] for i in r.selected),
             "rank_of_first": r.rank_of_first,
+            **({"source": r.case.case.origin} if r.case.case.origin is not None else {}),
         }
         for r in results
     ]

@@ -7,14 +7,28 @@ code.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.metrics import Metrics, Progress, Ranker, TokenCounts, evaluate
+from workbench.evaluate.intervals import Interval, contains_zero, paired_difference
+from workbench.evaluate.metrics import (
+    CaseResult,
+    Metrics,
+    Progress,
+    Ranker,
+    TokenCounts,
+    aggregate,
+    by_origin,
+    evaluate,
+    only_generated,
+)
 from workbench.evaluate.sweep import (
     CaseScores,
     SweepResult,
@@ -107,6 +121,26 @@ class TuneReport:
     #: Methods left out of the proposal because the runtime runs them as BM25 (no embedding
     #: service at run time, whatever embedder scored them here).
     disguised: tuple[str, ...] = ()
+    #: 95 % intervals of the paired difference proposal - current, per case: ``recall`` and
+    #: ``tokens`` (the proposal held-out, each case under the setting chosen without it).
+    difference: dict[str, Interval] = field(default_factory=dict)
+    #: Per-case held-out results of the proposal, and the current setting's on the same cases.
+    heldout_cases: list[CaseResult] = field(default_factory=list, repr=False)
+    current_cases: list[CaseResult] = field(default_factory=list, repr=False)
+
+    @property
+    def distinguishable(self) -> bool:
+        """The proposal differs from the file's setting beyond the noise of these cases: the
+        interval of the paired difference of recall or of tokens excludes 0 (True when the
+        difference was not measured)."""
+        if not self.difference:
+            return True
+        return not all(contains_zero(i) for i in self.difference.values())
+
+    @property
+    def same_setting(self) -> bool:
+        """The proposal is the file's own setting (nothing to change)."""
+        return self.outcome.setting.block() == self.current.block()
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN.md's ``tune --json`` object."""
@@ -121,6 +155,54 @@ class TuneReport:
                 {"setting": p.setting.block(), "recall": p.recall, "tokens_selected_mean": p.tokens}
                 for p in o.front
             ],
+            "difference": {
+                name: {"mean": mean, "ci95": list(self.difference[name])}
+                for name, mean in self.mean_difference().items()
+            },
+            "distinguishable": self.distinguishable,
+            **self.origin_json(),
+        }
+
+    def by_origin(self) -> dict[str, tuple[Metrics, Metrics]]:
+        """Held-out proposal and current setting per case origin (``labelled``, ``generated``)
+        when the cases hold both kinds, else ``{}``."""
+        tokens_all = self.default.tokens_all
+        split = by_origin(self.heldout_cases, tokens_all)
+        if not split:
+            return {}
+        paired = dict(zip(map(id, self.heldout_cases), self.current_cases, strict=True))
+        return {
+            name: (
+                aggregate(part, tokens_all),
+                aggregate([paired[id(r)] for r in part], tokens_all),
+            )
+            for name, part in split.items()
+        }
+
+    def origin_json(self) -> dict[str, Any]:
+        split = self.by_origin()
+        if not split:
+            return {}
+        return {
+            "by_source": {
+                name: {"cases": h.cases, "heldout": h.to_json(), "default": d.to_json()}
+                for name, (h, d) in split.items()
+            }
+        }
+
+    @property
+    def only_generated(self) -> bool:
+        return only_generated(self.heldout_cases)
+
+    def mean_difference(self) -> dict[str, float]:
+        """Mean per-case difference proposal - current of recall and tokens."""
+        if not self.difference or not self.heldout_cases:
+            return {}
+        n = len(self.heldout_cases)
+        pairs = list(zip(self.heldout_cases, self.current_cases, strict=True))
+        return {
+            "recall": math.fsum(a.recall - b.recall for a, b in pairs) / n,
+            "tokens": math.fsum(a.tokens - b.tokens for a, b in pairs) / n,
         }
 
 
@@ -163,6 +245,8 @@ def tune_cases(
     honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
+    heldout_cases = heldout_results(engine, catalog, tokens, cases, outcome.fold_choices, fold_of)
+    current_cases = evaluate(engine, catalog, tokens, cases, current).per_case
     return TuneReport(
         cases=len(cases),
         current=current,
@@ -170,7 +254,43 @@ def tune_cases(
         default=default,
         scored_by={s.method: s.scored_by for s in scores},
         disguised=disguised,
+        difference=paired_intervals(heldout_cases, current_cases),
+        heldout_cases=heldout_cases,
+        current_cases=current_cases,
     )
+
+
+def heldout_results(
+    engine: Ranker,
+    catalog: Catalog,
+    tokens: TokenCounts,
+    cases: CaseSet,
+    fold_choices: Sequence[ToolFiltering],
+    fold_of: IntArray,
+) -> list[CaseResult]:
+    """Each case under the setting the tuner chose on the other folds, in case order (their
+    means are the tuner's held-out figures). Rankings are the engine's cached ones."""
+    out: list[CaseResult | None] = [None] * len(cases)
+    for fold, setting in enumerate(fold_choices):
+        members = [int(i) for i in np.flatnonzero(fold_of == fold)]
+        report = evaluate(engine, catalog, tokens, cases.subset(members), setting)
+        for i, result in zip(members, report.per_case, strict=True):
+            out[i] = result
+    return [r for r in out if r is not None]
+
+
+def paired_intervals(
+    proposal: Sequence[CaseResult], current: Sequence[CaseResult]
+) -> dict[str, Interval]:
+    """95 % intervals of the per-case difference proposal - current of recall and tokens."""
+    if not proposal or len(proposal) != len(current):
+        return {}
+    return {
+        "recall": paired_difference([r.recall for r in proposal], [r.recall for r in current]),
+        "tokens": paired_difference(
+            [float(r.tokens) for r in proposal], [float(r.tokens) for r in current]
+        ),
+    }
 
 
 def without(result: SweepResult, methods: Sequence[str]) -> SweepResult:

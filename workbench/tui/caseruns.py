@@ -1,6 +1,7 @@
 """What the views that run labelled cases share (Evaluate, Compare engines).
 
-Where the cases come from (the agent's own ``test_cases`` or a file), which path each view was
+Where the cases come from (the CLI's one default order: ``--cases``, the agent's own
+``test_cases``, ``<agent stem>.cases.yaml`` beside it), which path each view was
 last given (kept for the session, one path for both views), why a run has nothing to run (in
 the TUI's words: a path is typed above, not passed as ``--cases``), and how a
 thread worker reports progress: it posts :class:`RunProgress` to its screen (it never touches a
@@ -20,12 +21,11 @@ from textual.message_pump import MessagePump
 from workbench.config import AgentConfig
 from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate import CaseSet, cases_from_agent, load_cases, resolve_cases
+from workbench.evaluate.casesource import CasesSource, default_source
 from workbench.workspace import Workspace
 
 #: The value of the path input that means "the agent's own test_cases".
 AGENT_CASES = "(the agent's test_cases)"
-#: Case files looked for beside the agent.
-BESIDE = ("cases.jsonl", "cases.yaml", "cases.yml")
 
 #: Nothing to run: the agent has no labelled test_cases and no file is named (``eval`` says
 #: "pass --cases FILE"; here the path input above the results takes the file).
@@ -33,6 +33,8 @@ NO_CASES = (
     "no cases: type a cases file path above (YAML or JSON Lines), "
     "or give the agent test_cases with expected_tools"
 )
+#: How else to get cases, after :data:`NO_CASES`.
+GET_CASES = "label queries in the dashboard or run 'holo-tune cases generate'"
 #: The cases name no tool of the catalog (``eval``'s words).
 NO_TOOL_CASES = "no case names a tool of this catalog"
 
@@ -60,21 +62,37 @@ class Stopped(Exception):
     """The run was cancelled (raised from the progress callback, as the core allows)."""
 
 
-def default_cases(agent_path: Path) -> str:
-    """A ``cases.jsonl``/``cases.yaml`` beside the agent if there is one, else its test_cases."""
-    for name in BESIDE:
-        if (agent_path.parent / name).exists():
-            return str(agent_path.parent / name)
-    return AGENT_CASES
-
-
-def agent_cases_first(agent: AgentConfig, agent_path: Path) -> str:
-    """The agent's own test_cases when it has labelled ones, else :func:`default_cases`."""
-    try:
-        own = cases_from_agent(agent)
-    except HoloTuneError:  # malformed test_cases: running them says why
+def view_default(agent: AgentConfig, flag: Path | None = None) -> str:
+    """The path a view opens on, by the one default order of the CLI
+    (:mod:`workbench.evaluate.casesource`): ``--cases``, the agent's own test_cases
+    (:data:`AGENT_CASES`), ``<agent stem>.cases.yaml`` or a data set's ``cases.jsonl`` beside
+    it; :data:`AGENT_CASES` when there is none (running it says how to get cases)."""
+    if flag is not None:
+        return str(flag)
+    source = default_source(agent)
+    if source is None or source.kind == "agent":
         return AGENT_CASES
-    return AGENT_CASES if own else default_cases(agent_path)
+    return str(source.path)
+
+
+def source_text(path: str, agent: AgentConfig, flag: Path | None = None) -> str:
+    """Where the cases of the path input come from, for the view header."""
+    if is_agent_cases(path):
+        source = default_source(agent)
+        if source is not None and source.kind == "agent":
+            return f"cases: {source.describe()}"
+        return "cases: none yet"
+    if flag is not None and path == str(flag):
+        return f"cases: {CasesSource('flag', flag).describe()}"
+    source = default_source(agent)
+    if source is not None and source.kind != "agent" and path == str(source.path):
+        return f"cases: {source.describe()}"
+    return f"cases: {path}"
+
+
+def agent_cases_first(agent: AgentConfig, agent_path: Path | None = None) -> str:
+    """:func:`view_default` without ``--cases`` (kept for callers of the old name)."""
+    return view_default(agent)
 
 
 def is_agent_cases(path: str) -> bool:
@@ -91,7 +109,7 @@ def nothing_to_run(path: str, agent: AgentConfig) -> str | None:
         own = cases_from_agent(agent)
     except HoloTuneError as err:
         return str(err)
-    return None if own else NO_CASES
+    return None if own else f"{NO_CASES}; or {GET_CASES}"
 
 
 def read_cases(path: str, ws: Workspace) -> CaseSet:
@@ -100,10 +118,13 @@ def read_cases(path: str, ws: Workspace) -> CaseSet:
     if is_agent_cases(path):
         raw = cases_from_agent(ws.agent)
         if not raw:
-            raise InputError(NO_CASES)
+            raise InputError(f"{NO_CASES}; or {GET_CASES}")
+        source = default_source(ws.agent)
     else:
         raw = load_cases(path)
+        source = CasesSource("flag", Path(path))
     cases = resolve_cases(raw, ws.catalog)
+    cases.source = source
     if not len(cases):
         raise InputError(NO_TOOL_CASES, file=path if not is_agent_cases(path) else None)
     return cases

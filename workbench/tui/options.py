@@ -14,6 +14,9 @@ class Options:
     timeout: float | None = None
     embedder: str | None = None
     usage: Path | None = None
+    #: ``--cases FILE``: where labels are saved and what Evaluate / Compare engines run
+    #: (None: the one default order of ``workbench.evaluate.casesource``).
+    cases: Path | None = None
     #: A query typed in at start (demo, screenshots, tests).
     query: str = ""
     environ: Mapping[str, str] | None = None

@@ -20,7 +20,7 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from workbench.errors import HoloTuneError
-from workbench.tui.caseruns import CasesMemory, RunProgress, nothing_to_run
+from workbench.tui.caseruns import CasesMemory, RunProgress, nothing_to_run, source_text
 from workbench.tui.lab import Lab
 
 ResultT = TypeVar("ResultT")
@@ -47,6 +47,8 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         self.memory = memory or CasesMemory()
         self._opened_on = ""
         self.outcome: OutcomeT | None = None
+        #: The path of the last run (its source is said with the outcome).
+        self.ran_path = ""
 
     # -- what a view provides ---------------------------------------------------------------
     def default_path(self) -> str:
@@ -62,6 +64,17 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         raise NotImplementedError
 
     # -- the loop -------------------------------------------------------------------------
+    def cases_flag(self) -> Path | None:
+        """The dashboard's ``--cases FILE`` (the app's options), if any."""
+        options = getattr(self.app, "options", None)
+        flag = getattr(options, "cases", None)
+        return Path(flag) if flag is not None else None
+
+    def source_line(self, path: str | None = None) -> str:
+        """Where the cases of ``path`` (default: the path the view opened on) come from."""
+        value = self._opened_on if path is None else path
+        return source_text(value, self.lab.workspace.agent, self.cases_flag())
+
     def cases_input(self) -> Input:
         """The cases path input, on the path last typed (in this view or the other), else on
         the view's :meth:`default_path`."""
@@ -90,6 +103,7 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         if problem is not None:  # nothing is run, and the last results stay
             self.status(Text(f"✗ {problem}", style="bold red"))
             return
+        self.ran_path = path
         self.status("running…")
         self.query_one(ProgressBar).update(total=None, progress=0)
         self.run_worker(

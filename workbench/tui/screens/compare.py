@@ -4,8 +4,9 @@ The numbers of ``holo-tune compare`` (a thread worker calls the core's
 :func:`workbench.evaluate.compare.compare`): one table row per engine at its defaults and at its
 best setting (HoloDeck also at the agent's block) with hit, recall, top1, mrr, tokens sent,
 reduction and the parameters; and one plot with the recall-versus-tokens points of every engine,
-HoloDeck's current setting (the knobs) marked. Cases are the agent's own ``test_cases`` by
-default, or a file named in the path input.
+HoloDeck's current setting (the knobs) marked. Cases are the CLI's default (``--cases``, the
+agent's own ``test_cases``, ``<agent stem>.cases.yaml`` beside it), or a file named in the path
+input; the header says which.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from workbench.evaluate.compare import CompareReport, CompareRow, compare, param
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.tui.caseruns import (
     CasesMemory,
-    agent_cases_first,
     progress_poster,
     read_cases,
+    view_default,
 )
 from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
@@ -92,7 +93,7 @@ def row_key(row: CompareRow) -> str:
 def summary(report: CompareReport, tools: int) -> str:
     """The status line after a run."""
     line = (
-        f"{report.cases} cases · {tools} tools · all tools {report.tokens_all:,} tokens "
+        f"{report.cases} cases · {tools} tools, {report.tokens_all:,} tokens in all "
         f"({report.encoding}, {'exact' if report.exact else 'estimate'})"
     )
     if any(row.heldout for row in report.rows):
@@ -124,7 +125,7 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
         super().__init__(lab, agent_path, memory, id="compare-engines")
 
     def default_path(self) -> str:
-        return agent_cases_first(self.lab.workspace.agent, self.agent_path)
+        return view_default(self.lab.workspace.agent, self.cases_flag())
 
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):
@@ -145,8 +146,8 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
         for label, right in COLUMNS:
             table.add_column(Text(label, justify="right" if right else "left"), key=label)
         self.query_one("#cmp-status", Static).update(
-            "Every engine at its defaults and at its best setting on the same cases. "
-            "Enter in the path (or ctrl+g) runs."
+            f"{self.source_line()} · every engine at its defaults and at its best setting on "
+            "the same cases. Enter in the path (or ctrl+g) runs."
         )
         self.query_one("#cmp-cases", Input).focus()
 
@@ -179,7 +180,8 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
     # -- drawing ---------------------------------------------------------------------------
     def show_outcome(self, outcome: Outcome) -> None:
         report = outcome.report
-        line = summary(report, len(self.lab.workspace.catalog))
+        source = self.source_line(self.ran_path).removeprefix("cases: ")
+        line = f"{source} · " + summary(report, len(self.lab.workspace.catalog))
         if outcome.warnings:
             line += f" · ⚠ {outcome.warnings[0]}"
         self.query_one("#cmp-status", Static).update(line)

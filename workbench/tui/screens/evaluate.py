@@ -2,9 +2,10 @@
 
 Load a cases file (or the agent's own ``test_cases``), run it with a progress bar (a thread
 worker calls the core: ``resolve_cases``, ``evaluate``, ``sweep_settings``, ``pareto_front``),
-then read metric cards, the recall-versus-tokens front with the current setting marked, and the
-misses. Enter on a miss opens its query in the query lab; Enter on a front point adopts it.
-The screen dismisses with what the user chose; the dashboard applies it.
+then read metric cards (each figure with its 95 % interval), the recall-versus-tokens front
+with the current setting marked, and the misses. Enter on a miss opens its query in the query
+lab; Enter on a front point adopts it. The screen dismisses with what the user chose; the
+dashboard applies it.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from textual.worker import get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
+from workbench.evaluate.intervals import Interval, interval_text
 from workbench.tui.caseruns import (
     CasesMemory,
-    default_cases,
     progress_poster,
     read_cases,
+    view_default,
 )
 from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
@@ -50,16 +52,28 @@ class Outcome:
     front: list[FrontPoint]
     warnings: list[str]
     cases: int
+    #: 95 % intervals of hit, recall, top1 and mrr (shown on the cards).
+    ci95: dict[str, Interval] | None = None
 
 
-def metric_cards(report: EvalReport) -> list[tuple[str, str]]:
-    """(label, value) of each card (pure: unit-tested)."""
+def metric_cards(
+    report: EvalReport, ci: dict[str, Interval] | None = None
+) -> list[tuple[str, str]]:
+    """(label, value) of each card, with its 95 % interval when ``ci`` is given (pure:
+    unit-tested)."""
     m = report.metrics
+
+    def value(name: str, figure: float) -> str:
+        text = f"{figure:.3f}"
+        if ci is not None and name in ci:
+            text += f" ({interval_text(ci[name])})"
+        return text
+
     return [
-        ("recall", f"{m.recall:.3f}"),
-        ("hit", f"{m.hit:.3f}"),
-        ("top1", f"{m.top1:.3f}"),
-        ("mrr", f"{m.mrr:.3f}"),
+        ("recall", value("recall", m.recall)),
+        ("hit", value("hit", m.hit)),
+        ("top1", value("top1", m.top1)),
+        ("mrr", value("mrr", m.mrr)),
         ("tokens sent", f"{m.tokens_selected_mean:,.0f}"),
         ("saved", f"{m.token_reduction:.1%}"),  # as the eval and compare tables
     ]
@@ -91,7 +105,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         self.setting = lab.setting
 
     def default_path(self) -> str:
-        return default_cases(self.agent_path)
+        return view_default(self.lab.workspace.agent, self.cases_flag())
 
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
@@ -113,7 +127,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
 
     def on_mount(self) -> None:
         self.query_one("#eval-status", Static).update(
-            f"Setting: {self._describe(self.setting)}. Enter in the path (or ctrl+g) runs."
+            f"{self.source_line()} · setting: {self._describe(self.setting)}. "
+            "Enter in the path (or ctrl+g) runs."
         )
         self.query_one("#eval-cases", Input).focus()
 
@@ -140,19 +155,22 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             usage=self.lab.usage,
             on_progress=progress,
         )
-        return Outcome(report, pareto_front(result), cases.warnings(), len(cases))
+        return Outcome(
+            report, pareto_front(result), cases.warnings(), len(cases), ci95=report.ci95()
+        )
 
     # -- drawing ---------------------------------------------------------------------------
     def show_outcome(self, outcome: Outcome) -> None:
         report = outcome.report
-        line = f"{outcome.cases} cases · {self._describe(self.setting)}"
+        source = self.source_line(self.ran_path).removeprefix("cases: ")
+        line = f"{outcome.cases} cases from {source} · {self._describe(self.setting)}"
         if report.scored_by:
             line += f" · scored by {report.scored_by}"
         if outcome.warnings:
             line += f" · ⚠ {outcome.warnings[0]}"
         self.query_one("#eval-status", Static).update(line)
         for card, (label, value) in zip(
-            self.query(".eval-card"), metric_cards(report), strict=True
+            self.query(".eval-card"), metric_cards(report, outcome.ci95), strict=True
         ):
             cast(Static, card).update(Text.assemble((label + "\n", "dim"), (value, "bold")))
         front = self.query_one("#eval-front", RowList)

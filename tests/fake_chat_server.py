@@ -1,0 +1,141 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API.
+
+It checks the bearer key (401 with OpenAI's error body otherwise), records every request, answers
+each tool's prompt with three distinct queries in JSON, and can be scripted: answer the next
+requests with a status (``429`` with ``retry-after-ms``, ``500``), or answer a given tool with
+text that is not the JSON asked for (once, or always).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+KEY = "sk-test-chat-0123456789"
+_TOOL = re.compile(r"^Tool: (\S+)$", re.MULTILINE)
+
+
+def answer_for(tool: str, n: int) -> list[str]:
+    """The queries the server writes for ``tool``: distinct words per tool and per style."""
+    tag = hashlib.sha256(tool.encode()).hexdigest()[:6]
+    styles = [
+        f"please use {tool} for the quarterly report now ref{tag}",
+        f"I am trying to get something done with {tool} kind of ref{tag}",
+        f"could you first look at {tool} and then summarise everything ref{tag}",
+        f"what happens if we run {tool} twice ref{tag}",
+    ]
+    return styles[:n]
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def tool(self) -> str | None:
+        for message in self.body.get("messages", []):
+            found = _TOOL.search(message.get("content", ""))
+            if found:
+                return found.group(1)
+        return None
+
+
+@dataclass
+class Fault:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FakeChatServer:
+    """``with FakeChatServer() as server:`` serves on ``server.url`` (``.../v1``)."""
+
+    def __init__(self) -> None:
+        self.requests: list[Seen] = []
+        self.faults: deque[Fault] = deque()
+        #: tool name -> how many answers to spoil (-1: always).
+        self.malformed: dict[str, int] = {}
+        #: tool name -> queries to answer with instead of :func:`answer_for`.
+        self.answers: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> FakeChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        err: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _respond(self, seen: Seen) -> tuple[int, dict[str, str], Any]:
+        with self._lock:
+            self.requests.append(seen)
+            if seen.headers.get("authorization") != f"Bearer {KEY}":
+                error = {"message": "Incorrect API key provided: sk-wr***ng.", "type": "auth"}
+                return 401, {}, {"error": error}
+            if seen.path != "/v1/chat/completions":
+                return 404, {}, {"error": {"message": f"no route {seen.path}"}}
+            if self.faults:
+                fault = self.faults.popleft()
+                return fault.status, fault.headers, {"error": {"message": "try again"}}
+            tool = seen.tool or "?"
+            spoil = self.malformed.get(tool, 0)
+            if spoil:
+                self.malformed[tool] = spoil - 1 if spoil > 0 else spoil
+                content = "Sure! Here are some queries: 1. find it 2. do it"
+            else:
+                queries = self.answers.get(tool) or answer_for(tool, 3)
+                content = json.dumps({"queries": queries})
+        message = {"role": "assistant", "content": content}
+        return 200, {}, {"choices": [{"index": 0, "message": message}], "model": "fake"}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {}
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, extra, payload = owner._respond(Seen(self.path, headers, body))
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler

@@ -1,0 +1,126 @@
+"""``holo-tune cases generate AGENT.yaml [-o FILE] [--per-tool N] [--llm SPEC] [--tools GLOB]
+[--seed S] [--catalog FILE]``: a first case set, written by a chat model.
+
+The work is :func:`workbench.evaluate.generate.generate_cases`; this module picks the tools,
+shows a progress bar on stderr (on a terminal), and writes the cases into the cases file
+(default ``<agent stem>.cases.yaml`` beside the agent, the file every command reads by default)
+through :mod:`workbench.evaluate.casestore`: the generated cases of an earlier run are replaced,
+hand labels stay, and a query already in the file is not added again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.models import Tool
+from workbench.commands.common import warn, warn_catalog
+from workbench.config import load_agent
+from workbench.errors import InputError
+from workbench.evaluate.casesource import default_cases_path
+from workbench.evaluate.casestore import GENERATED, load_sources, set_many
+from workbench.evaluate.generate import (
+    AnswerCache,
+    default_cache_dir,
+    generate_cases,
+    resolve_endpoint,
+)
+
+#: Skipped tools named one by one before "... and N more".
+SKIPPED_SHOWN = 10
+MAX_PER_TOOL = 20
+
+
+class ProgressBar:
+    """``generating [#######.......] 120/500 tools`` redrawn in place on a terminal (stderr);
+    nothing on a pipe or a file."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self.stream = stream
+        self.label = label
+        self.live = stream.isatty()
+        self._last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.live or total <= 0:
+            return
+        filled = self.WIDTH * done // total
+        if filled == self._last and done != total:
+            return
+        self._last = filled
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} tools")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def pick_tools(tools: list[Tool], pattern: str | None) -> list[Tool]:
+    """The tools whose full name (``server-tool``) or bare name matches the glob."""
+    if pattern is None:
+        return tools
+    return [
+        t
+        for t in tools
+        if fnmatch.fnmatchcase(t.full_name, pattern) or fnmatch.fnmatchcase(t.name, pattern)
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 1 <= args.per_tool <= MAX_PER_TOOL:
+        raise InputError(f"must be between 1 and {MAX_PER_TOOL}", field="--per-tool")
+    agent = load_agent(args.agent, missing_env="warn")
+    for warning in agent.warnings:
+        warn(warning)
+    endpoint = resolve_endpoint(args.llm, agent.agent.model, agent.env or None)
+    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
+    warn_catalog(catalog)
+    for server in catalog.servers:
+        if server.state == "error":
+            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    tools = pick_tools(list(catalog.tools), args.tools)
+    if not tools:
+        raise InputError(f"no tool matches {args.tools!r}", field="--tools")
+    output = Path(args.output) if args.output else default_cases_path(agent.path)
+    kept = [q for q, source in load_sources(output).items() if source != GENERATED]
+    print(
+        f"holo-tune: asking {endpoint.spec} for {args.per_tool} queries per tool, "
+        f"{len(tools)} tools",
+        file=sys.stderr,
+    )
+    report = generate_cases(
+        tools,
+        endpoint,
+        per_tool=args.per_tool,
+        seed=args.seed,
+        cache=AnswerCache(default_cache_dir(agent.env or None)),
+        existing=kept,
+        on_progress=ProgressBar(sys.stderr, "generating"),
+    )
+    for name, reason in report.skipped[:SKIPPED_SHOWN]:
+        warn(f"{name}: skipped: {reason}")
+    if len(report.skipped) > SKIPPED_SHOWN:
+        warn(f"... and {len(report.skipped) - SKIPPED_SHOWN} more tools skipped")
+    if not report.cases:
+        first = report.skipped[0][1] if report.skipped else "every query was a duplicate"
+        raise InputError(f"no query generated ({first}); nothing written", file=output)
+    set_many(
+        output,
+        [(query, [tool]) for query, tool in report.cases],
+        source=GENERATED,
+        drop_source=GENERATED,
+        agent_name=agent.path.name,
+    )
+    print(
+        f"{output}: {len(report.cases)} generated cases for "
+        f"{len(tools) - len(report.skipped)} of {len(tools)} tools "
+        f"({report.requests} requests, {report.cached} answers from the cache, "
+        f"{report.duplicates} duplicates dropped, {len(report.skipped)} tools skipped)"
+    )
+    return 0
