@@ -64,6 +64,10 @@ def table(report: CompareReport, ws: Workspace) -> str:
 def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
+    if getattr(args, "runtimes", False):
+        from workbench.commands.compare_runtimes import run_runtimes
+
+        return run_runtimes(args, ws, cases)
     report = compare(ws, cases)
     if args.json:
         print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))

@@ -309,6 +309,8 @@ class DeferredReport:
     within_budget: bool
     extra_tokens: int
     fold_settings: tuple[DeferredSetting, ...] = field(default=())
+    #: Each case's figures under the setting chosen without its fold (fold order).
+    heldout_cases: tuple[CaseResult, ...] = field(default=())
 
 
 def _choose(
@@ -375,6 +377,7 @@ def tune_deferred(
         within,
         extra,
         tuple(fold_settings),
+        tuple(pooled),
     )
 
 
