@@ -143,6 +143,26 @@ def test_claude_backend_with_nothing_kept_denies_instead_of_an_empty_list(
     assert data["claude"]["disallowed_tools"] == ["mcp__mail__send", "mcp__notes__add"]
 
 
+def test_claude_backend_denies_every_tool_not_kept(tmp_path: Path) -> None:
+    """The Claude Agent SDK reads allowed_tools as approvals: the tools not kept are denied by
+    name (a bare-name deny removes a tool from the model's context), other denials stay."""
+    text = AGENT.replace("provider: openai", "provider: anthropic").replace(
+        "openai:\n  max_turns: 4   # keep short\n", "claude:\n  disallowed_tools: [Bash]\n"
+    )
+    path = _write(tmp_path, text)
+    every = {"mail": ["send", "read"], "notes": ["add"], "search": ["find"]}
+    lists = {"mail": ["send"], "notes": [], "search": ["find"]}
+    plan = plan_allowlists(path, "claude", lists, every=every)
+    claude = yaml.safe_load(plan.new)["claude"]
+    assert claude["allowed_tools"] == ["mcp__mail__send", "mcp__search__find"]
+    assert claude["disallowed_tools"] == ["Bash", "mcp__mail__read", "mcp__notes__add"]
+    path.write_bytes(plan.new)  # a second write replaces our names, keeps Bash
+    again = plan_allowlists(path, "claude", {**lists, "notes": ["add"]}, every=every)
+    claude = yaml.safe_load(again.new)["claude"]
+    assert claude["disallowed_tools"] == ["Bash", "mcp__mail__read"]
+    assert claude["allowed_tools"] == ["mcp__mail__send", "mcp__notes__add", "mcp__search__find"]
+
+
 def test_refusals_leave_nothing_planned(tmp_path: Path) -> None:
     path = _write(tmp_path, AGENT.replace("    config: {}\n", "    config: {a: 1}\n"))
     with pytest.raises(WriteBackError, match=r"tools\[1\].config.*edit it by hand"):
@@ -290,6 +310,57 @@ def _holodeck07_reads(path: Path, root: Path) -> dict[str, Any]:
     return reads
 
 
+def _holodeck07_claude_options(path: Path, root: Path) -> dict[str, Any]:
+    """The ``allowed_tools`` / ``disallowed_tools`` HoloDeck 0.7.1's own ``build_options`` hands
+    the Claude Agent SDK for the file: the function and its helpers are taken from the wheel's
+    source and run with a recorder standing in for ``ClaudeAgentOptions`` (the backend package
+    itself imports SDKs the stand-ins cannot imitate)."""
+    with zipfile.ZipFile(WHEEL) as wheel:
+        wheel.extractall(root)
+    code = PRELUDE + (
+        "import ast, logging, pathlib, yaml\n"
+        "from typing import Any\n"
+        "from holodeck.models.agent import Agent\n"
+        "from holodeck.models.claude_config import AuthProvider, PermissionMode\n"
+        "for name, attrs in {'holodeck.config.context': {'agent_base_dir': mock.MagicMock()},\n"
+        "                    'holodeck.lib.backends.claude_hooks':\n"
+        "                        {'build_default_hooks': lambda: {}}}.items():\n"
+        "    module = types.ModuleType(name)\n"
+        "    module.__dict__.update(attrs)\n"
+        "    sys.modules[name] = module\n"
+        "src = pathlib.Path(sys.argv[1], 'holodeck/lib/backends/claude_backend.py')\n"
+        "tree = ast.parse(src.read_text())\n"
+        "wanted = {'build_options', '_build_permission_mode', '_declared_builtin_tools',\n"
+        "          '_build_output_format', '_RISKY_BUILTIN_TOOLS', '_DEFAULT_MAX_TURNS'}\n"
+        "def named(node):\n"
+        "    if isinstance(node, ast.FunctionDef):\n"
+        "        return node.name\n"
+        "    targets = getattr(node, 'targets', None) or [getattr(node, 'target', None)]\n"
+        "    return getattr(targets[0], 'id', None)\n"
+        "body = [n for n in tree.body if named(n) in wanted]\n"
+        "recorded = {}\n"
+        "def options(**kwargs):\n"
+        "    recorded.update(kwargs)\n"
+        "scope = {'Any': Any, 'Agent': Agent, 'AuthProvider': AuthProvider,\n"
+        "         'PermissionMode': PermissionMode, 'ClaudeAgentOptions': options,\n"
+        "         'AgentDefinition': dict, 'ConfigError': ValueError, 'json': json,\n"
+        "         'logger': logging.getLogger('holodeck'), 'resolve_instructions': str,\n"
+        "         'McpSdkServerConfig': Any}\n"
+        "exec(compile(ast.Module(body, []), str(src), 'exec'), scope)\n"
+        "assert len(body) == len(wanted), [named(n) for n in body]\n"
+        "agent = Agent.model_validate(yaml.safe_load(open(sys.argv[2])))\n"
+        "scope['build_options'](agent=agent, tool_server=None, tool_names=[], mcp_configs={},\n"
+        "                       auth_env={}, otel_env={}, mode='chat')\n"
+        "print(json.dumps({k: recorded.get(k) for k in ('allowed_tools', 'disallowed_tools')}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(root), str(path)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    options: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return options
+
+
 PRELUDE = r"""
 import importlib.abc, importlib.machinery, importlib.util, json, sys, types
 from unittest import mock
@@ -335,6 +406,7 @@ def test_written_allowlists_load_in_holodeck_071_and_expose_at_most_the_budget(
     err = capsys.readouterr().err
     assert "written (previous file kept in" in err
     reads = _holodeck07_reads(path, tmp_path / "wheel")
+    sdk = _holodeck07_claude_options(path, tmp_path / "wheel") if provider != "openai" else {}
     agent = load_agent(path)
     catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
     tokens = token_table(catalog, provider, agent.agent.model.name)
@@ -343,9 +415,10 @@ def test_written_allowlists_load_in_holodeck_071_and_expose_at_most_the_budget(
         if provider == "openai":
             allowed = reads["allowed"][tool.plugin]
             on = tool.plugin not in reads["disallowed"] and (not allowed or tool.name in allowed)
-        else:
-            allowed = reads["claude_allowed"]
-            on = not allowed or f"mcp__{tool.plugin}__{tool.name}" in allowed
+        else:  # what reaches the SDK: only a deny hides a tool, an allow approves it
+            name = f"mcp__{tool.plugin}__{tool.name}"
+            on = name not in sdk["disallowed_tools"]
+            assert on == (name in sdk["allowed_tools"]), name
         if on:
             exposed.append(i)
     assert 0 < len(exposed) < len(catalog)

@@ -289,6 +289,12 @@ def build_parser() -> Parsers:
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
     _common(p, embedder=True)
     _cases_flag(p)
+    p.add_argument(
+        "--runtimes",
+        action="store_true",
+        help="every runtime (holodeck-0.6, holodeck-0.7, anthropic, claude-code, openai) at its "
+        "tuned setting, held-out, with 95%% error bars and a plot",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser(

@@ -85,6 +85,10 @@ def _ci(row: CompareRow, name: str) -> str:
 def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
+    if getattr(args, "runtimes", False):
+        from workbench.commands.compare_runtimes import run_runtimes
+
+        return run_runtimes(args, ws, cases)
     report = compare(ws, cases)
     if args.json:
         obj = with_runtime(with_source(report.to_json(), cases), runtime_of(args, ws.agent))

@@ -49,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
         from workbench.commands.tune_static import run_static
 
         return run_static(args, ws, cases, runtime)
-    if not runtime.reads_tool_filtering:
-        raise InputError(f"tuning for {runtime.name} is not available yet", field="--runtime")
+    if runtime.deferred:
+        from workbench.commands.tune_deferred import run_deferred
+
+        return run_deferred(args, ws, cases, runtime)
     if getattr(args, "min_hit", None) is not None:
         raise InputError(
             "is a budget of the allowlist and deferred-loading runtimes; holodeck-0.6 is tuned "

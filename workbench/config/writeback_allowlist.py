@@ -7,8 +7,11 @@ The lists go where HoloDeck 0.7.1 reads them:
   with no tool kept is added to ``openai.disallowed_tools`` instead (its name drops the server),
   and a kept server is taken off that list.
 * Claude backend (anthropic, ollama): ``claude.allowed_tools`` with ``mcp__<server>__<tool>``
-  names; entries that name other tools are kept. When no MCP tool is kept at all, the list
-  would be empty (no filter), so the tools go to ``claude.disallowed_tools`` instead.
+  names for the kept tools and ``claude.disallowed_tools`` for every other tool of those
+  servers; entries that name other tools are kept. HoloDeck 0.7.1 passes both lists to the
+  Claude Agent SDK as they are, and there ``allowed_tools`` are permission rules (approved
+  without asking), not a filter: a tool not listed stays in the model's context. Only a
+  bare-name ``disallowed_tools`` entry removes it, so that list is what holds the count.
 
 As for ``tool_filtering`` (:mod:`workbench.config.writeback`), the file is edited as text at the
 spans ruamel.yaml's marks give; only the keys named above change; the result must read back as
@@ -161,17 +164,25 @@ def _changes(
 def _claude_changes(
     data: dict[str, Any], lists: Mapping[str, Sequence[str]], every: Mapping[str, Sequence[str]]
 ) -> list[tuple[Keys, Value]]:
+    """``claude.allowed_tools`` (the kept tools: the SDK approves them without asking) and
+    ``claude.disallowed_tools`` (every other tool of those servers: the SDK removes a bare-name
+    deny from the model's context; an allow rule alone hides nothing). Entries naming other
+    tools stay in both lists."""
     claude = data.get("claude")
     claude = claude if isinstance(claude, dict) else {}
     ours = tuple(f"mcp__{server}__" for server in lists)
     kept = [claude_name(s, t) for s, tools in lists.items() for t in tools]
-    allowed = [str(x) for x in claude.get("allowed_tools") or [] if not str(x).startswith(ours)]
-    if kept or allowed:
-        return [(("claude", "allowed_tools"), allowed + kept)]
-    # Nothing kept: an empty allowed_tools would mean "all tools"; deny every one instead.
-    denied = [str(x) for x in claude.get("disallowed_tools") or [] if not str(x).startswith(ours)]
-    denied += [claude_name(s, t) for s in lists for t in every.get(s, ())]
-    return [(("claude", "disallowed_tools"), denied)] if denied else []
+    allowed_now = claude.get("allowed_tools")
+    allowed = [str(x) for x in allowed_now or [] if not str(x).startswith(ours)]
+    denied_now = claude.get("disallowed_tools")
+    denied = [str(x) for x in denied_now or [] if not str(x).startswith(ours)]
+    denied += [claude_name(s, t) for s in lists for t in every.get(s, ()) if t not in set(lists[s])]
+    changes: list[tuple[Keys, Value]] = []
+    if kept or allowed or allowed_now is not None:
+        changes.append((("claude", "allowed_tools"), allowed + kept))
+    if denied or denied_now is not None:
+        changes.append((("claude", "disallowed_tools"), denied))
+    return changes
 
 
 def _assign(data: dict[str, Any], keys: Keys, value: Value) -> None:

@@ -3,7 +3,9 @@
 HoloDeck 0.7 has no per-query filter: the tools an agent exposes are fixed when it is built. On
 its OpenAI Agents backend (providers openai, azure_openai) a server's ``config.allowed_tools``
 lists the server's own tool names it exposes; on its Claude backend (anthropic, ollama)
-``claude.allowed_tools`` lists ``mcp__<server>__<tool>`` names. Every request carries the same
+``claude.disallowed_tools`` removes ``mcp__<server>__<tool>`` names from the model's context
+(``claude.allowed_tools`` only approves tools: the Claude Agent SDK reads it as permission
+rules, so it is written for the kept tools but hides nothing). Every request carries the same
 tools, so a case is a *hit* when one of its expected tools is exposed, its *recall* is the share
 exposed, and its tokens are the exposed set's, the same for every case.
 
@@ -263,13 +265,12 @@ def current_exposed(
     entries = {t.name: t for t in agent.agent.tools or [] if isinstance(t, MCPTool)}
     exposed = surf.fixed.copy()
     if surf.backend == "claude":
+        # The SDK reads allowed_tools as approvals: only a bare-name deny hides a tool.
         claude = agent.data.get("claude") or {}
-        allowed = claude.get("allowed_tools") if isinstance(claude, dict) else None
         denied = set(claude.get("disallowed_tools") or []) if isinstance(claude, dict) else set()
         for i, tool in enumerate(catalog.tools):
             if surf.candidate[i]:
-                name = claude_name(tool.plugin, tool.name)
-                exposed[i] = (not allowed or name in allowed) and name not in denied
+                exposed[i] = claude_name(tool.plugin, tool.name) not in denied
         return exposed
     dropped = disallowed_servers(agent.data)
     for i, tool in enumerate(catalog.tools):
@@ -323,7 +324,9 @@ def traps(backend: Backend) -> list[str]:
             "non-MCP tools (vectorstore, function, ...) are always exposed",
         ]
     return [
-        "claude.allowed_tools names MCP tools mcp__<server>__<tool>; an empty list means no filter",
+        "the Claude Agent SDK reads claude.allowed_tools as approvals, not a filter: a tool not "
+        "listed stays in the model's context; claude.disallowed_tools (mcp__<server>__<tool>) "
+        "is what removes the tools not kept, so both are written",
         "only stdio MCP servers are bridged on the Claude backend",
         "HoloDeck adds its own in-process tools (vectorstore, function) to the list itself",
     ]

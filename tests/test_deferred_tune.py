@@ -1,0 +1,236 @@
+"""``tune --runtime anthropic|claude-code|openai``: the loaded set, variant and results per
+search chosen from cases, the bill, the held-out figures, and what ``--apply`` writes or prints.
+
+Real parts: the stackone data set's catalog and cases (tests/data/datasets), the real tokenizer,
+the strategy lab's anthropic engine; ``.mcp.json`` files on disk.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.catalog.enumerate import load_catalog
+from workbench.cli import main
+from workbench.config import load_agent
+from workbench.config.writeback_mcp_json import plan_mcp_json
+from workbench.deferred import check_anthropic, check_mcp_json, check_openai
+from workbench.evaluate.cases import load_cases, resolve_cases
+from workbench.evaluate.deferred_tune import (
+    DeferredSetting,
+    extra_tokens,
+    measure,
+    units,
+)
+from workbench.search.strategies.anthropic import search_tool_definition
+from workbench.search.strategies.base import definitions_tokens
+from workbench.tokens import token_table
+
+STACKONE = Path(__file__).resolve().parent / "data" / "datasets" / "stackone"
+SERVERS: list[str] = list(json.loads((STACKONE / "catalog.json").read_text())["servers"])
+
+
+def _agent(tmp_path: Path, provider: str = "anthropic") -> Path:
+    """The stackone data set as an agent with one stdio MCP entry per catalog server."""
+    lines = [
+        "name: stack",
+        "model:",
+        f"  provider: {provider}",
+        "  name: claude-sonnet-4-5" if provider == "anthropic" else "  name: gpt-4o",
+        "instructions:",
+        "  inline: Help.",
+        "tools:",
+    ]
+    for server in SERVERS:
+        lines += [
+            f"  - name: {server}",
+            "    type: mcp",
+            f"    description: the {server} server",
+            "    command: npx",
+            f'    args: ["-y", "{server}-server"]',
+        ]
+    path = tmp_path / "agent.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _tune(path: Path, runtime: str, *extra: str) -> list[str]:
+    return [
+        "tune",
+        str(path),
+        "--runtime",
+        runtime,
+        "--catalog",
+        str(STACKONE / "catalog.json"),
+        "--cases",
+        str(STACKONE / "cases.jsonl"),
+        *extra,
+    ]
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    assert main(argv) == 0
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+@pytest.mark.parametrize("runtime", ["anthropic", "openai"])
+def test_tune_json_says_the_engine_is_an_approximation_and_fits_the_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], runtime: str
+) -> None:
+    path = _agent(tmp_path)
+    before = path.read_bytes()
+    data = _json(capsys, _tune(path, runtime, "--max-tokens", "1500", "--json"))
+    assert data["runtime"] == {"name": runtime, "reason": "--runtime", "source": "flag"}
+    assert "approximation" in data["approximation"] and "not publish" in data["approximation"]
+    assert "anthropic engine" in data["engine"]
+    if runtime == "openai":
+        assert "closest" in data["engine"] and data["setting"]["variant"] == "bm25"
+    assert data["insample"]["tokens_selected_mean"] <= 1500
+    assert 3 <= data["setting"]["max_results"] <= 5
+    assert data["setting"]["loaded"], "hot tools fit in 1,500 tokens"
+    # Loading hot tools beats the provider's default (nothing loaded) on these cases.
+    assert data["insample"]["recall"] > data["default"]["recall"]
+    assert 0 < data["heldout"]["hit"] <= 1 and len(data["folds"]) == 5
+    assert f"--runtime {runtime}" in data["export"]
+    assert path.read_bytes() == before
+
+
+def test_tune_min_hit_is_the_cheapest_path_point_reaching_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _agent(tmp_path)
+    low = _json(capsys, _tune(path, "anthropic", "--min-hit", "0.85", "--json"))
+    high = _json(capsys, _tune(path, "anthropic", "--min-hit", "0.99", "--json"))
+    assert low["insample"]["hit"] >= 0.85 and high["insample"]["hit"] >= 0.99
+    assert low["insample"]["tokens_selected_mean"] < high["insample"]["tokens_selected_mean"]
+    assert len(low["setting"]["loaded"]) < len(high["setting"]["loaded"])
+
+
+def test_the_bill_is_loaded_plus_search_tool_plus_found(tmp_path: Path) -> None:
+    agent = load_agent(_agent(tmp_path, "openai"))
+    catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
+    tokens = token_table(catalog, "openai", "gpt-4o")
+    cases = resolve_cases(load_cases(STACKONE / "cases.jsonl"), catalog)
+    loaded = (0, 5)
+    setting = DeferredSetting("bm25", 4, loaded)
+    search = definitions_tokens(tokens, [search_tool_definition("bm25")])
+    for result in measure(setting, catalog, tokens, cases.cases[:20]):
+        assert set(loaded) <= set(result.selected)
+        assert len(result.selected) <= len(loaded) + 4
+        definitions = int(np.asarray(tokens.per_tool)[list(result.selected)].sum())
+        assert result.tokens == definitions + search + tokens.overhead
+    # OpenAI's model also reads each namespace's name and description.
+    described = {s: f"the {s} server" for s in SERVERS}
+    extra = extra_tokens("openai", catalog, tokens, described)
+    assert extra > 0 and extra_tokens("anthropic", catalog, tokens, described) == 0
+    plain = measure(setting, catalog, tokens, cases.cases[:3])
+    billed = measure(setting, catalog, tokens, cases.cases[:3], extra)
+    assert [b.tokens - p.tokens for p, b in zip(plain, billed, strict=True)] == [extra] * 3
+
+
+def test_claude_code_keeps_whole_servers_loaded(tmp_path: Path) -> None:
+    agent = load_agent(_agent(tmp_path))
+    catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
+    per_server = units("claude-code", catalog)
+    assert len(per_server) == len(SERVERS)
+    assert sorted(i for u in per_server for i in u) == list(range(len(catalog)))
+    assert all(len(u) == 1 for u in units("anthropic", catalog))
+
+
+def test_claude_code_apply_writes_always_load_and_a_second_run_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _agent(tmp_path)
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "mine": {"command": "x", "args": [], "alwaysLoad": True},
+                    SERVERS[-1]: {"command": "keep-me", "args": ["a"], "alwaysLoad": True},
+                },
+                "other": 1,
+            }
+        )
+    )
+    data = _json(capsys, _tune(path, "claude-code", "--max-tokens", "3000", "--json", "--apply"))
+    written = json.loads(mcp.read_text())
+    assert check_mcp_json(written) is None
+    servers = written["mcpServers"]
+    assert set(servers) == {"mine", *SERVERS} and written["other"] == 1
+    assert servers["mine"]["alwaysLoad"] is True  # not the agent's: untouched
+    assert servers[SERVERS[-1]]["command"] == "keep-me"  # an existing entry keeps its fields
+    loaded = {s for s in SERVERS if servers[s].get("alwaysLoad")}
+    assert loaded == set(data["always_load"]) and loaded
+    assert data["config"]["mcpServers"].keys() == set(SERVERS)
+    assert (tmp_path / ".mcp.json.bak").is_file()
+    assert main(_tune(path, "claude-code", "--max-tokens", "3000", "--json", "--apply")) == 0
+    assert "no change" in capsys.readouterr().err
+
+
+def test_claude_code_apply_refuses_a_broken_mcp_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _agent(tmp_path)
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text('{"mcpServers": [1, 2]}\n')
+    assert main(_tune(path, "claude-code", "--apply")) == 2
+    err = capsys.readouterr().err
+    assert ".mcp.json" in err and "mcpServers" in err and "Traceback" not in err
+    assert mcp.read_text() == '{"mcpServers": [1, 2]}\n'
+
+
+@pytest.mark.parametrize("runtime", ["anthropic", "openai"])
+def test_apply_for_an_api_prints_the_tools_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], runtime: str
+) -> None:
+    path = _agent(tmp_path)
+    before = path.read_bytes()
+    assert main(_tune(path, runtime, "--max-tokens", "1500", "--apply")) == 0
+    captured = capsys.readouterr()
+    assert "nothing written" in captured.err
+    tools = json.loads(captured.out[captured.out.index("\n[") + 1 :])
+    assert (check_anthropic if runtime == "anthropic" else check_openai)(tools) is None
+    assert path.read_bytes() == before and not (tmp_path / ".mcp.json").exists()
+    report = captured.out[: captured.out.index("\n[")]
+    assert "approximation" in report and "held-out" in report
+
+
+_server = st.fixed_dictionaries(
+    {"command": st.text(min_size=1, max_size=5), "args": st.lists(st.text(max_size=3))},
+    optional={"alwaysLoad": st.booleans(), "env": st.dictionaries(st.text(max_size=3), st.text())},
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    existing=st.dictionaries(st.sampled_from(["a", "b", "c", "z"]), _server, max_size=4),
+    keep=st.sets(st.sampled_from(["a", "b", "c"])),
+    extra=st.dictionaries(st.sampled_from(["x", "y"]), st.integers()),
+)
+def test_any_mcp_json_keeps_everything_but_always_load_of_the_agent_servers(
+    tmp_path: Path, existing: dict[str, Any], keep: set[str], extra: dict[str, int]
+) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"mcpServers": existing, **extra}))
+    rendered = {"mcpServers": {s: {"command": "npx", "args": [s]} for s in ("a", "b", "c")}}
+    plan = plan_mcp_json(path, rendered, keep)
+    new = json.loads(plan.new)
+    assert {k: v for k, v in new.items() if k != "mcpServers"} == extra
+    for name, server in new["mcpServers"].items():
+        if name in ("a", "b", "c"):
+            assert server.get("alwaysLoad", False) == (name in keep)
+            before = existing.get(name, rendered["mcpServers"][name])
+            rest = {k: v for k, v in server.items() if k != "alwaysLoad"}
+            assert rest == {k: v for k, v in before.items() if k != "alwaysLoad"}
+        else:
+            assert server == existing[name]

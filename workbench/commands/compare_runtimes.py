@@ -1,0 +1,99 @@
+"""``holo-tune compare AGENT.yaml --runtimes [--cases FILE] [--json]``: which runtime?
+
+Every runtime at its tuned setting on the same cases (:mod:`workbench.evaluate.runtimes`), as a
+table with 95 % error bars and one text plot (recall against tokens per request, a bar per
+runtime for its recall interval), or ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from workbench.commands.common import print_json, runtime_of, with_runtime
+from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
+from workbench.workspace import Workspace
+
+#: One marker per runtime in the plot.
+MARKS = {
+    "holodeck-0.6": "6",
+    "holodeck-0.7": "7",
+    "anthropic": "A",
+    "claude-code": "C",
+    "openai": "O",
+}
+
+
+def _interval(low: float, high: float, fmt: str) -> str:
+    return f"[{format(low, fmt)}, {format(high, fmt)}]"
+
+
+def table(report: RuntimesReport, ws: Workspace) -> str:
+    header = ("runtime", "tuned setting", "hit (95% CI)", "recall (95% CI)", "tokens (95% CI)")
+    body = []
+    for row in report.rows:
+        ci = row.ci()
+        body.append(
+            (
+                row.runtime,
+                row.setting,
+                f"{row.hit:.3f} {_interval(*ci['hit'], '.3f')}",
+                f"{row.recall:.3f} {_interval(*ci['recall'], '.3f')}",
+                f"{row.tokens:,.0f} {_interval(*ci['tokens'], ',.0f')}",
+            )
+        )
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, all tools "
+        f"{report.tokens_all:,} tokens; each runtime tuned by its own tuner (no budget: the "
+        f"knee), measured {report.folds}-fold held-out",
+        "  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip(),
+    ]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
+    lines.append("95% CI: Wilson for hit, bootstrap (2,000 resamples) for recall and tokens")
+    lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
+    """Recall (y, from 1 down to the lowest bar's tenth) against mean tokens per request (x):
+    each runtime's marker at its figures and a ``|`` bar over its recall interval."""
+    top = max((r.ci()["tokens"][1] for r in rows), default=1.0) or 1.0
+    lowest = min((r.ci()["recall"][0] for r in rows), default=0.0)
+    floor = min(math.floor(lowest * 10) / 10, 0.9)  # zoom: the lowest bar's tenth
+    grid = [[" "] * width for _ in range(height)]
+
+    def y_of(recall: float) -> int:
+        return min(max(round((1.0 - recall) / (1.0 - floor) * (height - 1)), 0), height - 1)
+
+    for row in rows:
+        x = min(max(round(row.tokens / top * (width - 1)), 0), width - 1)
+        low, high = row.ci()["recall"]
+        for y in range(y_of(high), y_of(low) + 1):
+            if grid[y][x] == " ":
+                grid[y][x] = "|"
+        grid[y_of(row.recall)][x] = MARKS.get(row.runtime, "?")
+    out = []
+    for y, cells in enumerate(grid):
+        label = "1.0 " if y == 0 else f"{floor:.1f} " if y == height - 1 else "    "
+        out.append(label + ("┤" if y == 0 else "│") + "".join(cells).rstrip())
+    out.append("    └" + f"0 … {top:,.0f} tokens per request (mean)".rjust(width, "─"))
+    out.append(
+        "recall; "
+        + "  ".join(f"{MARKS.get(r.runtime, '?')} {r.runtime}" for r in rows)
+        + "  (| 95% CI of recall)"
+    )
+    return "\n".join(out) + "\n"
+
+
+def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int:
+    report = compare_runtimes(
+        ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.agent.filtering or ws.setting
+    )
+    if args.json:
+        print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))
+    else:
+        sys.stdout.write(table(report, ws) + "\n" + plot(report.rows))
+    return 0

@@ -1,0 +1,386 @@
+"""Deferred-loading runtimes (``anthropic``, ``claude-code``, ``openai``): what stays loaded.
+
+Every tool is deferred behind the provider's search tool except a few kept loaded. The knobs
+are the loaded set, the search variant (``bm25`` / ``regex``, where the provider has both: only
+Anthropic's API) and the results one search returns (3-5, as Anthropic documents; no provider
+takes it as a setting, so it is the figures' assumption, reported with them). The bill of one
+request is the loaded tools + the search tool + the tools a search returns (+ for OpenAI the
+name and description of every namespace, which the model still sees).
+
+The hit estimate is the strategy lab's ``anthropic`` engine
+(:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`): for ``anthropic`` it is that
+API's tool search as documented; Claude Code's MCP tool search and OpenAI's ``tool_search`` rank
+with rankers their makers do not publish, and the closest engine the lab has is the same BM25.
+Every figure is therefore an approximation of an unpublished ranker, and says so
+(:data:`APPROXIMATION`). The query searched is the user's message (a model writes its own).
+
+:func:`tune_deferred` grows the loaded set greedily from the *hot* tools (those the cases expect,
+and those ``--usage`` counts): each step loads the unit with the most recall gained per token
+(a tool; for Claude Code a whole server, since ``.mcp.json``'s ``alwaysLoad`` is per server).
+The steps are scored with one ranking per case over every tool, the loaded ones skipped (the
+engine indexes only deferred tools, so its exact scores move a little with the set); the setting
+picked on the path of every variant and result count is then measured with the engine itself.
+The rule is measured k-fold held-out, like the other tuners, and the proposal is chosen on every
+case.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.catalog.models import Catalog
+from workbench.evaluate.cases import CaseSet, ResolvedCase
+from workbench.evaluate.compare import case_result
+from workbench.evaluate.compare import choose as knee_choose
+from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
+from workbench.evaluate.tuner import Budget, fold_assignment
+from workbench.runtime import RuntimeName
+from workbench.search.strategies.anthropic import (
+    MAX_RESULTS,
+    MIN_RESULTS,
+    AnthropicParams,
+    AnthropicStrategy,
+    Variant,
+)
+from workbench.search.strategies.base import TokenBill, text_tokens
+from workbench.search.types import IntArray
+
+#: The search variants each runtime offers.
+VARIANTS: dict[str, tuple[Variant, ...]] = {
+    "anthropic": ("bm25", "regex"),
+    "claude-code": ("bm25",),
+    "openai": ("bm25",),
+}
+#: Which engine stands for each runtime's search, in words.
+ENGINE: dict[str, str] = {
+    "anthropic": "the strategy lab's anthropic engine (Anthropic's tool search tool as documented)",
+    "claude-code": "the strategy lab's anthropic engine, bm25 (closest to Claude Code's MCP tool "
+    "search, whose ranker is not published)",
+    "openai": "the strategy lab's anthropic engine, bm25 (closest to OpenAI's tool_search, whose "
+    "ranker is not published)",
+}
+APPROXIMATION = (
+    "hit and recall are an approximation: the provider does not publish its search's ranker; "
+    "the user's message is searched (a model writes its own query)"
+)
+#: How far down each case's ranking the greedy looks (loaded tools skipped).
+WINDOW = 64
+#: The usage file weighs as much as this many cases' recall.
+USAGE_WEIGHT = 1.0
+Mask = np.ndarray[Any, np.dtype[np.bool_]]
+
+
+@dataclass(frozen=True)
+class DeferredSetting:
+    """One configuration of a deferred-loading runtime."""
+
+    variant: Variant
+    max_results: int
+    loaded: tuple[int, ...]
+
+    def params(self, catalog: Catalog) -> AnthropicParams:
+        keep = {catalog.tools[i].full_name: False for i in self.loaded}
+        return AnthropicParams(variant=self.variant, max_results=self.max_results, tool_defer=keep)
+
+    def names(self, catalog: Catalog) -> list[str]:
+        return [catalog.tools[i].full_name for i in self.loaded]
+
+    def to_json(self, catalog: Catalog) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "max_results": self.max_results,
+            "loaded": self.names(catalog),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredBudget:
+    max_tokens: int | None = None
+    min_hit: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
+
+
+def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
+    """What can be kept loaded, one unit at a time: a tool, or for Claude Code a server."""
+    if runtime != "claude-code":
+        return [(i,) for i in range(len(catalog))]
+    servers: dict[str, list[int]] = {}
+    for i, tool in enumerate(catalog.tools):
+        servers.setdefault(tool.plugin, []).append(i)
+    return [tuple(v) for v in servers.values()]
+
+
+def extra_tokens(
+    runtime: RuntimeName, catalog: Catalog, bill: TokenBill, described: Mapping[str, str]
+) -> int:
+    """What a runtime bills besides definitions: OpenAI shows each namespace's name and
+    description (``described``: the agent's entry descriptions)."""
+    if runtime != "openai":
+        return 0
+    servers = dict.fromkeys(t.plugin for t in catalog.tools)
+    text = "\n".join(f"{s}: {described.get(s) or s}" for s in servers)
+    return text_tokens(bill, text)
+
+
+# ------------------------------------------------------------------------------ the exact figures
+
+
+def measure(
+    setting: DeferredSetting,
+    catalog: Catalog,
+    bill: TokenBill,
+    items: Sequence[ResolvedCase],
+    extra: int = 0,
+) -> list[CaseResult]:
+    """Each case through the engine at ``setting`` (``extra`` tokens added to every request)."""
+    engine = AnthropicStrategy(catalog, bill, setting.params(catalog))
+    out = []
+    for case in items:
+        result = case_result(case, engine.run(case.query))
+        out.append(dataclasses.replace(result, tokens=result.tokens + extra))
+    return out
+
+
+# --------------------------------------------------------------------------------- the greedy
+
+
+@dataclass(frozen=True)
+class PathPoint:
+    setting: DeferredSetting
+    hit: float
+    recall: float
+    tokens: float
+
+
+@dataclass
+class _Proxy:
+    """One ranking per case over every tool (nothing loaded), for one variant."""
+
+    orders: list[IntArray]
+    per_tool: np.ndarray[Any, np.dtype[np.float64]]
+    fixed: float  # the search tool, extra and func_end: every request
+
+    @classmethod
+    def build(
+        cls, catalog: Catalog, bill: TokenBill, items: Sequence[ResolvedCase], variant: Variant
+    ) -> _Proxy:
+        engine = AnthropicStrategy(catalog, bill, AnthropicParams(variant=variant))
+        orders = [engine.ranking(c.query)[0][:WINDOW] for c in items]
+        per_tool = np.asarray(bill.per_tool, dtype=np.float64)
+        return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead))
+
+
+def _found(order: IntArray, loaded: Mask, k: int) -> list[int]:
+    out: list[int] = []
+    for i in order.tolist():
+        if not loaded[i]:
+            out.append(i)
+            if len(out) == k:
+                break
+    return out
+
+
+def _recall(case: ResolvedCase, loaded: Mask, found: Sequence[int]) -> float:
+    there = set(found)
+    sent = [any(loaded[i] or i in there for i in g) for g in case.groups]
+    return sum(sent) / len(sent)
+
+
+def greedy_path(
+    proxy: _Proxy,
+    items: Sequence[ResolvedCase],
+    case_ids: Sequence[int],
+    units_: Sequence[tuple[int, ...]],
+    variant: Variant,
+    k: int,
+    cap: float,
+    usage: IntArray | None = None,
+    extra: int = 0,
+) -> list[PathPoint]:
+    """Loaded sets from nothing upwards, each step the unit with the most recall per token."""
+    size = proxy.per_tool.shape[0]
+    loaded = np.zeros(size, dtype=np.bool_)
+    cases = [items[c] for c in case_ids]
+    orders = [proxy.orders[c] for c in case_ids]
+    n = max(len(cases), 1)
+    found = [_found(o, loaded, k) for o in orders]
+    recall = [_recall(c, loaded, f) for c, f in zip(cases, found, strict=True)]
+    ftok = [float(proxy.per_tool[f].sum()) for f in found]
+    weight = np.zeros(size)
+    if usage is not None and usage.sum() > 0:
+        weight = USAGE_WEIGHT * usage / usage.sum()
+    expects: dict[int, set[int]] = {}
+    for c, case in enumerate(cases):
+        for group in case.groups:
+            for i in group:
+                expects.setdefault(i, set()).add(c)
+    hot = [u for u in units_ if any(i in expects or weight[i] > 0 for i in u)]
+    base = proxy.fixed + extra
+    loaded_tok = 0.0
+
+    def point() -> PathPoint:
+        hits = [r > 0 for r in recall]
+        setting = DeferredSetting(variant, k, tuple(np.flatnonzero(loaded).tolist()))
+        mean_tok = base + loaded_tok + sum(ftok) / n
+        return PathPoint(setting, sum(hits) / n, sum(recall) / n, mean_tok)
+
+    path = [point()]
+    while True:
+        shown: dict[int, set[int]] = {}
+        for c, f in enumerate(found):
+            for i in f:
+                shown.setdefault(i, set()).add(c)
+        best: tuple[float, int, dict[int, tuple[list[int], float, float]]] | None = None
+        now = path[-1].tokens
+        for u_index, unit in enumerate(hot):
+            if loaded[list(unit)].all():
+                continue
+            trial = loaded.copy()
+            trial[list(unit)] = True
+            touched: set[int] = set()
+            for i in unit:
+                touched |= expects.get(i, set()) | shown.get(i, set())
+            changes: dict[int, tuple[list[int], float, float]] = {}
+            d_recall = d_tok = 0.0
+            for c in touched:
+                f = _found(orders[c], trial, k)
+                r = _recall(cases[c], trial, f)
+                t = float(proxy.per_tool[f].sum())
+                changes[c] = (f, r, t)
+                d_recall += r - recall[c]
+                d_tok += t - ftok[c]
+            new = [i for i in unit if not loaded[i]]
+            cost = float(proxy.per_tool[new].sum()) + d_tok / n
+            gain = d_recall / n + float(weight[new].sum())
+            if gain <= 1e-12 or now + cost > cap + 1e-9:
+                continue
+            ratio = gain / max(cost, 1.0)
+            if best is None or ratio > best[0] + 1e-12:
+                best = (ratio, u_index, changes)
+        if best is None:
+            return path
+        unit = hot[best[1]]
+        loaded_tok += float(proxy.per_tool[[i for i in unit if not loaded[i]]].sum())
+        loaded[list(unit)] = True
+        weight[list(unit)] = 0.0
+        for c, (f, r, t) in best[2].items():
+            found[c], recall[c], ftok[c] = f, r, t
+        path.append(point())
+
+
+def pick(points: Sequence[PathPoint], budget: DeferredBudget, tokens_all: int) -> int:
+    """The point the budget asks for: the fewest tokens reaching ``min_hit`` (within
+    ``max_tokens``), else the tuner's rule (best recall within ``max_tokens``, or the knee)."""
+    tokens = np.array([p.tokens for p in points])
+    if budget.min_hit is not None:
+        ok = [
+            i
+            for i, p in enumerate(points)
+            if p.hit >= budget.min_hit - 1e-12
+            and (budget.max_tokens is None or p.tokens <= budget.max_tokens)
+        ]
+        if ok:
+            return min(ok, key=lambda i: (round(points[i].tokens, 6), -points[i].recall))
+        return max(range(len(points)), key=lambda i: (points[i].hit, -tokens[i]))
+    recall = np.array([p.recall for p in points])
+    return knee_choose(recall, tokens, tokens_all, Budget(max_tokens=budget.max_tokens))
+
+
+# ---------------------------------------------------------------------------------- the tuner
+
+
+@dataclass(frozen=True)
+class DeferredReport:
+    runtime: RuntimeName
+    setting: DeferredSetting
+    budget: DeferredBudget
+    heldout: Metrics
+    insample: Metrics
+    #: The provider's default: nothing loaded, bm25, 5 results.
+    default: Metrics
+    folds: int
+    within_budget: bool
+    extra_tokens: int
+    fold_settings: tuple[DeferredSetting, ...] = field(default=())
+    #: Each case's figures under the setting chosen without its fold (fold order).
+    heldout_cases: tuple[CaseResult, ...] = field(default=())
+
+
+def _choose(
+    proxies: Mapping[Variant, _Proxy],
+    items: Sequence[ResolvedCase],
+    case_ids: Sequence[int],
+    units_: Sequence[tuple[int, ...]],
+    budget: DeferredBudget,
+    tokens_all: int,
+    usage: IntArray | None,
+    extra: int,
+) -> PathPoint:
+    cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
+    points: list[PathPoint] = []
+    for variant, proxy in proxies.items():
+        for k in range(MAX_RESULTS, MIN_RESULTS - 1, -1):
+            points += greedy_path(proxy, items, case_ids, units_, variant, k, cap, usage, extra)
+    return points[pick(points, budget, tokens_all)]
+
+
+def tune_deferred(
+    runtime: RuntimeName,
+    catalog: Catalog,
+    bill: TokenBill,
+    cases: CaseSet,
+    budget: DeferredBudget,
+    *,
+    tokens_all: int,
+    folds: int = 5,
+    usage: IntArray | None = None,
+    described: Mapping[str, str] | None = None,
+) -> DeferredReport:
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    items = cases.cases
+    extra = extra_tokens(runtime, catalog, bill, described or {})
+    proxies = {v: _Proxy.build(catalog, bill, items, v) for v in VARIANTS[runtime]}
+    units_ = units(runtime, catalog)
+    everyone = list(range(len(items)))
+    chosen = _choose(proxies, items, everyone, units_, budget, tokens_all, usage, extra)
+    assignment = fold_assignment(len(items), folds)
+    pooled: list[CaseResult] = []
+    fold_settings = []
+    for fold in range(folds):
+        train = np.flatnonzero(assignment != fold).tolist()
+        test = [items[c] for c in np.flatnonzero(assignment == fold).tolist()]
+        point = _choose(proxies, items, train, units_, budget, tokens_all, usage, extra)
+        fold_settings.append(point.setting)
+        pooled += measure(point.setting, catalog, bill, test, extra)
+    heldout = aggregate(pooled, tokens_all)
+    insample = aggregate(measure(chosen.setting, catalog, bill, items, extra), tokens_all)
+    default_setting = DeferredSetting("bm25", MAX_RESULTS, ())
+    default = aggregate(measure(default_setting, catalog, bill, items, extra), tokens_all)
+    within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
+    if budget.min_hit is not None:
+        within = within and insample.hit >= budget.min_hit
+    return DeferredReport(
+        runtime,
+        chosen.setting,
+        budget,
+        heldout,
+        insample,
+        default,
+        folds,
+        within,
+        extra,
+        tuple(fold_settings),
+        tuple(pooled),
+    )
+
+
+def loaded_servers(setting: DeferredSetting, catalog: Catalog) -> list[str]:
+    """The servers with a loaded tool (Claude Code's ``alwaysLoad`` units), catalog order."""
+    return list(dict.fromkeys(catalog.tools[i].plugin for i in setting.loaded))

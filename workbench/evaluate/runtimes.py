@@ -1,0 +1,177 @@
+"""``compare --runtimes``: every runtime at its tuned setting on the same cases.
+
+* ``holodeck-0.6``: the ``tool_filtering`` block as ``tune`` proposes it (its sweep and rule);
+* ``holodeck-0.7``: the static allowlist :mod:`workbench.evaluate.allowlist` proposes;
+* ``anthropic``, ``claude-code``, ``openai``: the loaded set, variant and results per search of
+  :mod:`workbench.evaluate.deferred_tune` (an approximation of unpublished rankers).
+
+Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
+and measured k-fold held-out on the same folds, so every row is one figure per case measured by
+a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
+and tokens per request (:mod:`workbench.evaluate.ci95`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
+from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
+from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.ci95 import bootstrap_mean, wilson
+from workbench.evaluate.deferred_tune import DeferredBudget, tune_deferred
+from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
+from workbench.evaluate.runs import tune_cases
+from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
+from workbench.runtime import RUNTIMES, RuntimeName
+from workbench.tokens import TokenTable
+
+
+@dataclass(frozen=True)
+class CaseFigures:
+    hit: bool
+    recall: float
+    tokens: float
+
+
+@dataclass(frozen=True)
+class RuntimeRow:
+    runtime: RuntimeName
+    setting: str
+    params: dict[str, Any]
+    cases: tuple[CaseFigures, ...]
+    note: str | None = None
+
+    @property
+    def hit(self) -> float:
+        return sum(c.hit for c in self.cases) / max(len(self.cases), 1)
+
+    @property
+    def recall(self) -> float:
+        return float(np.mean([c.recall for c in self.cases])) if self.cases else 0.0
+
+    @property
+    def tokens(self) -> float:
+        return float(np.mean([c.tokens for c in self.cases])) if self.cases else 0.0
+
+    def ci(self) -> dict[str, tuple[float, float]]:
+        return {
+            "hit": wilson(sum(c.hit for c in self.cases), len(self.cases)),
+            "recall": bootstrap_mean([c.recall for c in self.cases]),
+            "tokens": bootstrap_mean([c.tokens for c in self.cases]),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        ci = self.ci()
+        return {
+            "runtime": self.runtime,
+            "setting": self.setting,
+            "params": self.params,
+            "heldout": {"hit": self.hit, "recall": self.recall, "tokens_mean": self.tokens},
+            "ci95": {k: list(v) for k, v in ci.items()},
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class RuntimesReport:
+    cases: int
+    tokens_all: int
+    folds: int
+    rows: list[RuntimeRow]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "tokens_all": self.tokens_all,
+            "folds": self.folds,
+            "rows": [r.to_json() for r in self.rows],
+        }
+
+
+def _holodeck06(
+    engine: Ranker, catalog: Catalog, tokens: TokenTable, cases: CaseSet, folds: int, agent: Any
+) -> RuntimeRow:
+    report = tune_cases(engine, catalog, tokens, cases, agent, Budget(), folds=folds)
+    outcome = report.outcome
+    assignment = fold_assignment(len(cases), folds)
+    per_case: list[CaseFigures] = []
+    for fold, setting in enumerate(outcome.fold_choices):
+        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
+        for r in evaluate(engine, catalog, tokens, test, setting).per_case:
+            per_case.append(CaseFigures(r.hit, r.recall, float(r.tokens)))
+    s = outcome.setting
+    text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
+    return RuntimeRow("holodeck-0.6", text, s.block(), tuple(per_case))
+
+
+def _holodeck07(
+    agent: AgentConfig, catalog: Catalog, tokens: TokenTable, cases: CaseSet, folds: int
+) -> RuntimeRow:
+    surf = surface(agent, catalog)
+    note = None
+    if surf.notes:  # servers that are not the agent's entries: take them as if they were
+        mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
+        surf = Surface(surf.backend, mcp, ~mcp)
+        note = "the catalog's servers taken as the agent's MCP entries"
+    budget = StaticBudget()
+    assignment = fold_assignment(len(cases), folds)
+    per_case: list[CaseFigures] = []
+    for fold in range(folds):
+        train = cases.subset(np.flatnonzero(assignment != fold).tolist())
+        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
+        exposed = choose(surf, train, tokens, budget)
+        cost = float(tokens_sent(tokens, np.flatnonzero(exposed).tolist()))
+        for case in test.cases:
+            sent = [any(exposed[i] for i in g) for g in case.groups]
+            per_case.append(CaseFigures(any(sent), sum(sent) / len(sent), cost))
+    exposed = choose(surf, cases, tokens, budget)
+    kept = int((exposed & surf.candidate).sum())
+    text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
+    return RuntimeRow("holodeck-0.7", text, {"exposed": kept}, tuple(per_case), note)
+
+
+def compare_runtimes(
+    agent: AgentConfig,
+    engine: Ranker,
+    catalog: Catalog,
+    tokens: TokenTable,
+    cases: CaseSet,
+    current: Any,
+    *,
+    runtimes: Sequence[RuntimeName] = RUNTIMES,
+    folds: int = DEFAULT_FOLDS,
+) -> RuntimesReport:
+    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases``."""
+    rows: list[RuntimeRow] = []
+    described = {t.name: t.description or "" for t in agent.agent.tools or []}
+    for name in runtimes:
+        if name == "holodeck-0.6":
+            rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current))
+        elif name == "holodeck-0.7":
+            rows.append(_holodeck07(agent, catalog, tokens, cases, folds))
+        else:
+            report = tune_deferred(
+                name,
+                catalog,
+                tokens,
+                cases,
+                DeferredBudget(),
+                tokens_all=int(tokens.all),
+                folds=folds,
+                described=described,
+            )
+            s = report.setting
+            loaded = len(s.loaded)
+            text = f"{s.variant}, {s.max_results} results, {loaded} tools loaded"
+            figures = tuple(
+                CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases
+            )
+            note = "approximation: the provider's ranker is not published"
+            rows.append(RuntimeRow(name, text, s.to_json(catalog), figures, note))
+    return RuntimesReport(len(cases), int(tokens.all), folds, rows)
