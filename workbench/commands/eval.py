@@ -30,7 +30,7 @@ from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, resolve_cases
-from workbench.evaluate.casesource import resolve_cases_source
+from workbench.evaluate.casesource import CasesSource, find_cases_source, no_cases_message
 from workbench.evaluate.compare import params_text
 from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.engines import EngineReport, evaluate_engine
@@ -77,14 +77,34 @@ def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
     for server in ws.catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")
-    source, raw = resolve_cases_source(ws.agent, getattr(args, "cases", None))
+    _, cases = read_cases(ws, getattr(args, "cases", None), required=True)
+    assert cases is not None  # required: none is an InputError
+    return ws, cases
+
+
+def read_cases(
+    ws: Workspace, path: str | None, *, required: bool
+) -> tuple[CasesSource | None, CaseSet | None]:
+    """The cases of the one default order (:mod:`workbench.evaluate.casesource`) resolved against
+    the catalog, which source was used said on stderr (and kept as ``cases.source``), problems
+    with them as warnings. A ``--cases`` file that names no tool of the catalog is an error;
+    otherwise no usable cases is an error only when ``required`` (else ``None``)."""
+    found = find_cases_source(ws.agent, path)
+    if found is None:
+        if required:
+            raise InputError(no_cases_message(ws.agent.path), file=ws.agent.path)
+        print("holo-tune: cases: none (the checks use typical scores)", file=sys.stderr)
+        return None, None
+    source, raw = found
     print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
     cases = resolve_cases(raw, ws.catalog)
     cases.source = source
     report_case_problems(cases)
     if not len(cases):
-        raise InputError("no case names a tool of this catalog", file=source.path)
-    return ws, cases
+        if required or source.kind == "flag":
+            raise InputError("no case names a tool of this catalog", file=source.path)
+        return source, None
+    return source, cases
 
 
 def report_case_problems(cases: CaseSet) -> None:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.apply import colored_diff
+from workbench.commands.apply import show_and_write
 from workbench.commands.common import (
     print_json,
     refuse_unwritable,
     runtime_of,
-    use_color,
     warn,
     warn_catalog,
     with_runtime,
@@ -234,9 +233,10 @@ def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -
     if not plan.changed:
         print(f"{plan.path}: no change (the block already says that)", file=sys.stderr)
         return
-    stream = sys.stdout if diff_to_stdout else sys.stderr
-    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
-    stream.flush()
-    saved = apply_plan(plan, backup=True)
-    kept = f"previous file kept in {saved}" if saved else "no backup kept"
-    print(f"{plan.path}: tool_filtering written ({kept})", file=sys.stderr)
+    show_and_write(
+        plan.path,
+        plan.diff,
+        lambda: apply_plan(plan, backup=True),
+        to_stdout=diff_to_stdout,
+        written="tool_filtering written",
+    )

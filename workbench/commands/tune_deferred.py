@@ -19,8 +19,8 @@ from typing import Any
 
 import yaml
 
-from workbench.commands.apply import colored_diff
-from workbench.commands.common import print_json, use_color, warn, with_runtime
+from workbench.commands.apply import show_and_write
+from workbench.commands.common import max_tokens_of, print_json, warn, with_runtime
 from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
 from workbench.deferred import anthropic_tools, mcp_json, openai_tools
 from workbench.evaluate.cases import CaseSet
@@ -29,6 +29,7 @@ from workbench.evaluate.deferred_tune import (
     ENGINE,
     DeferredBudget,
     DeferredReport,
+    entry_descriptions,
     loaded_servers,
     tune_deferred,
 )
@@ -43,11 +44,7 @@ MCP_JSON = ".mcp.json"
 def run_deferred(
     args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
 ) -> int:
-    max_tokens = args.max_tokens
-    if args.min_reduction is not None:
-        cut = round((1.0 - args.min_reduction) * ws.tokens.all)
-        max_tokens = cut if max_tokens is None else min(cut, max_tokens)
-    budget = DeferredBudget(max_tokens=max_tokens, min_hit=args.min_hit)
+    budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     report = tune_deferred(
         runtime.name,
@@ -58,7 +55,7 @@ def run_deferred(
         tokens_all=int(ws.tokens.all),
         folds=args.folds,
         usage=usage,
-        described=descriptions(ws),
+        described=entry_descriptions(ws.agent.agent),
     )
     if not report.within_budget:
         warn("no loaded set reaches the budget; the closest one is proposed")
@@ -83,10 +80,6 @@ def run_deferred(
     return 0
 
 
-def descriptions(ws: Workspace) -> dict[str, str]:
-    return {t.name: t.description or "" for t in ws.agent.agent.tools or []}
-
-
 def _entries(ws: Workspace) -> list[dict[str, Any]]:
     raw = yaml.safe_load(ws.agent.text) or {}
     return [t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"]
@@ -98,7 +91,7 @@ def runtime_config(report: DeferredReport, ws: Workspace) -> Any:
     if report.runtime == "anthropic":
         return anthropic_tools(ws.catalog, kept, report.setting.variant)
     if report.runtime == "openai":
-        return openai_tools(ws.catalog, kept, descriptions(ws))
+        return openai_tools(ws.catalog, kept, entry_descriptions(ws.agent.agent))
     doc, _ = mcp_json(_entries(ws), set(loaded_servers(report.setting, ws.catalog)))
     return doc
 
@@ -188,9 +181,11 @@ def write_mcp_json(args: argparse.Namespace, ws: Workspace, report: DeferredRepo
     if not plan.changed:
         print(f"{path}: no change (alwaysLoad already says that)", file=sys.stderr)
         return
-    stream = sys.stderr if args.json else sys.stdout
-    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
-    stream.flush()
-    saved = apply_mcp_json(plan)
-    kept = f"previous file kept in {saved}" if saved else "a new file"
-    print(f"{path}: alwaysLoad written ({kept})", file=sys.stderr)
+    show_and_write(
+        path,
+        plan.diff,
+        lambda: apply_mcp_json(plan),
+        to_stdout=not args.json,
+        written="alwaysLoad written",
+        no_backup="a new file",
+    )

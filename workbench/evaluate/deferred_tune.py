@@ -107,6 +107,11 @@ class DeferredBudget:
         return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
 
 
+def entry_descriptions(agent: Any) -> dict[str, str]:
+    """The agent's tool entries' descriptions by entry name (OpenAI shows them per namespace)."""
+    return {t.name: t.description or "" for t in getattr(agent, "tools", None) or []}
+
+
 def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
     """What can be kept loaded, one unit at a time: a tool, or for Claude Code a server."""
     if runtime != "claude-code":

@@ -8,7 +8,7 @@
 Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
 and measured k-fold held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
-and tokens per request (:mod:`workbench.evaluate.ci95`).
+and tokens per request (:mod:`workbench.evaluate.intervals`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.ci95 import bootstrap_mean, wilson
-from workbench.evaluate.deferred_tune import DeferredBudget, tune_deferred
+from workbench.evaluate.deferred_tune import DeferredBudget, entry_descriptions, tune_deferred
+from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
@@ -59,7 +59,7 @@ class RuntimeRow:
     def tokens(self) -> float:
         return float(np.mean([c.tokens for c in self.cases])) if self.cases else 0.0
 
-    def ci(self) -> dict[str, tuple[float, float]]:
+    def ci(self) -> dict[str, Interval]:
         return {
             "hit": wilson(sum(c.hit for c in self.cases), len(self.cases)),
             "recall": bootstrap_mean([c.recall for c in self.cases]),
@@ -149,7 +149,7 @@ def compare_runtimes(
 ) -> RuntimesReport:
     """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases``."""
     rows: list[RuntimeRow] = []
-    described = {t.name: t.description or "" for t in agent.agent.tools or []}
+    described = entry_descriptions(agent.agent)
     for name in runtimes:
         if name == "holodeck-0.6":
             rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current))
