@@ -14,8 +14,8 @@ from fake_chat_server import KEY, FakeChatServer, Fault, answer_for
 
 from workbench.cli import main
 from workbench.evaluate import load_cases
+from workbench.evaluate.chat import BadAnswer
 from workbench.evaluate.generate import (
-    BadAnswer,
     drop_duplicates,
     near_duplicate,
     validate,

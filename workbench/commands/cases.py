@@ -23,12 +23,8 @@ from workbench.config import load_agent
 from workbench.errors import InputError
 from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import GENERATED, load_sources, set_many
-from workbench.evaluate.generate import (
-    AnswerCache,
-    default_cache_dir,
-    generate_cases,
-    resolve_endpoint,
-)
+from workbench.evaluate.chat import AnswerCache, resolve_endpoint
+from workbench.evaluate.generate import default_cache_dir, generate_cases
 
 #: Skipped tools named one by one before "... and N more".
 SKIPPED_SHOWN = 10
