@@ -37,9 +37,10 @@ class ProgressBar:
 
     WIDTH = 30
 
-    def __init__(self, stream: TextIO, label: str) -> None:
+    def __init__(self, stream: TextIO, label: str, unit: str = "tools") -> None:
         self.stream = stream
         self.label = label
+        self.unit = unit
         self.live = stream.isatty()
         self._last = -1
 
@@ -51,7 +52,7 @@ class ProgressBar:
             return
         self._last = filled
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} tools")
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}")
         if done == total:
             self.stream.write("\n")
         self.stream.flush()

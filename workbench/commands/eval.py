@@ -20,6 +20,7 @@ from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
     print_json,
     runtime_of,
+    search_queries,
     setting_from_args,
     warn,
     warn_catalog,
@@ -47,6 +48,7 @@ from workbench.evaluate.metrics import (
 )
 from workbench.evaluate.query_findings import QueryReader
 from workbench.search.strategies import build_strategy
+from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
 from workbench.workspace import Workspace, build_workspace
 
@@ -152,17 +154,36 @@ def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
             f"{given[0]} is a holodeck setting; {engine} takes --param KEY=VALUE", field=given[0]
         )
     params = parse_params(engine, args.param)
+    if getattr(args, "llm", None) is not None and engine != "anthropic":
+        raise InputError(
+            f"is the search call a model writes for the anthropic engine; {engine} searches the "
+            "message",
+            field="--llm",
+        )
     ws, cases = open_for_cases(args)
     strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
-    report = evaluate_engine(strategy, cases, int(ws.tokens.all))
+    queries = search_queries(args, ws.agent, cases) if engine == "anthropic" else None
+    variant: Variant = "regex" if getattr(strategy.params, "variant", "") == "regex" else "bm25"
+    report = evaluate_engine(
+        strategy,
+        cases,
+        int(ws.tokens.all),
+        search_as=None if queries is None else (lambda m: queries.query(m, variant)),
+    )
     warn_generated(report.per_case)
     if args.json:
-        obj = with_runtime(
-            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
-        )
+        obj = report.to_json(ws.catalog)
+        if queries is not None:
+            obj["search_query"] = queries.to_json()
+            if queries.llm is not None:
+                for row in obj["per_case"]:
+                    row["search_query"] = queries.query(row["query"], variant)
+        obj = with_runtime(with_source(obj, cases), runtime_of(args, ws.agent))
         print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(engine_report(report, ws))
+        if queries is not None:
+            sys.stdout.write(f"query     {queries.describe()}\n")
     return report
 
 

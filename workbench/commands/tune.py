@@ -44,6 +44,12 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
+    if getattr(args, "llm", None) is not None and not runtime.deferred:
+        raise InputError(
+            "is the search call a model writes on the deferred-loading runtimes (anthropic, "
+            f"claude-code, openai); {runtime.name} searches no model-written query",
+            field="--llm",
+        )
     if runtime.name == "holodeck-0.7":
         from workbench.commands.tune_static import run_static
 

@@ -3,7 +3,9 @@
 
 What stays loaded beside the provider's search tool, the search variant and the results per
 search, chosen from the cases by :mod:`workbench.evaluate.deferred_tune` with k-fold held-out
-figures; the figures are an approximation of an unpublished ranker and say so. ``--apply``:
+figures; the figures are an approximation of an unpublished ranker and say so. ``--llm SPEC``
+searches each case with the query that model writes (:mod:`workbench.evaluate.search_queries`),
+else the message itself is searched, and the output says which. ``--apply``:
 for Claude Code, ``.mcp.json`` beside the agent gets ``alwaysLoad`` on the servers kept loaded
 (diff, backup, atomic); Anthropic's and OpenAI's tools live in the user's code, so the tuned
 ``tools`` JSON is printed to paste there (nothing written).
@@ -20,15 +22,21 @@ from typing import Any
 import yaml
 
 from workbench.commands.apply import show_and_write
-from workbench.commands.common import max_tokens_of, print_json, warn, with_runtime
+from workbench.commands.common import (
+    max_tokens_of,
+    print_json,
+    search_queries,
+    warn,
+    with_runtime,
+)
 from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
 from workbench.deferred import anthropic_tools, mcp_json, openai_tools
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
-    APPROXIMATION,
     ENGINE,
     DeferredBudget,
     DeferredReport,
+    approximation,
     entry_descriptions,
     loaded_servers,
     tune_deferred,
@@ -56,6 +64,7 @@ def run_deferred(
         folds=args.folds,
         usage=usage,
         described=entry_descriptions(ws.agent.agent),
+        queries=search_queries(args, ws.agent, cases),
     )
     if not report.within_budget:
         warn("no loaded set reaches the budget; the closest one is proposed")
@@ -104,7 +113,8 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
     out: dict[str, Any] = {
         "cases": report.heldout.cases,
         "engine": ENGINE[report.runtime],
-        "approximation": APPROXIMATION,
+        "approximation": approximation(report.queries),
+        "search_query": report.queries.to_json(),
         "budget": report.budget.to_json(),
         "setting": report.setting.to_json(ws.catalog),
         "heldout": _metrics(report.heldout),
@@ -155,7 +165,8 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
         f"{report.folds}-fold; {runtime.line()}",
         f"engine    {ENGINE[report.runtime]}",
-        f"note      {APPROXIMATION}",
+        f"note      {approximation(report.queries)}",
+        f"query     {report.queries.describe()}",
         "bill      loaded tools + the search tool + the tools a search returns"
         + (" + every namespace's name and description" if report.extra_tokens else ""),
         f"budget    {_budget_text(report.budget)}",

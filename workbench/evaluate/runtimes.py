@@ -23,10 +23,16 @@ from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.deferred_tune import DeferredBudget, entry_descriptions, tune_deferred
+from workbench.evaluate.deferred_tune import (
+    DeferredBudget,
+    approximation,
+    entry_descriptions,
+    tune_deferred,
+)
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
+from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
 from workbench.runtime import RUNTIMES, RuntimeName
 from workbench.tokens import TokenTable
@@ -84,6 +90,8 @@ class RuntimesReport:
     tokens_all: int
     folds: int
     rows: list[RuntimeRow]
+    #: What the deferred rows searched each case as.
+    queries: SearchQueries = MESSAGE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +99,7 @@ class RuntimesReport:
             "tokens_all": self.tokens_all,
             "folds": self.folds,
             "rows": [r.to_json() for r in self.rows],
+            "search_query": self.queries.to_json(),
         }
 
 
@@ -146,8 +155,10 @@ def compare_runtimes(
     *,
     runtimes: Sequence[RuntimeName] = RUNTIMES,
     folds: int = DEFAULT_FOLDS,
+    queries: SearchQueries = MESSAGE,
 ) -> RuntimesReport:
-    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases``."""
+    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases`` (the deferred
+    rows search each case as ``queries`` says: its message, or the query a model wrote)."""
     rows: list[RuntimeRow] = []
     described = entry_descriptions(agent.agent)
     for name in runtimes:
@@ -165,6 +176,7 @@ def compare_runtimes(
                 tokens_all=int(tokens.all),
                 folds=folds,
                 described=described,
+                queries=queries,
             )
             s = report.setting
             loaded = len(s.loaded)
@@ -172,6 +184,6 @@ def compare_runtimes(
             figures = tuple(
                 CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases
             )
-            note = "approximation: the provider's ranker is not published"
+            note = approximation(queries)
             rows.append(RuntimeRow(name, text, s.to_json(catalog), figures, note))
-    return RuntimesReport(len(cases), int(tokens.all), folds, rows)
+    return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)
