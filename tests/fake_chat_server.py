@@ -14,14 +14,37 @@ import json
 import re
 import threading
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 KEY = "sk-test-chat-0123456789"
 _TOOL = re.compile(r"^Tool: (\S+)$", re.MULTILINE)
 _MESSAGE = re.compile(r"^User message: (.*)$", re.MULTILINE)
+
+
+def write_catalog(
+    path: Path, tools: Mapping[str, Sequence[tuple[str, str, Sequence[str]]]]
+) -> Path:
+    """A catalog snapshot of ``{server: [(name, description, parameter names), ...]}``."""
+    servers = {
+        name: {
+            "tools": [
+                {
+                    "name": n,
+                    "description": d,
+                    "inputSchema": {"type": "object", "properties": {p: {} for p in params}},
+                }
+                for n, d, params in entries
+            ]
+        }
+        for name, entries in tools.items()
+    }
+    path.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    return path
 
 
 def search_answer_for(message: str) -> dict[str, str]:
@@ -99,6 +122,14 @@ class FakeChatServer:
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    def environment(self, cache_home: Path) -> dict[str, str]:
+        """The variables that point holo-tune's chat client here, with a private disk cache."""
+        return {
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": self.url,
+            "XDG_CACHE_HOME": str(cache_home),
+        }
 
     def __enter__(self) -> FakeChatServer:
         self._thread.start()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_chat_server import KEY, FakeChatServer
+from fake_chat_server import FakeChatServer, write_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,20 +81,7 @@ def server() -> Iterator[FakeChatServer]:
 
 @pytest.fixture
 def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    servers: dict[str, Any] = {
-        name: {
-            "tools": [
-                {
-                    "name": n,
-                    "description": d,
-                    "inputSchema": {"type": "object", "properties": {p: {} for p in params}},
-                }
-                for n, d, params in tools
-            ]
-        }
-        for name, tools in TOOLS.items()
-    }
-    (tmp_path / "catalog.json").write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    write_catalog(tmp_path / "catalog.json", TOOLS)
     (tmp_path / "cases.jsonl").write_text(
         "".join(
             json.dumps({"query": message, "expected": [tool]}) + "\n"
@@ -110,9 +97,8 @@ def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatc
         "    env:\n      WEATHER_TOKEN: ${WEATHER_TOKEN}\n"
     )
     monkeypatch.setenv("WEATHER_TOKEN", SECRET)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for variable, value in server.environment(tmp_path / "cache").items():
+        monkeypatch.setenv(variable, value)
     return agent
 
 
