@@ -17,6 +17,7 @@ from textual.widgets import TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.search.selection import match_always_include, select
+from workbench.tui.dashboard.runtime import knobs_note, runtime_text
 from workbench.tui.dashboard.state import LabState, Shown
 from workbench.tui.view import ranking_rows, server_tokens
 from workbench.tui.widgets.banner import Banner
@@ -62,18 +63,21 @@ def bind_header(header: HeaderBar, state: LabState) -> None:
     def draw() -> None:
         header.show(header_info(state))
 
-    _on(header, state, ("agent", "servers", "lab"), draw)
+    _on(header, state, ("agent", "runtime", "servers", "lab"), draw)
     draw()
 
 
 def header_info(state: LabState) -> HeaderInfo:
-    """agent · model, and once the workspace is open its encoding, embedder and tool count."""
+    """agent · model · runtime (why), and once the workspace is open its encoding, embedder and
+    tool count."""
     agent, servers = state.agent.agent, state.servers
     info = HeaderInfo(
         agent=agent.name,
         model=f"{agent.model.provider}:{agent.model.name}",
         servers_ok=servers.ok,
         servers=len(servers.statuses),
+        runtime=runtime_text(state.runtime),
+        runtime_elsewhere=not state.runtime.reads_tool_filtering,
     )
     if state.lab is None:
         return info
@@ -87,6 +91,8 @@ def header_info(state: LabState) -> HeaderInfo:
         servers=info.servers,
         tools=len(ws.catalog),
         embedder=ws.embedder.model_id or "bm25 only",
+        runtime=info.runtime,
+        runtime_elsewhere=info.runtime_elsewhere,
     )
 
 
@@ -118,7 +124,12 @@ def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
     def draw() -> None:
         knobs.show(state.setting, state.file_setting)
 
+    def note() -> None:
+        knobs.note(knobs_note(state.runtime))
+
     _on(knobs, state, ("setting", "file_setting"), draw)
+    _on(knobs, state, ("runtime",), note)
+    note()
 
 
 def bind_ranking(table: RankingTable, state: LabState) -> None:

@@ -25,6 +25,7 @@ from workbench.catalog import ServerStatus
 from workbench.config import AgentConfig
 from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
+from workbench.runtime import RuntimeInfo, detect_runtime
 from workbench.search.types import Ranking, Selection
 from workbench.tui.lab import Lab
 
@@ -112,12 +113,24 @@ class LabState(DOMNode):
     diagnosed: var[Diagnosed | None] = var(None, init=False, always_update=True)
     servers: var[Servers] = var(Servers(), init=False)
     status: var[Status] = var(Status(""), init=False)
+    #: What runs the agent, and why (``--runtime``, else detected: README, Runtimes).
+    runtime: var[RuntimeInfo] = var(cast(RuntimeInfo, None), init=False)
     #: The most important runtime caveat (None: none).
     banner: var[str | None] = var(None, init=False)
 
-    def __init__(self, agent: AgentConfig, *, query: str = "", show_timing: bool = True) -> None:
+    def __init__(
+        self,
+        agent: AgentConfig,
+        *,
+        query: str = "",
+        show_timing: bool = True,
+        runtime: str | None = None,
+    ) -> None:
         super().__init__()
         self.agent = agent
+        #: ``--runtime`` (None: detected from the agent, again on every reload).
+        self.runtime_flag = runtime
+        self.runtime = detect_runtime(agent.path, agent.data, explicit=runtime)
         self.query_text = query
         self.setting = self.file_setting = file_setting_of(agent)
         self.show_timing = show_timing
@@ -194,6 +207,7 @@ class LabState(DOMNode):
         """The file was read again (after a write, or changed on disk): the knobs keep their
         values and are compared with what it holds now."""
         self.agent = agent
+        self.runtime = detect_runtime(agent.path, agent.data, explicit=self.runtime_flag)
         if self.lab is not None:
             self.lab.workspace = replace(self.lab.workspace, agent=agent)
         self.file_setting = file_setting_of(agent)

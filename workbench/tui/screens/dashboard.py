@@ -74,7 +74,9 @@ class DashboardScreen(DashboardActions):
     def __init__(self, agent: AgentConfig, options: Options) -> None:
         super().__init__(id="dashboard")
         self.options = options
-        self.state = LabState(agent, query=options.query, show_timing=options.show_timing)
+        self.state = LabState(
+            agent, query=options.query, show_timing=options.show_timing, runtime=options.runtime
+        )
         self.lab_workers = LabWorkers(self, self.state)
         self.session = ServerSession(self, self.state, options, self.lab_workers)
         self.writeback = WriteBack(self, self.state, options)
