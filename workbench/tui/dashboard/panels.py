@@ -48,7 +48,10 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_bill(screen.query_one(TokenBars), state)
     bind_scores(screen.query_one(ScoreStrip), state)
     bind_compare(screen.query_one(CompareView), state)
-    bind_findings(screen.query_one(FindingsList), screen.query_one(TabbedContent), state)
+    tabs = screen.query_one(TabbedContent)
+    bind_findings(screen.query_one("#findings", FindingsList), tabs, state)
+    bind_catalog_findings(screen.query_one("#catalog-findings", FindingsList), tabs, state)
+    bind_query_findings(screen.query_one("#query-findings", FindingsList), state)
     bind_status(screen.query_one(StatusLine), state)
     bind_banner(screen.query_one(Banner), state)
 
@@ -233,6 +236,39 @@ def bind_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) 
         tabs.get_tab("tab-findings").label = f"findings ({serious})" if serious else "findings"
 
     _on(findings, state, ("diagnosed",), draw)
+
+
+def bind_catalog_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) -> None:
+    """The catalog's findings under its table (unreachable tools once measured), counted in the
+    tab's label."""
+
+    def draw() -> None:
+        advice = state.advice
+        if advice is None:
+            findings.update("reading the catalog…" if state.lab is not None else "")
+            return
+        found = advice.shown
+        findings.show(found, empty="No catalog findings.", evidence=False)
+        if advice.cases is None:
+            why = advice.cases_error or "no labelled cases"
+            findings.add_note(f"unreachable tools: {why}")
+        serious = sum(1 for f in found if f.severity in ("error", "warning"))
+        tabs.get_tab("tab-catalog").label = f"catalog ({serious})" if serious else "catalog"
+
+    _on(findings, state, ("advice",), draw)
+
+
+def bind_query_findings(findings: FindingsList, state: LabState) -> None:
+    """What the runtime cannot read of the query, under the status line (hidden when nothing)."""
+
+    def draw() -> None:
+        found = state.query_found
+        findings.display = bool(found)
+        if found:
+            findings.show(found, evidence=False)
+
+    _on(findings, state, ("query_found",), draw)
+    findings.display = False
 
 
 def bind_status(line: StatusLine, state: LabState) -> None:
