@@ -129,7 +129,9 @@ async def test_a_06_agent_writes_the_block_as_before(tmp_path: Path) -> None:
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "holodeck-0.6" in shown(app.screen.query_one(HeaderBar))
+        assert "holodeck-0.6 (tool_filtering block in the YAML)" in shown(
+            app.screen.query_one(HeaderBar)
+        )
         assert not app.screen.query_one("#knob-note").display
         await pilot.press("tab", "right_square_bracket", "ctrl+s")
         await settle(pilot)

@@ -21,7 +21,9 @@ def short_reason(runtime: RuntimeInfo) -> str:
     if runtime.source == "default":
         return "default: nothing says 0.7+"
     if runtime.source == "yaml":
-        return "openai: block in the YAML" if runtime.name == "holodeck-0.7" else "the YAML"
+        if runtime.name == "holodeck-0.7":
+            return "openai: block in the YAML"
+        return "tool_filtering block in the YAML"
     return runtime.reason
 
 
