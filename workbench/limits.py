@@ -137,9 +137,10 @@ def check_yaml(text: str, loader: type[Any] = yaml.CSafeLoader) -> None:
     sizes: dict[str, tuple[int, int]] = {}
     open_anchors: set[str] = set()
     parser = loader(text)
+    next_event = parser.get_event
     try:
         while True:
-            event = parser.get_event()
+            event = next_event()
             kind = type(event)
             if kind is yaml.StreamEndEvent:
                 break
@@ -155,17 +156,17 @@ def check_yaml(text: str, loader: type[Any] = yaml.CSafeLoader) -> None:
                     open_anchors.add(anchor)
                 frames.append([0, 0, anchor])
                 continue
-            if kind in _CLOSE:
+            if kind is yaml.ScalarEvent:  # the most frequent event first
+                written += 1
+                size, height = 1, 0
+                if event.anchor is not None:
+                    sizes[event.anchor] = (1, 0)
+            elif kind in _CLOSE:
                 count, height, anchor = frames.pop()
                 size, height = count + 1, height + 1
                 if anchor is not None:
                     open_anchors.discard(anchor)
                     sizes[anchor] = (size, height)
-            elif kind is yaml.ScalarEvent:
-                written += 1
-                size, height = 1, 0
-                if event.anchor is not None:
-                    sizes[event.anchor] = (1, 0)
             elif kind is yaml.AliasEvent:
                 if event.anchor in open_anchors:
                     raise StructureError(
@@ -183,16 +184,18 @@ def check_yaml(text: str, loader: type[Any] = yaml.CSafeLoader) -> None:
             else:
                 continue
             expanded += size
-            allowed = max(MAX_ALIAS_NODES, ALIAS_RATIO * written)
-            if expanded > allowed:
+            if expanded > MAX_ALIAS_NODES and expanded > ALIAS_RATIO * written:
+                allowed = max(MAX_ALIAS_NODES, ALIAS_RATIO * written)
                 raise StructureError(
                     f"aliases expand the document past {allowed:,} values (an alias bomb?); "
                     f"holo-tune's limit is {ALIAS_RATIO}x the written size",
                     event.start_mark.line,
                 )
             if frames:
-                frames[-1][0] += size
-                frames[-1][1] = max(frames[-1][1], height)
+                frame = frames[-1]
+                frame[0] += size
+                if height > frame[1]:
+                    frame[1] = height
     finally:
         parser.dispose()
 
