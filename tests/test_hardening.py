@@ -353,3 +353,40 @@ def test_internal_error_of_a_group_names_its_first_exception(
     monkeypatch.setattr("workbench.commands.export.load_agent", boom)
     assert cli.main(["export", str(AGENT)]) == EXIT_INTERNAL
     assert "internal error: OSError: [Errno 36] File name too long;" in capsys.readouterr().err
+
+
+def test_write_back_on_a_file_ending_in_a_keep_scalar_is_refused(tmp_path: Path) -> None:
+    """Appending the block after a ``|+`` scalar would add a blank line to its value: the full
+    check sees it and refuses (the quick check of the block's lines alone would not)."""
+    from workbench.config.filtering import ToolFiltering
+    from workbench.config.writeback import plan_write
+    from workbench.errors import WriteBackError
+
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions:\n  inline: |+\n    hi\n"
+    )
+    with pytest.raises(WriteBackError, match="layout defeats a safe edit"):
+        plan_write(path, ToolFiltering(enabled=True))
+
+
+def test_write_back_of_a_large_file_changes_only_the_block(tmp_path: Path) -> None:
+    """Not a timing test (benchmarks/bench_writeback.py measures): the plan of a large file
+    changes only the block and its diff is the few lines around it."""
+    from benchmarks.bench_writeback import agent_text
+    from workbench.config import load_agent
+    from workbench.config.writeback import plan_write
+
+    path = tmp_path / "agent.yaml"
+    path.write_text(agent_text(2))
+    agent = load_agent(path, environ={}, dotenv_files=[], global_configs=[], missing_env="warn")
+    assert agent.filtering is not None
+    plan = plan_write(path, agent.filtering.with_(top_k=7, search_method="bm25"))
+    assert plan.diff.count("\n+") == 3 and "+  top_k: 7" in plan.diff  # +++ and two lines
+    old, new = plan.old.decode(), plan.new_text
+    assert (
+        old.replace("top_k: 5", "top_k: 7", 1).replace(
+            "search_method: semantic", "search_method: bm25", 1
+        )
+        == new
+    )

@@ -314,6 +314,8 @@ def _verify(
 
 
 _DIRECTIVE = re.compile(r"(?m)^%")
+#: A block scalar header with "keep" chomping (``|+``, ``>2+``, ...).
+_KEEP = re.compile(r"[|>](?:\d?\+|\+\d?)")
 
 
 def _block_region(
@@ -346,6 +348,8 @@ def _block_region(
     else:  # a new block: only the appended text changes
         start = end = lo
         if hi != lo or any(e.start != lo or e.end != lo for e in edits):
+            return None
+        if _KEEP.search(text):  # a "keep" block scalar (|+) would take the blank line in
             return None
     if not (start <= lo and hi <= end):
         return None
