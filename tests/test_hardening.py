@@ -214,6 +214,7 @@ def test_enormous_tool_name_loads_or_fails_in_one_line(
     code, out, err = run(capsys, "tools", str(path), "--catalog", str(CATALOG))
     assert code == 0, err
     assert "Traceback" not in err and "tokens" in out
+    assert "agent.yaml:8: tools[0].name: 1,000,000 characters; OpenAI refuses function names" in err
 
 
 def _catalog_with(tmp_path: Path, edit: str) -> Path:
