@@ -391,3 +391,18 @@ def test_write_back_of_a_large_file_changes_only_the_block(tmp_path: Path) -> No
         )
         == new
     )
+
+
+@pytest.mark.timeout(20)
+def test_fifo_as_function_tool_file_is_a_note_not_a_hang(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    os.mkfifo(tmp_path / "tool.py")
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        HEAD + "tools:\n  - name: f\n    type: function\n    description: d\n"
+        "    file: tool.py\n    function: f\n"
+    )
+    code, out, err = run(capsys, "tools", str(path), "--catalog", str(CATALOG), "--json")
+    assert code == 0, err
+    assert "f-f" in out or '"f' in out

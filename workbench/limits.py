@@ -92,6 +92,16 @@ def read_input(path: str | Path, error: type[InputError] = InputError, what: str
         os.close(fd)
 
 
+def read_text(path: str | Path) -> str:
+    """A regular file's UTF-8 text under the same limits, for callers that report a file they
+    cannot read as a note rather than an error: OSError (or UnicodeDecodeError) otherwise."""
+    try:
+        raw = read_input(path)
+    except InputError as err:
+        raise OSError(err.message) from None
+    return raw.decode("utf-8")
+
+
 @contextmanager
 def no_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a large tree is built.
