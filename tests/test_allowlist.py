@@ -174,6 +174,18 @@ def test_refusals_leave_nothing_planned(tmp_path: Path) -> None:
         plan_allowlists(changed, "openai-agents", {"mail": ["x"]}, original=b"name: other\n")
 
 
+def test_an_anchored_or_aliased_config_is_left_to_the_user(tmp_path: Path) -> None:
+    anchored = AGENT.replace("    config:\n      region: eu\n", "    config: &shared\n      region: eu\n")
+    path = _write(tmp_path, anchored)
+    with pytest.raises(WriteBackError, match=r"tools\[0\].config.*alias or anchor"):
+        plan_allowlists(path, "openai-agents", {"mail": ["send"]})
+    aliased = anchored.replace("    config: {}\n", "    config: *shared\n")
+    path = _write(tmp_path, aliased)
+    with pytest.raises(WriteBackError, match=r"tools\[1\].config.*alias or anchor"):
+        plan_allowlists(path, "openai-agents", {"notes": ["add"]})
+    assert path.read_text() == aliased
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -202,7 +202,7 @@ def test_usage_file_warms_top_n_used(capsys: pytest.CaptureFixture[str], tmp_pat
     [
         (["q", "--limit", "-1"], "--limit: must be >= 0"),
         (["q", "--top-k", "0"], "--top-k"),
-        (["--queries", "{missing}"], "cannot read the queries"),
+        (["--queries", "{missing}"], "missing.txt: no such file"),
         (["--queries", "{empty}"], "no queries in the file"),
         (["q", "--usage", "{bad_usage}"], "nobody-nothing: no such tool in the catalog"),
     ],

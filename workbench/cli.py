@@ -2,7 +2,9 @@
 
 The argument surface is the stable contract of DESIGN.md ("Command line"). Each subcommand's work
 lives in ``workbench.commands.<name>.run(args) -> int``; this module only parses and dispatches,
-and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr and its exit code.
+and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr and its exit code;
+any other exception is a bug: one line ``internal error: ...`` and exit code 3 (``--debug``: the
+traceback).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ import difflib
 import importlib
 import math
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from workbench import __version__
-from workbench.errors import HoloTuneError
+from workbench.errors import EXIT_INTERNAL, HoloTuneError, internal_error_line
 from workbench.runtime import RUNTIMES
 
 PROG = "holo-tune"
@@ -93,6 +96,11 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
         choices=RUNTIMES,
         help="what runs the agent (default: detected from the installed holodeck-ai, a pin "
         "beside the agent, then the YAML; README, Runtimes)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an internal error (a bug) instead of its one-line summary",
     )
     if catalog:
         p.add_argument(
@@ -379,6 +387,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as err:  # a bug: one line (exit 3), the traceback only when asked for
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        else:
+            print(f"{PROG}: {internal_error_line(err)}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -63,3 +63,20 @@ class CheckFailed(HoloTuneError):
     """A check the user asked for did not pass (e.g. ``eval --min-recall``)."""
 
     exit_code = 1
+
+
+#: The exit code of an unexpected exception (a bug): distinct from bad input (2) and a failed
+#: check (1).
+EXIT_INTERNAL = 3
+
+
+def internal_error_line(err: BaseException, *, limit: int = 300) -> str:
+    """An unexpected exception as one line: ``internal error: Type: cause; rerun with --debug
+    for the traceback`` (the first exception of a group; the cause cut to ``limit`` characters)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    cause = " ".join(str(err).split())
+    if len(cause) > limit:
+        cause = cause[: limit - 3] + "..."
+    what = type(err).__name__ + (f": {cause}" if cause else "")
+    return f"internal error: {what}; rerun with --debug for the traceback"

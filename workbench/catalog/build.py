@@ -145,6 +145,8 @@ def _function_tool(spec: LocalToolSpec) -> tuple[Tool, list[str]]:
             notes.append(f"{where}: cannot read {spec.file}: {err}")
         except SyntaxError as err:
             notes.append(f"{where}: {spec.file}:{err.lineno}: syntax error")
+        except (RecursionError, MemoryError):
+            notes.append(f"{where}: {spec.file}: nested too deeply to read")
     if params is None:
         params = [PyParam(k, None, {}, True) for k in spec.yaml_parameters]
         notes.append(

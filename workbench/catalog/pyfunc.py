@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.limits import read_text
+
 #: JSON Schema types of the annotations Semantic Kernel maps (others: no ``type``).
 _JSON_TYPES = {
     "str": "string",
@@ -116,4 +118,4 @@ def read_function_params(path: Path, function: str) -> list[PyParam]:
 
     Raises OSError, UnicodeDecodeError, SyntaxError or FunctionNotFound.
     """
-    return function_params(path.read_text(encoding="utf-8"), function)
+    return function_params(read_text(path), function)

@@ -7,6 +7,7 @@ XDG_CACHE_HOME is unset); the newest KEEP_RUNS runs are kept. A stdio server's s
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -44,9 +45,18 @@ def new_log_dir(root: Path | None = None) -> Path:
     return path
 
 
+#: File systems refuse names over 255 bytes; a longer server name is cut and given a digest.
+_MAX_STEM = 100
+
+
 def log_name(server: str) -> str:
-    """The log file name of a server (characters unsafe in a file name become ``_``)."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", server) + ".log"
+    """The log file name of a server (characters unsafe in a file name become ``_``; a name too
+    long for a file name is cut, with a digest of the whole so that two names stay apart)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", server)
+    if len(stem) > _MAX_STEM:
+        digest = hashlib.sha256(server.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        stem = f"{stem[:_MAX_STEM]}-{digest}"
+    return stem + ".log"
 
 
 _ERROR_LINE = re.compile(r"^\s*(npm\s+)?(\w*error\b|fatal\b)", re.IGNORECASE)

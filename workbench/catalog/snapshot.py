@@ -20,6 +20,7 @@ from typing import Any
 
 from workbench.catalog.models import Catalog
 from workbench.errors import CatalogError
+from workbench.limits import json_loads, no_gc, read_input
 
 FORMAT_KEY = "holo_tune_catalog"
 FORMAT_VERSION = 1
@@ -80,11 +81,8 @@ def _tools_of(name: str, entry: Any, path: Path) -> list[dict[str, Any]]:
 def parse_snapshot(text: str, path: str | Path = "<snapshot>") -> dict[str, list[dict[str, Any]]]:
     """The servers of a snapshot's text, in file order (CatalogError when it is not one)."""
     path = Path(path)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        message = f"not JSON: {err.msg} (column {err.colno})"
-        raise CatalogError(message, file=path, line=err.lineno) from None
+    with no_gc():
+        data = json_loads(text, error=CatalogError, file=path)
     if not isinstance(data, Mapping) or FORMAT_KEY not in data:
         raise CatalogError(f"not a holo-tune catalog snapshot (no {FORMAT_KEY!r} key)", file=path)
     if data[FORMAT_KEY] != FORMAT_VERSION:
@@ -102,10 +100,10 @@ def parse_snapshot(text: str, path: str | Path = "<snapshot>") -> dict[str, list
 def load_snapshot(path: str | Path) -> dict[str, list[dict[str, Any]]]:
     """Read a snapshot file: server name -> its tools/list output, in file order."""
     path = Path(path)
+    raw = read_input(path, CatalogError, "catalog snapshot (JSON)")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CatalogError("no such file", file=path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CatalogError(f"cannot read: {err}", file=path) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise CatalogError(f"not UTF-8 text (byte {err.start})", file=path, line=line) from None
     return parse_snapshot(text, path)

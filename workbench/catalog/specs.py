@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.limits import read_text
+
 LocalKind = Literal["vectorstore", "hierarchical_document", "function", "prompt"]
 
 #: HoloDeck's ``MCPTool.request_timeout`` default (seconds).
@@ -99,7 +101,7 @@ def read_env_file(path: Path) -> dict[str, str]:
     see what it would see at run time.
     """
     values: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue

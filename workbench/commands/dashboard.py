@@ -7,7 +7,12 @@ from pathlib import Path
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the app; its exit code is 2 when the config did not load (shown on its error screen)."""
+    """Run the app; its exit code is 2 when the config did not load (shown on its error screen).
+
+    An internal error (a bug) inside the app ends it; it is raised again here so that the CLI
+    reports it as one line with exit code 3 (``--debug``: Textual shows the traceback).
+    """
+    from workbench.errors import EXIT_INTERNAL
     from workbench.tui.app import HoloTuneApp
     from workbench.tui.options import Options
 
@@ -19,7 +24,12 @@ def run(args: argparse.Namespace) -> int:
         usage=Path(args.usage) if getattr(args, "usage", None) else None,
         cases=Path(args.cases) if getattr(args, "cases", None) else None,
         runtime=getattr(args, "runtime", None),
+        debug=bool(getattr(args, "debug", False)),
     )
     app = HoloTuneApp(options)
     app.run()
+    if app.crashed is not None:
+        if not options.debug:
+            raise app.crashed
+        return EXIT_INTERNAL
     return app.return_code or 0

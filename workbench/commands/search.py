@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 from workbench.catalog.enumerate import load_catalog
@@ -33,6 +32,7 @@ from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.query_findings import QueryReader
+from workbench.limits import read_input
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
@@ -119,9 +119,10 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
 
 def read_queries(path: str) -> list[str]:
     """One query a line; blank lines are skipped."""
+    raw = read_input(path, InputError, "queries file")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
         raise InputError(f"cannot read the queries: {err}", file=path) from None
     queries = [line.strip() for line in text.splitlines() if line.strip()]
     if not queries:

@@ -26,6 +26,8 @@ from workbench.config.notices import WarningKind
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import Duplicate
 
+#: OpenAI's limit on a function name (the runtime sends ``<plugin>-<function>``).
+MAX_FUNCTION_NAME = 64
 #: The kind of the rules whose breach makes HoloDeck refuse the file.
 _REJECTS: WarningKind = "holodeck-rejects"
 #: Lenient top-level fields: checked here by HoloDeck's rules, then left out of strict validation.
@@ -100,6 +102,16 @@ def runtime_rules(agent: Agent) -> list[Problem]:
             )
         )
     for index, tool in enumerate(tools):
+        if len(tool.name) > MAX_FUNCTION_NAME:
+            found.append(
+                Problem(
+                    ("tools", index, "name"),
+                    f"{len(tool.name):,} characters; OpenAI refuses function names longer than "
+                    f"{MAX_FUNCTION_NAME}, so the runtime's requests with this tool would fail",
+                    "other",
+                    (("length", len(tool.name)), ("max", MAX_FUNCTION_NAME)),
+                )
+            )
         if isinstance(tool, MCPTool):
             found.extend(_mcp_rules(index, tool))
     return found

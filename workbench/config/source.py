@@ -14,8 +14,9 @@ from typing import Any
 from workbench.config.envsubst import Substituted, UnsetVariable, substitute
 from workbench.config.notices import ConfigWarning
 from workbench.config.validation import Problem, format_path
-from workbench.config.yamltree import KeyPath, YamlSyntaxError, YamlTree, parse
+from workbench.config.yamltree import KeyPath, YamlLimitError, YamlSyntaxError, YamlTree, parse
 from workbench.errors import ConfigError
+from workbench.limits import read_input
 
 
 @dataclass(frozen=True)
@@ -121,14 +122,7 @@ def read_source(path: Path, env: Mapping[str, str], unset: list[Unset] | None = 
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, not a YAML file", file=path) from None
-    except OSError as err:
-        raise ConfigError(f"cannot read: {err.strerror or err}", file=path) from None
+    return read_input(path, ConfigError, "YAML file")
 
 
 def _decode(raw: bytes, path: Path) -> str:
@@ -148,6 +142,8 @@ def _parse(subst: Substituted, path: Path) -> YamlTree:
         return parse(subst.text)
     except YamlSyntaxError as err:
         line = subst.source_line(err.line0) if err.line0 is not None else None
+        if isinstance(err, YamlLimitError):
+            raise ConfigError(err.cause, file=path, line=line) from None
         cause = err.cause + _tab_hint(subst.text, err.line0)
         raise ConfigError(f"invalid YAML: {cause}", file=path, line=line) from None
 

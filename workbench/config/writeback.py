@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 
 import yaml
 from pydantic import ValidationError
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
 from workbench.config.writeback_allowlist import AllowlistPlan
@@ -35,8 +37,22 @@ from workbench.config.writeback_render import (
     render_block,
     render_block_text,
 )
-from workbench.config.writeback_splice import Splice, coerced, where
-from workbench.config.writeback_text import apply_edits, unified_diff
+from workbench.config.writeback_splice import (
+    Composed,
+    Loader,
+    Splice,
+    coerced,
+    compose,
+    compose_root,
+    where,
+)
+from workbench.config.writeback_text import (
+    Edit,
+    apply_edits,
+    ends_with_break,
+    line_start,
+    unified_diff,
+)
 from workbench.errors import ConfigError, WriteBackError
 
 __all__ = [
@@ -119,19 +135,36 @@ def plan_write(
     if original is not None and _digest(original) != _digest(old):
         raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
     text = _decode(old, name)
-    data = _load(text, name)
-    literal = data.get(BLOCK_NAME)
+    # libyaml does not count a byte order mark in its marks: the splice works on the text after
+    # it, and its edits move back by its length.
+    bom = 1 if text.startswith("\ufeff") else 0
+    body = text[bom:]
+    doc = compose(body, name)
+    root = compose_root(body, name, doc.root)
+    top = _top_level(root)
+    block = top.get(BLOCK_NAME)
+    literal = None
+    if block is not None and not _has_merge_key(block[1]):
+        found = doc.construct(block[1])
+        literal = found if isinstance(found, dict) else None
     splice = Splice(
-        text=text,
+        text=body,
         path=name,
         setting=checked,
-        literal=literal if isinstance(literal, dict) else None,
+        literal=literal,
         current=current,
+        node=root,
     )
     splice.run()
-    new_text = apply_edits(text, splice.edits)
-    _verify(data, new_text, checked, splice.untouched, name)
-    warnings = runtime_warnings(data) + splice.warnings
+    edits = [Edit(e.start + bom, e.end + bom, e.new, e.order) for e in splice.edits]
+    new_text = apply_edits(text, edits)
+    _verify(text, new_text, edits, root, doc, literal, checked, splice.untouched, name, bom)
+    model = top.get("model")
+    # What runtime_warnings reads of the document: the ``openai:`` key and the model.
+    facts: dict[str, Any] = {"model": doc.construct(model[1]) if model else None}
+    if "openai" in top:
+        facts["openai"] = True
+    warnings = runtime_warnings(facts) + splice.warnings
     return WritePlan(
         path=path,
         setting=checked,
@@ -139,6 +172,17 @@ def plan_write(
         new=new_text.encode("utf-8"),
         diff=unified_diff(text, new_text, label=name),
         warnings=tuple(warnings),
+    )
+
+
+def _top_level(root: MappingNode) -> dict[str, tuple[Node, Node]]:
+    """The top-level entries by key (the last one of a key written twice, as the data has it)."""
+    return {str(k.value): (k, v) for k, v in root.value if isinstance(k, ScalarNode)}
+
+
+def _has_merge_key(node: Node) -> bool:
+    return isinstance(node, MappingNode) and any(
+        str(k.tag).endswith(":merge") for k, _ in node.value
     )
 
 
@@ -199,45 +243,65 @@ def _decode(raw: bytes, name: str) -> str:
         raise ConfigError(f"not UTF-8 text (byte {err.start})", file=name) from None
 
 
-def _load(text: str, name: str) -> dict[str, Any]:
+def _safe_load(text: str, name: str) -> Any:
     """The document as HoloDeck's loader (PyYAML, YAML 1.1) reads it, ``${VAR}`` unexpanded."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark
-        line = mark.line + 1 if mark is not None else None
-        raise ConfigError(f"not valid YAML: {err.problem}", file=name, line=line) from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=name) from None
-    if not isinstance(data, dict):
-        raise ConfigError("not an agent config: the top level is not a mapping", file=name)
-    return data
+    doc = compose(text, name)
+    return doc.construct(doc.root) if doc.root is not None else None
 
 
 def _verify(
-    old: dict[str, Any], new_text: str, setting: ToolFiltering, untouched: set[str], name: str
+    text: str,
+    new_text: str,
+    edits: list[Edit],
+    root: MappingNode,
+    doc: Composed,
+    literal: Mapping[str, Any] | None,
+    setting: ToolFiltering,
+    untouched: set[str],
+    name: str,
+    bom: int,
 ) -> None:
     """The new text must read as the old document with only the block changed, to ``setting``.
 
     A guard against layouts the splicer does not foresee: better refuse than write a wrong file.
+    When the edits stay inside the block's own lines (whole top-level entries of a block
+    mapping, no anchor, alias or directive there), only those lines are read again: the rest of
+    the file is the same text in the same parser state, so it reads the same. Otherwise the whole
+    new file is read and compared with the old one.
     """
     refusal = WriteBackError(
         f"{name}: this file's layout defeats a safe edit of {BLOCK_NAME}; nothing written "
         "(edit the block by hand; `holo-tune export` prints it)"
     )
-    try:
-        new = yaml.safe_load(new_text)
-    except yaml.YAMLError:
-        raise refusal from None
-    if not isinstance(new, dict) or not isinstance(new.get(BLOCK_NAME), dict):
+    region = _block_region(text, edits, root, bom)
+    if region is not None:
+        start, end = region
+        delta = len(new_text) - len(text)
+        piece = new_text[start : end + delta]
+        if end < len(text) and not ends_with_break(piece):
+            raise refusal
+        try:
+            new = _safe_load(piece, name)
+        except ConfigError:
+            raise refusal from None
+        if not isinstance(new, dict) or list(new) != [BLOCK_NAME]:
+            raise refusal
+    else:
+        try:
+            new = _safe_load(new_text, name)
+            old = doc.construct(root)
+        except ConfigError:
+            raise refusal from None
+        if not isinstance(new, dict) or not isinstance(old, dict):
+            raise refusal
+        if {k: v for k, v in new.items() if k != BLOCK_NAME} != {
+            k: v for k, v in old.items() if k != BLOCK_NAME
+        }:
+            raise refusal
+    block = new.get(BLOCK_NAME)
+    if not isinstance(block, dict):
         raise refusal
-    if {k: v for k, v in new.items() if k != BLOCK_NAME} != {
-        k: v for k, v in old.items() if k != BLOCK_NAME
-    }:
-        raise refusal
-    block: dict[str, Any] = new[BLOCK_NAME]
-    found = old.get(BLOCK_NAME)
-    old_block: dict[str, Any] = found if isinstance(found, dict) else {}
+    old_block: Mapping[str, Any] = literal or {}
     want, defaults = setting.block(), DEFAULT_FILTERING.block()
     if not set(block) <= set(BLOCK_KEYS):
         raise refusal
@@ -250,7 +314,58 @@ def _verify(
             raise refusal
 
 
-def runtime_warnings(data: dict[str, Any]) -> list[str]:
+_DIRECTIVE = re.compile(r"(?m)^%")
+#: A block scalar header with "keep" chomping (``|+``, ``>2+``, ...).
+_KEEP = re.compile(r"[|>](?:\d?\+|\+\d?)")
+
+
+def _block_region(
+    text: str, edits: list[Edit], root: MappingNode, bom: int
+) -> tuple[int, int] | None:
+    """The whole lines of the block's top-level entry (or the end, where a new block goes),
+    when every edit is inside them and they can be read on their own; else None."""
+    if not edits or _DIRECTIVE.search(text):
+        return None
+    entries = root.value
+    at = [
+        i for i, (k, _) in enumerate(entries) if isinstance(k, ScalarNode) and k.value == BLOCK_NAME
+    ]
+    lo = min(e.start for e in edits)
+    hi = max(e.end for e in edits)
+    if at:
+        i = at[-1]
+        key = entries[i][0]
+        column = entries[0][0].start_mark.column
+        if any(k.start_mark.column != column for k, _ in entries):
+            return None
+        start = line_start(text, int(key.start_mark.index) + bom)
+        if i + 1 < len(entries):
+            end = line_start(text, int(entries[i + 1][0].start_mark.index) + bom)
+        else:
+            end = len(text)
+        old_piece = text[start:end]
+        if ("&" in old_piece or "*" in old_piece) and _has_anchor_or_alias(old_piece):
+            return None
+    else:  # a new block: only the appended text changes
+        start = end = lo
+        if hi != lo or any(e.start != lo or e.end != lo for e in edits):
+            return None
+        if _KEEP.search(text):  # a "keep" block scalar (|+) would take the blank line in
+            return None
+    if not (start <= lo and hi <= end):
+        return None
+    return start, end
+
+
+def _has_anchor_or_alias(piece: str) -> bool:
+    """Whether the text defines an anchor or uses an alias (unreadable alone: assume so)."""
+    try:
+        return any(getattr(e, "anchor", None) is not None for e in yaml.parse(piece, Loader=Loader))
+    except yaml.YAMLError:
+        return True
+
+
+def runtime_warnings(data: Mapping[str, Any]) -> list[str]:
     """What the user must know before writing: the target HoloDeck will not use the block."""
     warnings: list[str] = []
     if "openai" in data:

@@ -14,7 +14,7 @@ The lists go where HoloDeck 0.7.1 reads them:
   bare-name ``disallowed_tools`` entry removes it, so that list is what holds the count.
 
 As for ``tool_filtering`` (:mod:`workbench.config.writeback`), the file is edited as text at the
-spans ruamel.yaml's marks give; only the keys named above change; the result must read back as
+spans libyaml's marks give; only the keys named above change; the result must read back as
 the old document with exactly those changes, or nothing is written. :func:`plan_allowlists`
 makes the plan (diff, warnings), :func:`workbench.config.writeback.apply_plan` writes it.
 """
@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.writeback_render import Style, string_text
-from workbench.config.writeback_splice import compose_root, detect_style, where
+from workbench.config.writeback_splice import anchored, compose_root, detect_style, where
 from workbench.config.writeback_text import Edit, apply_edits, eol, unified_diff
 from workbench.errors import ConfigError, WriteBackError
 
@@ -289,7 +289,7 @@ class _Editor:
                 self.add_entry(node, key, rest)
                 return
             knode, vnode = found[0]
-            if vnode.start_mark.index < knode.end_mark.index or vnode.anchor:
+            if vnode.start_mark.index < knode.end_mark.index or anchored(self.text, vnode):
                 raise self.refuse(knode, here, "an alias or anchor; edit it by hand")
             last = depth == len(keys) - 1
             if last or self.is_null(vnode):

@@ -1,10 +1,10 @@
 """Where the ``tool_filtering`` block is in the file, and the text edits that rewrite it.
 
-ruamel.yaml composes the document into nodes whose marks give exact character spans; the edits
-touch only those spans (a changed value, an added key, an added or removed list item). Nothing
-outside the block is ever in an edit, so every byte outside it stays as it was; values that do not
-change are not touched at all, so their spelling (``0.30``, ``"bm25"``, ``${TOP_K}``), anchors and
-comments stay too.
+PyYAML's libyaml composer (what the loader parses with, one pass in C) gives nodes whose marks
+are exact character spans; the edits touch only those spans (a changed value, an added key, an
+added or removed list item). Nothing outside the block is ever in an edit, so every byte outside
+it stays as it was; values that do not change are not touched at all, so their spelling (``0.30``,
+``"bm25"``, ``${TOP_K}``), anchors and comments stay too.
 
 The rules (DESIGN.md, Write-back; documented for users in ``holo-tune apply --help``):
 
@@ -27,10 +27,9 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
 from workbench.config.writeback_render import (
@@ -52,6 +51,12 @@ from workbench.config.writeback_text import (
     line_start,
 )
 from workbench.errors import ConfigError, InputError, WriteBackError
+from workbench.limits import StructureError, check_yaml, no_gc
+
+try:  # the loader's own parser: libyaml when PyYAML has it
+    Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,misc]
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    Loader = yaml.SafeLoader
 
 _LIST_KEY = "always_include"
 _DEFAULTS = DEFAULT_FILTERING.block()
@@ -70,22 +75,61 @@ def where(path: str, line: int | None, field_name: str | None, message: str) -> 
     return InputError(message, file=path, line=line, field=field_name).one_line()
 
 
-def compose_root(text: str, path: str) -> MappingNode:
-    """The document's top-level mapping node; ConfigError when the text is not one YAML mapping."""
+@dataclass
+class Composed:
+    """A document's node tree and the loader that composed it (to construct parts of it)."""
+
+    root: Node | None
+    loader: Any
+
+    def construct(self, node: Node) -> Any:
+        """The data of one node (merge keys inside it are flattened, in the node itself)."""
+        with no_gc():
+            return self.loader.construct_document(node)
+
+
+def compose(text: str, path: str) -> Composed:
+    """The node tree of ``text`` (the limits checked first); ConfigError when it is not YAML."""
+    loader = Loader(text)
     try:
-        node = YAML(typ="rt", pure=True).compose(text)
-    except MarkedYAMLError as err:
+        check_yaml(text, Loader)
+        with no_gc():
+            return Composed(loader.get_single_node(), loader)
+    except StructureError as err:
+        line = err.line0 + 1 if err.line0 is not None else None
+        raise ConfigError(err.cause, file=path, line=line) from None
+    except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
         cause = err.problem or err.context or "not valid YAML"
         raise ConfigError(f"not valid YAML: {cause}", file=path, line=line) from None
-    except YAMLError as err:
+    except yaml.YAMLError as err:
         raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=path) from None
+
+
+def compose_root(text: str, path: str, node: Node | None = None) -> MappingNode:
+    """The document's top-level mapping node; ConfigError when the text is not one YAML mapping."""
+    if node is None:
+        node = compose(text, path).root
     if not isinstance(node, MappingNode):
         raise ConfigError("not an agent config: the top level is not a mapping", file=path)
     if node.flow_style:
         raise WriteBackError(where(path, 1, None, "the top-level mapping is in flow style"))
     return node
+
+
+def anchored(text: str, node: Node) -> bool:
+    """Whether ``node`` carries an anchor (``&name``): its span starts with its properties
+    (``&name``, ``!tag``), as libyaml marks it."""
+    pos = int(node.start_mark.index)
+    while pos < len(text) and text[pos] in "&!":
+        if text[pos] == "&":
+            return True
+        while pos < len(text) and text[pos] not in " \t\r\n":
+            pos += 1
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+    return False
 
 
 def coerced(key: str, literal: Any) -> Any:
@@ -144,9 +188,11 @@ class Splice:
     warnings: list[str] = field(default_factory=list)
     #: Keys whose text is left exactly as it was.
     untouched: set[str] = field(default_factory=set)
+    #: The composed document (composed here when not given).
+    node: Node | None = None
 
     def __post_init__(self) -> None:
-        self.root = compose_root(self.text, self.path)
+        self.root = compose_root(self.text, self.path, self.node)
         self.style = detect_style(self.text, self.root)
         self.want = self.setting.block()
 
@@ -158,7 +204,7 @@ class Splice:
         return WriteBackError(where(self.path, line, name, cause))
 
     def empty(self, node: Node) -> bool:
-        """An empty value (``key:`` and nothing): ruamel puts its mark at the next token."""
+        """An empty value (``key:`` and nothing): an empty span (or only blanks)."""
         span = self.text[node.start_mark.index : node.end_mark.index]
         return isinstance(node, ScalarNode) and not span.strip()
 
@@ -187,6 +233,9 @@ class Splice:
         if self.text[pos : pos + 1] != ":":
             raise self.refuse(key, None, "unsupported key syntax; edit the block by hand")
         return pos
+
+    def anchored(self, node: Node) -> bool:
+        return anchored(self.text, node)
 
     def is_alias(self, key: Node, value: Node) -> bool:
         """An alias (``*name``) resolves to the anchored node, which sits before its key."""
@@ -230,7 +279,7 @@ class Splice:
 
     def fill_null_block(self, key: ScalarNode, value: ScalarNode) -> None:
         """``tool_filtering:`` (``~``, ``null``): the runtime reads no block; write every key."""
-        if value.anchor:
+        if self.anchored(value):
             raise self.refuse(value, None, "has an anchor (&name); edit it by hand")
         colon = self.colon(key)
         after = colon + 1
@@ -310,7 +359,7 @@ class Splice:
         """Rewrite one value; returns where the entry's kept text now ends (its line's end)."""
         if self.is_alias(key, value):
             raise self.refuse(key, name, "is an alias (*name); edit it by hand")
-        if value.anchor:
+        if self.anchored(value):
             raise self.refuse(value, name, "has an anchor (&name); edit it by hand")
         new = self.want[name]
         if isinstance(new, list) and isinstance(value, SequenceNode):
@@ -345,7 +394,7 @@ class Splice:
         items: list[ScalarNode] = []
         for item in seq.value:
             aliased = item.start_mark.index < seq.start_mark.index
-            if not isinstance(item, ScalarNode) or item.anchor or aliased:
+            if not isinstance(item, ScalarNode) or self.anchored(item) or aliased:
                 raise self.refuse(item, _LIST_KEY, "items must be plain strings; edit it by hand")
             items.append(item)
         if seq.flow_style:

@@ -7,11 +7,12 @@ error and warning can name its line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from workbench.limits import StructureError, check_yaml, no_gc
 
 #: A path into the parsed document: mapping keys (str) and list indexes (int).
 KeyPath = tuple[str | int, ...]
@@ -59,14 +60,33 @@ class YamlSyntaxError(Exception):
         self.line0 = line0
 
 
+class YamlLimitError(YamlSyntaxError):
+    """The text is YAML but breaks one of holo-tune's limits (:mod:`workbench.limits`)."""
+
+
 def parse(text: str) -> YamlTree:
-    """Parse one YAML document, keeping the line of every key and item."""
+    """Parse one YAML document, keeping the line of every key and item.
+
+    The limits of :mod:`workbench.limits` (nesting depth, alias expansion) are checked on the event
+    stream first, so no tree is built for a document that breaks them; every walk here is
+    iterative.
+    """
+    try:
+        check_yaml(text, _Loader)
+    except StructureError as err:
+        raise YamlLimitError(err.cause, err.line0) from None
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        raise YamlSyntaxError(_cause(err), mark.line if mark else None) from None
+    except yaml.YAMLError as err:
+        raise YamlSyntaxError(str(err).replace("\n", " "), None) from None
     loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        duplicates = _duplicates(node, ()) if node is not None else []
-        # Construction flattens merge keys (<<) into their mappings; lines are indexed after it.
-        data = loader.construct_document(node) if node is not None else None
+        with no_gc():
+            node = loader.get_single_node()
+            duplicates = _duplicates(node) if node is not None else []
+            # Construction flattens merge keys (<<) into their mappings; lines are indexed after.
+            data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         raise YamlSyntaxError(_cause(err), mark.line if mark else None) from None
@@ -76,7 +96,8 @@ def parse(text: str) -> YamlTree:
         loader.dispose()
     tree = YamlTree(data, duplicates=duplicates)
     if node is not None:
-        _index(node, (), tree)
+        with no_gc():
+            _index(node, tree)
     return tree
 
 
@@ -93,47 +114,55 @@ def _key(node: yaml.Node) -> str:
     return str(node.value) if isinstance(node, yaml.ScalarNode) else "?"
 
 
-def _index(node: yaml.Node, path: KeyPath, tree: YamlTree) -> None:
-    if path not in tree.lines0:
-        tree.lines0[path] = node.start_mark.line
-        tree.columns0[path] = node.start_mark.column
-    walk: Callable[[yaml.Node, KeyPath, YamlTree], None] = _index
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = _key(key_node)
-            if key in seen:  # the last occurrence wins, as in the constructed data
-                _forget(tree, (*path, key))
-            seen.add(key)
-            tree.lines0[(*path, key)] = key_node.start_mark.line
-            tree.columns0[(*path, key)] = key_node.start_mark.column
-            walk(value_node, (*path, key), tree)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            walk(item, (*path, i), tree)
+def _index(root: yaml.Node, tree: YamlTree) -> None:
+    """Record the line and column of every key path, depth first (an explicit stack).
+
+    Of a key written twice only the last occurrence is indexed: it is the one the data holds.
+    """
+    lines0, columns0 = tree.lines0, tree.columns0
+    stack: list[tuple[yaml.Node, KeyPath]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if path not in lines0:
+            lines0[path] = node.start_mark.line
+            columns0[path] = node.start_mark.column
+        if isinstance(node, yaml.MappingNode):
+            last = {_key(key_node): i for i, (key_node, _) in enumerate(node.value)}
+            children: list[tuple[yaml.Node, KeyPath]] = []
+            for i, (key_node, value_node) in enumerate(node.value):
+                key = _key(key_node)
+                if last[key] != i:  # an earlier duplicate: the data keeps the last value
+                    continue
+                child = (*path, key)
+                lines0[child] = key_node.start_mark.line
+                columns0[child] = key_node.start_mark.column
+                children.append((value_node, child))
+            stack.extend(reversed(children))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node.value))))
 
 
-def _duplicates(node: yaml.Node, path: KeyPath) -> list[Duplicate]:
-    """Keys written twice in one mapping (before merge keys are flattened)."""
+def _duplicates(root: yaml.Node) -> list[Duplicate]:
+    """Keys written twice in one mapping (before merge keys are flattened), in document order."""
     found: list[Duplicate] = []
-    if isinstance(node, yaml.MappingNode):
-        first: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = _key(key_node)
-            line0 = key_node.start_mark.line
-            if key in first and key != "<<":
-                found.append(Duplicate((*path, key), line0, first[key]))
-            first.setdefault(key, line0)
-            found.extend(_duplicates(value_node, (*path, key)))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            found.extend(_duplicates(item, (*path, i)))
+    stack: list[tuple[yaml.Node, KeyPath] | Duplicate] = [(root, ())]
+    while stack:
+        task = stack.pop()
+        if isinstance(task, Duplicate):
+            found.append(task)
+            continue
+        node, path = task
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            todo: list[tuple[yaml.Node, KeyPath] | Duplicate] = []
+            for key_node, value_node in node.value:
+                key = _key(key_node)
+                line0 = key_node.start_mark.line
+                if key in first and key != "<<":
+                    todo.append(Duplicate((*path, key), line0, first[key]))
+                first.setdefault(key, line0)
+                todo.append((value_node, (*path, key)))
+            stack.extend(reversed(todo))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node.value))))
     return found
-
-
-def _forget(tree: YamlTree, prefix: KeyPath) -> None:
-    """Drop the lines recorded under ``prefix`` (a duplicate key's earlier value)."""
-    n = len(prefix)
-    for path in [p for p in tree.lines0 if p[:n] == prefix]:
-        del tree.lines0[path]
-        tree.columns0.pop(path, None)

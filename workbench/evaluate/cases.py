@@ -20,18 +20,19 @@ scored 0.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import yaml
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import CasesError
+from workbench.limits import MAX_DEPTH, StructureError, check_yaml, json_loads, read_input
 
 if TYPE_CHECKING:
     from workbench.evaluate.casesource import CasesSource
@@ -129,12 +130,12 @@ class CaseSet:
 def load_cases(path: str | Path) -> list[Case]:
     """Read a cases file: YAML by suffix (``.yaml``/``.yml``), JSON Lines otherwise."""
     path = Path(path)
+    raw = read_input(path, CasesError, "cases file")
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a BOM is not part of line 1
-    except FileNotFoundError:
-        raise CasesError("no such file", file=path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise CasesError(f"cannot read: {err}", file=path) from None
+        text = raw.decode("utf-8-sig")  # a BOM is not part of line 1
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise CasesError(f"not UTF-8 text (byte {err.start})", file=path, line=line) from None
     if path.suffix.lower() in YAML_SUFFIXES:
         return _cases_from_yaml(text, path)
     return _cases_from_jsonl(text, path)
@@ -145,10 +146,7 @@ def _cases_from_jsonl(text: str, path: Path) -> list[Case]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise CasesError(f"not JSON: {err.msg}", file=path, line=number) from None
+        obj = json_loads(line, error=CasesError, file=path, line=number)
         cases.append(_case(obj, path, number, query_key="query", expected_key="expected"))
     if not cases:
         raise CasesError("no cases", file=path)
@@ -156,12 +154,23 @@ def _cases_from_jsonl(text: str, path: Path) -> list[Case]:
 
 
 def _cases_from_yaml(text: str, path: Path) -> list[Case]:
+    try:  # holo-tune's limits first, on libyaml's event stream (no tree built, no recursion)
+        check_yaml(text)
+    except StructureError as err:
+        line = err.line0 + 1 if err.line0 is not None else None
+        raise CasesError(err.cause, file=path, line=line) from None
+    except yaml.YAMLError:
+        pass  # YAML 1.1 and 1.2 differ a little: ruamel.yaml below has the last word on syntax
     try:
         data = YAML(typ="rt").load(text)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
         raise CasesError(f"bad YAML: {err.problem or err.context}", file=path, line=line) from None
+    except YAMLError as err:
+        raise CasesError(f"bad YAML: {err}".splitlines()[0], file=path) from None
+    except RecursionError:
+        raise CasesError(f"nested deeper than {MAX_DEPTH} levels", file=path) from None
     items = data.get("cases") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
         raise CasesError("expected a 'cases:' list", file=path, line=1, field="cases")

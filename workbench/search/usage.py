@@ -6,13 +6,13 @@ workbench show a runtime that has been running: ``{"<full_name>": count, ...}``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.errors import InputError
+from workbench.limits import json_loads, read_input
 from workbench.search.types import IntArray
 
 
@@ -23,14 +23,12 @@ def cold_usage(catalog: Catalog) -> IntArray:
 
 def load_usage(path: str | Path, catalog: Catalog) -> IntArray:
     """Use counts per catalog tool from a JSON object ``{full_name: count}`` (absent tools: 0)."""
+    raw = read_input(path, InputError, "usage file (JSON)")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read the usage file: {err.strerror or err}", file=path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"not JSON: {err.msg}", file=path, line=err.lineno) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not UTF-8 text (byte {err.start})", file=path) from None
+    data = json_loads(text, error=InputError, file=path)
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {full_name: count}", file=path)
     return usage_array(data, catalog, source=path)

@@ -13,7 +13,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from workbench.config import load_agent
-from workbench.errors import InputError
+from workbench.errors import EXIT_INTERNAL, InputError
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
@@ -31,16 +31,33 @@ class HoloTuneApp(App[None]):
         super().__init__()
         self.options = options
         self.load_error: InputError | None = None
+        #: An unexpected exception (a bug) that stopped the app while it ran; the CLI reports it
+        #: as one line, exit code 3.
+        self.crashed: Exception | None = None
 
     def get_default_screen(self) -> Screen[None]:
         """The config is read here (small, local): the first frame is the dashboard or the
-        error, never a blank screen."""
+        error, never a blank screen. An unexpected exception shows as an internal error (one
+        line, ``q`` exits 3) unless ``--debug`` asks for the traceback."""
         try:
             agent = load_agent(self.options.agent, environ=self.options.environ, missing_env="warn")
         except InputError as err:
             self.load_error = err
             return ErrorScreen(err)
+        except Exception as err:
+            if self.options.debug:
+                raise
+            return ErrorScreen(err)
         return DashboardScreen(agent, self.options)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """Textual's hook for an unhandled exception (the app ends). Without ``--debug`` its
+        traceback is not printed: the CLI prints one line instead and exits 3."""
+        self.crashed = error
+        super()._handle_exception(error)
+        if not self.options.debug:
+            self._exit_renderables.clear()
+            self._return_code = EXIT_INTERNAL
 
     def _dashboard(self) -> DashboardScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, DashboardScreen)), None)

@@ -24,3 +24,5 @@ class Options:
     runtime: str | None = None
     #: Show how long scoring took (off for snapshots and screenshots, which must not vary).
     show_timing: bool = True
+    #: ``--debug``: an internal error shows its traceback instead of one line.
+    debug: bool = False

@@ -1,5 +1,6 @@
 """The clean error screen for a config that does not load: file, line, field and cause, no
-traceback. ``q`` quits with exit code 2 (bad input), like the CLI."""
+traceback. ``q`` quits with exit code 2 (bad input), like the CLI. An unexpected exception (a bug)
+shows as the CLI shows it, one ``internal error`` line, and ``q`` quits with exit code 3."""
 
 from __future__ import annotations
 
@@ -12,14 +13,18 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from workbench.errors import InputError
+from workbench.errors import EXIT_INTERNAL, InputError, internal_error_line
 
 EXIT_BAD_INPUT = 2
 
 
-def error_text(err: InputError) -> Text:
+def error_text(err: Exception) -> Text:
     """The error as labelled lines (pure: unit-tested)."""
     text = Text()
+    if not isinstance(err, InputError):
+        text.append(f"{'cause':>6}  ", style="bold")
+        text.append(f"{internal_error_line(err)}\n", style="red")
+        return text
     rows = [
         ("file", err.file),
         ("line", None if err.line is None else str(err.line)),
@@ -41,17 +46,25 @@ class ErrorScreen(Screen[None]):
         Binding("q,escape", "quit_bad_input", "quit", tooltip="Quit (exit code 2)", id="quit"),
     ]
 
-    def __init__(self, err: InputError) -> None:
+    def __init__(self, err: Exception) -> None:
         super().__init__(id="error-screen")
         self.err = err
+        self.internal = not isinstance(err, InputError)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="error-box"):
-            yield Static("The agent config does not load", id="error-title")
-            yield Static(error_text(self.err), id="error-detail")
-            yield Static(Text(str(self.err), style="dim"), id="error-line")
-            yield Static("Fix the file and run holo-tune again. q quits.", id="error-hint")
+            if self.internal:
+                yield Static("holo-tune hit an internal error", id="error-title")
+                yield Static(error_text(self.err), id="error-detail")
+                yield Static(
+                    "This is a bug in holo-tune, not in your file. q quits.", id="error-hint"
+                )
+            else:
+                yield Static("The agent config does not load", id="error-title")
+                yield Static(error_text(self.err), id="error-detail")
+                yield Static(Text(str(self.err), style="dim"), id="error-line")
+                yield Static("Fix the file and run holo-tune again. q quits.", id="error-hint")
         yield Footer()
 
     def action_quit_bad_input(self) -> None:
-        self.app.exit(return_code=EXIT_BAD_INPUT)
+        self.app.exit(return_code=EXIT_INTERNAL if self.internal else EXIT_BAD_INPUT)
