@@ -175,7 +175,7 @@ def test_refusals_leave_nothing_planned(tmp_path: Path) -> None:
 
 
 def test_an_anchored_or_aliased_config_is_left_to_the_user(tmp_path: Path) -> None:
-    anchored = AGENT.replace("    config:\n      region: eu\n", "    config: &shared\n      region: eu\n")
+    anchored = AGENT.replace("    config:\n      region", "    config: &shared\n      region")
     path = _write(tmp_path, anchored)
     with pytest.raises(WriteBackError, match=r"tools\[0\].config.*alias or anchor"):
         plan_allowlists(path, "openai-agents", {"mail": ["send"]})
