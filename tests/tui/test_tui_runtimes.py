@@ -136,6 +136,7 @@ async def test_too_few_cases_is_said_on_the_status_line(tmp_path: Path) -> None:
         assert isinstance(screen, WhichRuntimeScreen)
         status = shown(screen.query_one("#rt-status"))
         assert status.strip().startswith("✗") and screen.outcome is None
+        assert "needs at least 5 cases (one per fold); these are 1" in status
         assert screen.table_rows() == []
 
 

@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
 from textual.worker import get_current_worker
 
+from workbench.errors import InputError
 from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.evaluate.search_queries import MESSAGE
@@ -162,6 +163,11 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         worker = get_current_worker()
         ws = self.lab.workspace
         cases = read_cases(path, ws)
+        if len(cases) < DEFAULT_FOLDS:  # the CLI's words name --folds, which the view has not
+            raise InputError(
+                f"every runtime is tuned and measured {DEFAULT_FOLDS}-fold held-out: that needs "
+                f"at least {DEFAULT_FOLDS} cases (one per fold); these are {len(cases)}"
+            )
         current = ws.agent.filtering or ws.setting  # what the CLI tunes 0.6 from
         rows: list[RuntimeRow] = []
         for done, name in enumerate(RUNTIMES):
