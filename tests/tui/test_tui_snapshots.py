@@ -21,6 +21,7 @@ from workbench.tui.options import Options
 from workbench.tui.screenshots import settle
 
 QUERY = "find papers on transformers"
+CASES = "research-agent.cases.yaml"
 SnapCompare = Callable[..., bool]
 
 
@@ -88,3 +89,19 @@ def test_compare_engines_120x36(
         await _after("enter")(pilot)
 
     assert snap_compare(HoloTuneApp(options), terminal_size=(120, 36), run_before=run_before)
+
+
+def test_which_runtime_120x36(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The "Which runtime?" view after a run on the research agent's 35 labelled cases (the
+    file beside the agent), named relative so no machine path is drawn."""
+    monkeypatch.chdir(tmp_path)
+    app = research_app(tmp_path, query=QUERY, relative=True)
+    shutil.copyfile(REPO / "sample_configs" / "research-agent.cases.yaml", tmp_path / CASES)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _after("tab", "w")(pilot)
+        await _after("enter")(pilot)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)

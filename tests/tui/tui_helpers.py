@@ -7,9 +7,14 @@ on the machine (an OPENAI_API_KEY, say) changes what the screen shows.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.geometry import Region
@@ -87,6 +92,19 @@ def broken_server_app(tmp_path: Path) -> HoloTuneApp:
     agent = tmp_path / "broken-server.yaml"
     shutil.copyfile(SAMPLES / "broken-server.yaml", agent)
     return HoloTuneApp(Options(agent=agent, catalog=catalog, timeout=20, environ=ENV))
+
+
+async def cli_json(command: str, agent: Path, *args: str) -> Any:
+    """``holo-tune COMMAND AGENT --catalog <its sample snapshot> ARGS --json`` in a child process
+    (the CLI runs its own event loop, and the app under test holds stdout), as JSON."""
+    catalog = SAMPLES / "research-agent.catalog.json" if agent.name.startswith("research") else None
+    argv = [sys.executable, "-m", "workbench", command, str(agent), *args, "--json"]
+    if catalog is not None and "--catalog" not in args:
+        argv[5:5] = ["--catalog", str(catalog)]
+    env = {"PATH": os.environ.get("PATH", ""), **ENV}
+    done = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def shown(widget: Widget) -> str:

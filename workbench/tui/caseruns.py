@@ -43,8 +43,8 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class CasesMemory:
-    """The cases path last typed, for the session: the dashboard keeps one for both views
-    (Evaluate, Compare engines), so either view opens on what was typed in the other
+    """The cases path last typed, for the session: the dashboard keeps one for every view
+    (Evaluate, Compare engines, Which runtime?), so each opens on what was typed in another
     (``None``: nothing typed yet; each view then has its own default)."""
 
     path: str | None = None

@@ -36,6 +36,12 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
         "Every tool-search engine on labelled queries: table and recall/tokens plot",
         "compare_engines",
     ),
+    (
+        "Which runtime?",
+        "Every runtime (HoloDeck 0.6, 0.7, Anthropic, Claude Code, OpenAI) at its tuned setting "
+        "on labelled queries, with error bars",
+        "which_runtime",
+    ),
     ("Server log…", "A server's log (the highlighted one first)", "pick_server('log')"),
     (
         "Reconnect server…",

@@ -4,8 +4,9 @@
 
 The app runs headless (``App.run_test``) on the research sample agent and its catalog snapshot
 (no server is started), copied to a temporary directory so the write-back view never touches the
-repository's file; the Evaluate and Compare-engines views run on the stackone data set of
-../shared/datasets when it is there. By default the scores come from the local embedding model
+repository's file (the Which-runtime view runs on its labelled cases, copied beside it); the
+Evaluate and Compare-engines views run on the stackone data set of ../shared/datasets when it is
+there. By default the scores come from the local embedding model
 when it is installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
 """
 
@@ -33,6 +34,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "sample_configs"
 DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "stackone"
 AGENT = "research-agent.yaml"
 CATALOG = "research-agent.catalog.json"
+CASES = "research-agent.cases.yaml"
 QUERY = "find recent papers on transformers"
 LOCAL_MODEL = "local:all-MiniLM-L6-v2"
 
@@ -141,6 +143,22 @@ async def write_all(
                 target = out / f"{name}.svg"
                 await shoot(HoloTuneApp(options), steps, target, size)
                 written.append(target)
+            if wanted("which-runtime"):
+                # The sample's labelled cases beside the agent (the CLI's default source), for
+                # this view only: the other views show the agent as it ships.
+                cases = Path(tmp) / CASES
+                shutil.copyfile(SAMPLES / CASES, cases)
+                options = Options(
+                    agent=Path(AGENT),
+                    catalog=SAMPLES / CATALOG,
+                    embedder=embedder,
+                    environ=_environ(),
+                    show_timing=False,
+                )
+                target = out / "which-runtime.svg"
+                await shoot(HoloTuneApp(options), _which_runtime, target, size)
+                written.append(target)
+                cases.unlink()
             if wanted("error"):
                 options = Options(agent=Path(broken.name), environ=_environ(), show_timing=False)
                 target = out / "error.svg"
@@ -163,6 +181,11 @@ async def _evaluate(pilot: Pilot[None]) -> None:
     await _press(pilot, "tab", "v")
     await _press(pilot, "enter")
     await _press(pilot, "tab", "down", "down", "down")
+
+
+async def _which_runtime(pilot: Pilot[None]) -> None:
+    await _press(pilot, "tab", "w")
+    await _press(pilot, "enter")
 
 
 async def _compare_engines(pilot: Pilot[None]) -> None:

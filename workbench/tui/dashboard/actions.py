@@ -25,6 +25,7 @@ from workbench.tui.messages import ToggleAlways
 from workbench.tui.screens.compare import CompareEnginesScreen
 from workbench.tui.screens.evaluate import Choice, EvaluateScreen
 from workbench.tui.screens.help import HelpScreen
+from workbench.tui.screens.runtimes import WhichRuntimeScreen
 from workbench.tui.widgets.catalog_table import CatalogTable
 from workbench.tui.widgets.query_input import QueryInput
 from workbench.tui.widgets.ranking_table import RankingTable
@@ -94,6 +95,12 @@ BINDINGS: list[BindingType] = [
         "Every search engine on labelled queries: table and recall/tokens plot",
     ),
     _b(
+        "w",
+        "which_runtime",
+        "runtimes",
+        "Which runtime? Every runtime at its tuned setting on labelled queries, with error bars",
+    ),
+    _b(
         "a", "toggle_always", "always", "Toggle always_include for the highlighted tool", show=False
     ),
     _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
@@ -123,7 +130,8 @@ class DashboardActions(Screen[None]):
     state: LabState
     session: ServerSession
     writeback: WriteBack
-    #: The cases path typed in Evaluate or Compare engines (one for both, for the session).
+    #: The cases path typed in Evaluate, Compare engines or Which runtime? (one for all, for
+    #: the session).
     cases: CasesMemory
 
     # -- the knobs -----------------------------------------------------------------------------
@@ -204,7 +212,7 @@ class DashboardActions(Screen[None]):
         if lab is None:
             self.notify("The catalog is still loading.", title="evaluate")
             return
-        screen = EvaluateScreen(lab, Path(self.state.agent.path), self.cases)
+        screen = EvaluateScreen(lab, Path(self.state.agent.path), self.cases, self.state.runtime)
         self.app.push_screen(screen, self._evaluated)
 
     def action_compare_engines(self) -> None:
@@ -213,6 +221,14 @@ class DashboardActions(Screen[None]):
             self.notify("The catalog is still loading.", title="compare engines")
             return
         self.app.push_screen(CompareEnginesScreen(lab, Path(self.state.agent.path), self.cases))
+
+    def action_which_runtime(self) -> None:
+        lab = self.state.lab
+        if lab is None:
+            self.notify("The catalog is still loading.", title="which runtime?")
+            return
+        agent = Path(self.state.agent.path)
+        self.app.push_screen(WhichRuntimeScreen(lab, agent, self.cases, self.state.runtime))
 
     def _evaluated(self, choice: Choice | None) -> None:
         if choice is None or self.state.lab is None:

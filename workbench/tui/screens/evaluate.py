@@ -3,9 +3,10 @@
 Load a cases file (or the agent's own ``test_cases``), run it with a progress bar (a thread
 worker calls the core: ``resolve_cases``, ``evaluate``, ``sweep_settings``, ``pareto_front``),
 then read metric cards (each figure with its 95 % interval), the recall-versus-tokens front
-with the current setting marked, and the misses. Enter on a miss opens its query in the query
-lab; Enter on a front point adopts it. The screen dismisses with what the user chose; the
-dashboard applies it.
+with the current setting marked, the misses, and the what-if rows (changes outside the knobs,
+measured after the evaluation in a worker of their own: :mod:`.evaluate_whatif`). Enter on a
+miss opens its query in the query lab; Enter on a front point adopts it. The screen dismisses
+with what the user chose; the dashboard applies it.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from typing import ClassVar, cast
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, ProgressBar, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
+from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
+from workbench.runtime import RuntimeInfo
 from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
@@ -32,6 +35,8 @@ from workbench.tui.caseruns import (
 )
 from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
+from workbench.tui.screens.evaluate_whatif import TITLE as WHAT_IF_TITLE
+from workbench.tui.screens.evaluate_whatif import Request, WhatIfs
 from workbench.tui.widgets.front_plot import FrontPlot, PlotData
 from workbench.tui.widgets.row_list import Line, RowList
 
@@ -54,6 +59,8 @@ class Outcome:
     cases: int
     #: 95 % intervals of hit, recall, top1 and mrr (shown on the cards).
     ci95: dict[str, Interval] | None = None
+    #: The cases run (the what-if rows are measured on them).
+    case_set: CaseSet | None = None
 
 
 def metric_cards(
@@ -100,9 +107,18 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         Binding("ctrl+g", "run", "run", tooltip="Run the cases", id="evaluate-run", priority=True),
     ]
 
-    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        agent_path: Path,
+        memory: CasesMemory | None = None,
+        runtime: RuntimeInfo | None = None,
+    ) -> None:
         super().__init__(lab, agent_path, memory, id="evaluate")
         self.setting = lab.setting
+        #: What runs the agent (what-if rows are measured where it reads the block).
+        self.runtime = runtime
+        self.whatifs = WhatIfs(self, "#eval-whatif")
 
     def default_path(self) -> str:
         return view_default(self.lab.workspace.agent, self.cases_flag())
@@ -123,6 +139,9 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
                     yield RowList(id="eval-front")
                     yield Static("misses (Enter opens in the query lab)", classes="eval-list-title")
                     yield RowList(id="eval-misses")
+                    yield Static(WHAT_IF_TITLE, classes="eval-list-title")
+                    with VerticalScroll(id="eval-whatif-box"):
+                        yield Static(Text("after the evaluation", "dim"), id="eval-whatif")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -156,7 +175,12 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             on_progress=progress,
         )
         return Outcome(
-            report, pareto_front(result), cases.warnings(), len(cases), ci95=report.ci95()
+            report,
+            pareto_front(result),
+            cases.warnings(),
+            len(cases),
+            ci95=report.ci95(),
+            case_set=cases,
         )
 
     # -- drawing ---------------------------------------------------------------------------
@@ -190,6 +214,18 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             cursor_key=None,
         )
         self._plot()
+        if outcome.case_set is not None:
+            request = Request(outcome.case_set, self.setting)
+            self.whatifs.start(self.lab.workspace, request, self.lab.usage, self.runtime)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The what-if worker's end is drawn by its part; the evaluation's by the run loop (a
+        new evaluation first puts the what-if rows of the last one away)."""
+        if self.whatifs.state_changed(event):
+            return
+        if event.worker.name == self.WORKER and event.state == WorkerState.RUNNING:
+            self.whatifs.waiting()
+        super().on_worker_state_changed(event)
 
     def _plot(self, highlighted: int | None = None) -> None:
         outcome = self.outcome
@@ -217,4 +253,5 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             self._plot(int(event.key))
 
     def action_close(self) -> None:
+        self.whatifs.cancel()
         self.dismiss(None)

@@ -26,8 +26,9 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `e` | toggle enabled |
 | `n` `N` | always_include_top_n_used + / − |
 | `c` | compare semantic, bm25 and hybrid for this query |
-| `v` | evaluate: labelled queries, metrics, the recall/tokens front, the misses |
+| `v` | evaluate: labelled queries, metrics, the recall/tokens front, the misses, what-if rows |
 | `x` | compare engines: every tool-search engine on labelled queries, one recall/tokens plot |
+| `w` | which runtime? every runtime at its tuned setting on labelled queries, error bars, a plot |
 | `t` | the catalog tab (every tool, its server, tokens and description) |
 | `d` | the findings (what the runtime will do differently) |
 | `h` | recent queries: Enter in the query keeps it there (Enter here runs one again) |

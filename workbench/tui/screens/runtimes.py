@@ -1,0 +1,222 @@
+"""The "Which runtime?" view: every runtime at its tuned setting on the same labelled cases.
+
+The numbers of ``holo-tune compare --runtimes`` (a thread worker calls the core's
+:func:`workbench.evaluate.runtimes.compare_runtimes`, one runtime at a time so the progress bar
+moves and leaving the view stops the run between runtimes): a table row per runtime with its
+tuned setting and held-out hit, recall and tokens per request, each with its 95 % interval; the
+runtime that runs the agent marked ``▶``; the approximation note of the deferred-loading rows;
+and one plot of recall against tokens with both error bars. Cases are the CLI's default
+(``--cases``, the agent's own ``test_cases``, ``<agent stem>.cases.yaml`` beside it), or a file
+named in the path input; the header says which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from workbench.errors import InputError
+from workbench.evaluate.intervals import interval_text
+from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
+from workbench.evaluate.search_queries import MESSAGE
+from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.runtime import RUNTIMES, RuntimeInfo
+from workbench.tui.caseruns import (
+    CasesMemory,
+    RunProgress,
+    Stopped,
+    read_cases,
+    view_default,
+)
+from workbench.tui.dashboard.runtime import runtime_text
+from workbench.tui.lab import Lab
+from workbench.tui.screens.caserun import CaseRunScreen
+from workbench.tui.widgets.runtimes_plot import RuntimesPlot, RuntimesPlotData, runtime_points
+
+#: The table's columns: (label, right-aligned); each figure with its 95 % interval.
+COLUMNS: tuple[tuple[str, bool], ...] = (
+    ("runtime", False),
+    ("tuned setting", False),
+    ("hit (95%)", True),
+    ("recall (95%)", True),
+    ("tokens/request (95%)", True),
+)
+#: Marks the runtime that runs the agent.
+HERE = "▶ "
+
+
+@dataclass
+class _Stage(Message):
+    """The runtime the worker is tuning now."""
+
+    runtime: str
+
+
+def row_cells(row: RuntimeRow, detected: str | None = None) -> tuple[str, ...]:
+    """One table row as the cells of :data:`COLUMNS` (pure; the CLI's figures)."""
+    ci = row.ci()
+    low, high = ci["tokens"]
+    return (
+        (HERE if row.runtime == detected else "  ") + row.runtime,
+        row.setting,
+        f"{row.hit:.3f} {interval_text(ci['hit'])}",
+        f"{row.recall:.3f} {interval_text(ci['recall'])}",
+        f"{row.tokens:,.0f} {low:,.0f}-{high:,.0f}",
+    )
+
+
+def notes(report: RuntimesReport) -> list[str]:
+    """Under the table: how the rows were measured, then each row's note (a note shared by
+    several rows, like the deferred runtimes' approximation, once, naming them all)."""
+    lines = [
+        f"each runtime tuned by its own tuner (no budget: the knee), measured "
+        f"{report.folds}-fold held-out · 95%: Wilson for hit, bootstrap for recall and tokens",
+    ]
+    shared: dict[str, list[str]] = {}
+    for row in report.rows:
+        if row.note:
+            shared.setdefault(row.note, []).append(row.runtime)
+    lines += [f"{', '.join(names)}: {note}" for note, names in shared.items()]
+    return lines
+
+
+class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
+    """Every runtime's figures on the same cases, and one plot of them."""
+
+    PREFIX = "rt"
+    WORKER = "which-runtime"
+    DESCRIPTION = "every runtime at its tuned setting on the cases"
+    FAILED = "comparison failed"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "back", tooltip="Back to the dashboard", id="runtimes-back"),
+        Binding(
+            "ctrl+g",
+            "run",
+            "run",
+            tooltip="Tune and measure every runtime on the cases",
+            id="runtimes-run",
+            priority=True,
+        ),
+    ]
+
+    def __init__(
+        self,
+        lab: Lab,
+        agent_path: Path,
+        memory: CasesMemory | None = None,
+        runtime: RuntimeInfo | None = None,
+    ) -> None:
+        super().__init__(lab, agent_path, memory, id="which-runtime")
+        #: What runs the agent (marked in the table and the plot).
+        self.runtime = runtime
+
+    @property
+    def detected(self) -> str | None:
+        return self.runtime.name if self.runtime is not None else None
+
+    def here(self) -> str:
+        """``▶ holodeck-0.6 (why) runs this agent · ``: first on the status line."""
+        if self.runtime is None:
+            return ""
+        return f"{HERE}{runtime_text(self.runtime)} runs this agent · "
+
+    def default_path(self) -> str:
+        return view_default(self.lab.workspace.agent, self.cases_flag())
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="rt-box"):
+            with Horizontal(id="rt-top"):
+                yield self.cases_input()
+                yield ProgressBar(id="rt-progress", show_eta=False)
+            yield Static("", id="rt-status")
+            table: DataTable[Text] = DataTable(id="rt-table", cursor_type="row", zebra_stripes=True)
+            yield table
+            yield Static("", id="rt-notes")
+            yield RuntimesPlot(id="rt-plot")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
+        for label, right in COLUMNS:
+            table.add_column(Text(label, justify="right" if right else "left"), key=label)
+        self.status(
+            f"{self.here()}{self.source_line()} · every runtime at its tuned setting on the same "
+            "cases. Enter in the path (or ctrl+g) runs."
+        )
+        self.query_one("#rt-cases", Input).focus()
+
+    # -- running ---------------------------------------------------------------------------
+    def run_cases(self, path: str) -> RuntimesReport:
+        """Thread worker: the core's ``compare_runtimes``, one runtime at a time (the same rows
+        as all at once: each is tuned on its own, on the same folds); stops between two."""
+        worker = get_current_worker()
+        ws = self.lab.workspace
+        cases = read_cases(path, ws)
+        if len(cases) < DEFAULT_FOLDS:  # the CLI's words name --folds, which the view has not
+            raise InputError(
+                f"every runtime is tuned and measured {DEFAULT_FOLDS}-fold held-out: that needs "
+                f"at least {DEFAULT_FOLDS} cases (one per fold); these are {len(cases)}"
+            )
+        current = ws.agent.filtering or ws.setting  # what the CLI tunes 0.6 from
+        rows: list[RuntimeRow] = []
+        for done, name in enumerate(RUNTIMES):
+            if worker.is_cancelled:
+                raise Stopped
+            self.post_message(RunProgress(done, len(RUNTIMES)))
+            self.post_message(_Stage(name))
+            one = compare_runtimes(
+                ws.agent, ws.engine, ws.catalog, ws.tokens, cases, current, runtimes=(name,)
+            )
+            rows += one.rows
+        self.post_message(RunProgress(len(RUNTIMES), len(RUNTIMES)))
+        return RuntimesReport(len(cases), int(ws.tokens.all), DEFAULT_FOLDS, rows, MESSAGE)
+
+    @on(_Stage)
+    def _stage(self, message: _Stage) -> None:
+        self.status(f"running… {message.runtime}")
+
+    # -- drawing ---------------------------------------------------------------------------
+    def show_outcome(self, outcome: RuntimesReport) -> None:
+        source = self.source_line(self.ran_path).removeprefix("cases: ")
+        ws = self.lab.workspace
+        self.status(
+            f"{self.here()}{outcome.cases} cases from {source} · {len(ws.catalog)} tools, "
+            f"{outcome.tokens_all:,} tokens in all"
+        )
+        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
+        table.clear()
+        for row in outcome.rows:
+            here = row.runtime == self.detected
+            table.add_row(
+                *(
+                    Text(cell, justify="right" if right else "left", style="bold" if here else "")
+                    for cell, (_, right) in zip(row_cells(row, self.detected), COLUMNS, strict=True)
+                ),
+                key=row.runtime,
+            )
+        table.focus()  # the rows to read (shift+tab goes back to the cases path)
+        self.query_one("#rt-notes", Static).update(Text("\n".join(notes(outcome)), style="dim"))
+        self.query_one(RuntimesPlot).data = RuntimesPlotData(
+            runtime_points(outcome.rows), self.detected
+        )
+
+    def table_rows(self) -> list[tuple[str, ...]]:
+        """The table's cells as text, row by row (what the user reads)."""
+        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
+        return [tuple(cell.plain for cell in table.get_row_at(i)) for i in range(table.row_count)]
+
+    def action_close(self) -> None:
+        """Back to the dashboard; a run under way stops (between two runtimes)."""
+        self.workers.cancel_group(self, self.WORKER)
+        self.dismiss(None)
