@@ -208,7 +208,7 @@ def test_ranking_widths_fit_the_table_and_drop_the_server_when_narrow() -> None:
 
     for total in (48, 58, 70, 100):
         w = widths_for(total)
-        used = w.rank + w.tool + w.server + w.score + w.tokens + w.why
+        used = w.rank + w.mark + w.tool + w.server + w.score + w.tokens + w.why
         assert used == total - 1 or w.tool == 12
     assert widths_for(50).server == 0 and widths_for(70).server == 10
 

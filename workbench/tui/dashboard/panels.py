@@ -24,6 +24,7 @@ from workbench.tui.widgets.catalog_table import CatalogTable
 from workbench.tui.widgets.compare_view import CompareView, column_title
 from workbench.tui.widgets.findings_list import FindingsList
 from workbench.tui.widgets.header_bar import HeaderBar, HeaderInfo
+from workbench.tui.widgets.history_list import HistoryList
 from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
@@ -48,6 +49,7 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_scores(screen.query_one(ScoreStrip), state)
     bind_compare(screen.query_one(CompareView), state)
     bind_findings(screen.query_one(FindingsList), screen.query_one(TabbedContent), state)
+    bind_history(screen.query_one(HistoryList), state)
     bind_status(screen.query_one(StatusLine), state)
     bind_banner(screen.query_one(Banner), state)
 
@@ -98,7 +100,8 @@ def bind_servers(panel: ServersPanel, state: LabState) -> None:
 
 
 def bind_catalog(table: CatalogTable, state: LabState) -> None:
-    """The tools with their tokens; ★ on those always_include resolves to."""
+    """The tools with their tokens; ★ on those always_include resolves to; ✓/✗ on the query's
+    expected tools (sent or missed by the ranking on screen)."""
 
     def fill() -> None:
         if state.lab is not None:
@@ -110,8 +113,16 @@ def bind_catalog(table: CatalogTable, state: LabState) -> None:
             found = (match_always_include(catalog, e) for e in state.setting.always_include)
             table.set_always(frozenset(catalog.tools[i].full_name for i in found if i is not None))
 
+    def label(shown: Shown | None) -> None:
+        if shown is None:
+            return
+        tools = shown.lab.workspace.catalog.tools
+        found = state.marks(shown.selection)
+        table.set_labels({tools[i].full_name: m == "sent" for i, m in found.items()})
+
     _on(table, state, ("lab",), fill)
     _on(table, state, ("setting",), mark)
+    table.watch(state, "shown", label, init=False)
 
 
 def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
@@ -122,6 +133,9 @@ def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
 
 
 def bind_ranking(table: RankingTable, state: LabState) -> None:
+    """The ranking on screen, its cut lines, and ✓/✗ on the query's expected tools (a label
+    changed announces ``shown`` again, so the marks follow it in the same step)."""
+
     def draw(shown: Shown | None) -> None:
         if shown is None:
             return
@@ -136,6 +150,7 @@ def bind_ranking(table: RankingTable, state: LabState) -> None:
             ws.tokens.per_tool,
             shown.setting,
             limit=RANKING_ROWS,
+            expected=state.marks(shown.selection),
         )
         table.show(rows, follow=shown.follow)
 
@@ -222,6 +237,16 @@ def bind_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) 
         tabs.get_tab("tab-findings").label = f"findings ({serious})" if serious else "findings"
 
     _on(findings, state, ("diagnosed",), draw)
+
+
+def bind_history(history: HistoryList, state: LabState) -> None:
+    """The labelled queries, with how many tools each expects."""
+
+    def draw() -> None:
+        history.set_labelled({key: len(names) for key, names in state.labels.items()})
+
+    _on(history, state, ("labels",), draw)
+    draw()
 
 
 def bind_status(line: StatusLine, state: LabState) -> None:
