@@ -88,3 +88,20 @@ def test_compare_engines_120x36(
         await _after("enter")(pilot)
 
     assert snap_compare(HoloTuneApp(options), terminal_size=(120, 36), run_before=run_before)
+
+
+def test_ranking_with_labels_120x36(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query lab with the query labelled in the agent's cases file: ✓ on an expected tool
+    the setting sends, ✗ and "missed" in red on one it does not, the summary on the status
+    line, the marks in the catalog."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "research-agent.cases.yaml").write_text(
+        "cases:\n"
+        f"  - query: {QUERY}\n"
+        "    expected: [search_papers, brave_web_search]\n"
+        "    source: labelled\n"
+    )
+    app = research_app(tmp_path, query=QUERY, relative=True)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_after("tab"))
