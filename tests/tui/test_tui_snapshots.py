@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from tui_helpers import ENV, REPO, research_app
 
 from workbench.tui.app import HoloTuneApp
+from workbench.tui.dashboard.panels import CATALOG_MARKS_LAG
 from workbench.tui.options import Options
 from workbench.tui.screenshots import settle
 
@@ -104,4 +105,9 @@ def test_ranking_with_labels_120x36(
         "    source: labelled\n"
     )
     app = research_app(tmp_path, query=QUERY, relative=True)
-    assert snap_compare(app, terminal_size=(120, 36), run_before=_after("tab"))
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _after("tab")(pilot)
+        await pilot.pause(CATALOG_MARKS_LAG * 3)  # the catalog's marks follow the ranking's
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)

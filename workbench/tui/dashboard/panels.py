@@ -10,9 +10,11 @@ the state changes, on the UI thread: a keystroke's ranking is drawn in the step 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
@@ -35,6 +37,8 @@ from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 #: Rows of the ranking table (the rest of a 10,000-tool ranking is not drawn).
 RANKING_ROWS = 50
 COMPARE_ROWS = 25
+#: The catalog's label marks follow the ranking's this much later (seconds).
+CATALOG_MARKS_LAG = 0.05
 
 
 def bind_panels(screen: Screen[None], state: LabState) -> None:
@@ -113,12 +117,20 @@ def bind_catalog(table: CatalogTable, state: LabState) -> None:
             found = (match_always_include(catalog, e) for e in state.setting.always_include)
             table.set_always(frozenset(catalog.tools[i].full_name for i in found if i is not None))
 
+    later: list[Timer] = []
+
     def label(shown: Shown | None) -> None:
         if shown is None:
             return
         tools = shown.lab.workspace.catalog.tools
         found = state.marks(shown.selection)
-        table.set_labels({tools[i].full_name: m == "sent" for i, m in found.items()})
+        marks = {tools[i].full_name: m == "sent" for i, m in found.items()}
+        while later:
+            later.pop().stop()
+        if table.has_focus:  # labelling in this table
+            table.set_labels(marks)
+        else:  # a DataTable draws all its rows again for one cell: after the ranking's frame
+            later.append(table.set_timer(CATALOG_MARKS_LAG, partial(table.set_labels, marks)))
 
     _on(table, state, ("lab",), fill)
     _on(table, state, ("setting",), mark)
