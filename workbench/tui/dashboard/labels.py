@@ -111,6 +111,8 @@ class Labeller:
         self.memory = memory
         #: The cases file labels are saved to.
         self.path = Path(cases) if cases is not None else default_cases_path(state.agent.path)
+        #: The agent a new file's header names (the worker reads nothing of the state).
+        self._agent = Path(state.agent.path).name
         #: What the file holds per query, as last read or written (a failed write goes back).
         self._saved: dict[str, tuple[str, ...]] = {}
         #: The latest labels wanted per query, not yet written.
@@ -157,13 +159,10 @@ class Labeller:
                 return None
             query, names = wanted
             try:
-                written = set_expected(self.path, query, names, agent_name=self._agent_name())
+                written = set_expected(self.path, query, names, agent_name=self._agent)
             except (HoloTuneError, OSError) as err:
                 return Saved(key, query, names, " ".join(str(err).split()))
             return Saved(key, query, written)
-
-    def _agent_name(self) -> str:
-        return Path(self.state.agent.path).name
 
     def state_changed(self, event: Worker.StateChanged) -> None:
         """A write ended: remember what the file holds, or put the labels back and say why."""
