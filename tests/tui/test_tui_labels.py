@@ -229,6 +229,8 @@ async def test_evaluate_runs_on_the_file_that_now_holds_the_case(tmp_path: Path)
         view.action_run()
         await settle(pilot)
         assert view.outcome is not None and view.outcome.cases == 1
+        header = " ".join(shown(view.query_one("#eval-status")).split())
+        assert header.startswith(f"1 case from {tmp_path}/research-agent.cases.yaml (beside")
 
 
 def _research_with(tmp_path: Path, *, cases: Path) -> HoloTuneApp:

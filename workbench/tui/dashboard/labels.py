@@ -137,6 +137,9 @@ class Labeller:
         if lab is None:
             self._say("The catalog is still loading.")
             return
+        if self.state.shown_query != query:  # the tool highlighted is another query's
+            self._say("The query is still being ranked: label it once its ranking shows.")
+            return
         names = toggled(self.state.expected(), lab.workspace.catalog, tool)
         key = query_key(query)
         self.state.set_label(query, names)
