@@ -279,8 +279,8 @@ class LabState(DOMNode):
         else:
             sent, passing = len(selection.indices), selection.passing
             text = f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"
-        labelled = summary(self.marks(selection))  # ✓/✗ the query's expected tools
-        return f"{text} · {labelled}" if labelled else text
+        labelled = summary(self.marks(selection))  # first: the line is cut at the right
+        return f"{labelled} · {text}" if labelled else text
 
     def loading_model(self, query: str, model: str) -> None:
         """Scoring ``query`` first loads the embedding model (seconds)."""
