@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -247,3 +248,23 @@ def _research_with(tmp_path: Path, *, cases: Path) -> HoloTuneApp:
             cases=cases,
         )
     )
+
+
+async def test_an_unexpected_failure_of_the_write_reverts_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not an I/O error (a bug in the store, say): the worker fails, the mark goes back, one
+    line is said, the app goes on."""
+
+    def broken(*args: object, **kwargs: object) -> tuple[str, ...]:
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr("workbench.tui.dashboard.labels.set_expected", broken)
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _query_then_ranking(pilot)
+        await pilot.press("space")
+        await settle(pilot)
+        assert app.is_running and _marked(app) == set()
+        errors = [n.message for n in app._notifications if n.severity == "error"]
+        assert errors == ["label not saved: boom second line"]

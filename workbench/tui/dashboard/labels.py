@@ -42,6 +42,8 @@ Mark = Literal["sent", "missed"]
 #: The group of the workers that write labels.
 GROUP = "label"
 GROUPS = (GROUP,)
+#: A write's worker is named after its query (its key follows this).
+WORKER_PREFIX = "label "
 Severity = Literal["information", "warning", "error"]
 
 
@@ -147,7 +149,7 @@ class Labeller:
             self._pending[key] = (query, names)
         self.host.run_worker(
             lambda: self._write(key),
-            name=f"label {key}",
+            name=WORKER_PREFIX + key,
             group=GROUP,
             thread=True,
             exit_on_error=False,
@@ -171,9 +173,12 @@ class Labeller:
         """A write ended: remember what the file holds, or put the labels back and say why."""
         worker = event.worker
         if event.state == WorkerState.ERROR:  # not an I/O error: a bug, said, never a crash
-            self._say(f"label not saved: {worker.error}", severity="error")
+            key = (worker.name or "").removeprefix(WORKER_PREFIX)
+            saved: object = Saved(key, key, (), " ".join(str(worker.error).split()) or "failed")
+        elif event.state == WorkerState.SUCCESS:
+            saved = worker.result
+        else:
             return
-        saved = worker.result if event.state == WorkerState.SUCCESS else None
         if not isinstance(saved, Saved):
             return
         if saved.error is None:
