@@ -21,8 +21,10 @@ from workbench.tui.screens.evaluate import EvaluateScreen
 from workbench.tui.screenshots import settle
 from workbench.tui.view import RankRow
 from workbench.tui.widgets.catalog_table import CatalogTable
+from workbench.tui.widgets.compare_view import CompareView
 from workbench.tui.widgets.history_list import HistoryList
 from workbench.tui.widgets.ranking_table import RankingTable
+from workbench.tui.widgets.row_list import RowList
 from workbench.tui.widgets.status_line import StatusLine
 
 SIZE = (120, 36)
@@ -139,6 +141,13 @@ async def test_a_missed_expected_tool_is_shown_missed(tmp_path: Path) -> None:
         await pilot.pause(CATALOG_MARKS_LAG * 3)  # the catalog's marks follow the ranking's
         catalog = shown(_dashboard(app).query_one("#catalog", CatalogTable))
         assert "✗brave_web_sea" in catalog and "★✓search_papers" in catalog
+        await pilot.press("c")  # the methods side by side: each says what it sends of them
+        await settle(pilot)
+        view = _dashboard(app).query_one(CompareView)
+        for method in ("semantic", "bm25", "hybrid"):
+            lines = [line.text.plain for line in view.column(method).query_one(RowList).lines]
+            assert any("✗brave_web_search" in line for line in lines)
+            assert any("✓search_papers" in line for line in lines)
         await pilot.press("e")  # filtering off: every tool is sent, the missed one too
         await settle(pilot)
         assert "✓ 2/2 expected" in _dashboard(app).query_one(StatusLine).text

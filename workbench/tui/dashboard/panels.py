@@ -19,6 +19,7 @@ from textual.widgets import TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.search.selection import match_always_include, select
+from workbench.tui.dashboard.labels import expected_indices
 from workbench.tui.dashboard.state import LabState, Shown
 from workbench.tui.view import ranking_rows, server_tokens
 from workbench.tui.widgets.banner import Banner
@@ -210,13 +211,14 @@ def bind_scores(strip: ScoreStrip, state: LabState) -> None:
 
 def bind_compare(view: CompareView, state: LabState) -> None:
     """While the compare tab is open: each method's cached ranking of the query, with what the
-    setting would send under that method."""
+    setting would send under that method (and whether it sends the query's expected tools)."""
 
     def draw(shown: Shown | None) -> None:
         if shown is None or shown.ranking is None or not state.comparing:
             return
         lab, query = shown.lab, shown.ranking.query
         ws = lab.workspace
+        expected = expected_indices(state.expected(), ws.catalog).keys()
         for method in SEARCH_METHODS:
             ranking = lab.cached(query, method)
             if ranking is None:
@@ -228,7 +230,13 @@ def bind_compare(view: CompareView, state: LabState) -> None:
                 else select(ranking, setting, ws.catalog, lab.usage)
             )
             rows = ranking_rows(
-                ranking, selection, ws.catalog, ws.tokens.per_tool, setting, limit=COMPARE_ROWS
+                ranking,
+                selection,
+                ws.catalog,
+                ws.tokens.per_tool,
+                setting,
+                limit=COMPARE_ROWS,
+                expected=expected,
             )
             title = column_title(method, ranking.model_id, ranking.fallback)
             view.column(method).show(title, rows)
