@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.catalog.models import Tool
-from workbench.evaluate.generate import DEFAULT_CONCURRENCY, generate_cases, resolve_endpoint
+from workbench.evaluate.chat import DEFAULT_CONCURRENCY, resolve_endpoint
+from workbench.evaluate.generate import generate_cases
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from fake_chat_server import KEY, FakeChatServer

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API.
 
 It checks the bearer key (401 with OpenAI's error body otherwise), records every request, answers
-each tool's prompt with three distinct queries in JSON, and can be scripted: answer the next
+each tool's prompt with three distinct queries in JSON and each search-call prompt (``--llm``:
+"User message: ...") with keywords and a pattern, and can be scripted: answer the next
 requests with a status (``429`` with ``retry-after-ms``, ``500``), or answer a given tool with
 text that is not the JSON asked for (once, or always).
 """
@@ -13,13 +14,43 @@ import json
 import re
 import threading
 from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 KEY = "sk-test-chat-0123456789"
 _TOOL = re.compile(r"^Tool: (\S+)$", re.MULTILINE)
+_MESSAGE = re.compile(r"^User message: (.*)$", re.MULTILINE)
+
+
+def write_catalog(
+    path: Path, tools: Mapping[str, Sequence[tuple[str, str, Sequence[str]]]]
+) -> Path:
+    """A catalog snapshot of ``{server: [(name, description, parameter names), ...]}``."""
+    servers = {
+        name: {
+            "tools": [
+                {
+                    "name": n,
+                    "description": d,
+                    "inputSchema": {"type": "object", "properties": {p: {} for p in params}},
+                }
+                for n, d, params in entries
+            ]
+        }
+        for name, entries in tools.items()
+    }
+    path.write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    return path
+
+
+def search_answer_for(message: str) -> dict[str, str]:
+    """The search call the server writes for a message: its long words, and them as a pattern."""
+    words = [w for w in re.findall(r"[a-z]+", message.lower()) if len(w) > 3]
+    return {"bm25": " ".join(words), "regex": "(?i)(" + "|".join(words[:3]) + ")"}
 
 
 def answer_for(tool: str, n: int) -> list[str]:
@@ -41,6 +72,15 @@ class Seen:
     body: Any
 
     @property
+    def message(self) -> str | None:
+        """The user message of a search-call prompt (None for a tool prompt)."""
+        for message in self.body.get("messages", []):
+            found = _MESSAGE.search(message.get("content", ""))
+            if found:
+                return found.group(1)
+        return None
+
+    @property
     def tool(self) -> str | None:
         for message in self.body.get("messages", []):
             found = _TOOL.search(message.get("content", ""))
@@ -55,6 +95,11 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def _chat(content: str) -> dict[str, Any]:
+    message = {"role": "assistant", "content": content}
+    return {"choices": [{"index": 0, "message": message}], "model": "fake"}
+
+
 class FakeChatServer:
     """``with FakeChatServer() as server:`` serves on ``server.url`` (``.../v1``)."""
 
@@ -65,6 +110,9 @@ class FakeChatServer:
         self.malformed: dict[str, int] = {}
         #: tool name -> queries to answer with instead of :func:`answer_for`.
         self.answers: dict[str, list[str]] = {}
+        #: user message -> the search call (a JSON object) to answer instead of
+        #: :func:`search_answer_for`.
+        self.searches: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -74,6 +122,14 @@ class FakeChatServer:
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    def environment(self, cache_home: Path) -> dict[str, str]:
+        """The variables that point holo-tune's chat client here, with a private disk cache."""
+        return {
+            "OPENAI_API_KEY": KEY,
+            "OPENAI_BASE_URL": self.url,
+            "XDG_CACHE_HOME": str(cache_home),
+        }
 
     def __enter__(self) -> FakeChatServer:
         self._thread.start()
@@ -100,6 +156,10 @@ class FakeChatServer:
             if self.faults:
                 fault = self.faults.popleft()
                 return fault.status, fault.headers, {"error": {"message": "try again"}}
+            message = seen.message
+            if message is not None:
+                call = self.searches.get(message) or search_answer_for(message)
+                return 200, {}, _chat(json.dumps(call))
             tool = seen.tool or "?"
             spoil = self.malformed.get(tool, 0)
             if spoil:
@@ -108,8 +168,7 @@ class FakeChatServer:
             else:
                 queries = self.answers.get(tool) or answer_for(tool, 3)
                 content = json.dumps({"queries": queries})
-        message = {"role": "assistant", "content": content}
-        return 200, {}, {"choices": [{"index": 0, "message": message}], "model": "fake"}
+        return 200, {}, _chat(content)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         owner = self

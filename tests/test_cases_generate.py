@@ -7,15 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fake_chat_server import KEY, FakeChatServer, Fault, answer_for
+from fake_chat_server import KEY, FakeChatServer, Fault, answer_for, write_catalog
 
 from workbench.cli import main
 from workbench.evaluate import load_cases
+from workbench.evaluate.chat import BadAnswer
 from workbench.evaluate.generate import (
-    BadAnswer,
     drop_duplicates,
     near_duplicate,
     validate,
@@ -44,20 +43,7 @@ def server() -> Iterator[FakeChatServer]:
 
 @pytest.fixture
 def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    servers: dict[str, Any] = {
-        name: {
-            "tools": [
-                {
-                    "name": n,
-                    "description": d,
-                    "inputSchema": {"type": "object", "properties": {p: {} for p in params}},
-                }
-                for n, d, params in tools
-            ]
-        }
-        for name, tools in TOOLS.items()
-    }
-    (tmp_path / "catalog.json").write_text(json.dumps({"holo_tune_catalog": 1, "servers": servers}))
+    write_catalog(tmp_path / "catalog.json", TOOLS)
     agent = tmp_path / "agent.yaml"
     agent.write_text(
         "name: gen\nmodel:\n  provider: openai\n  name: gpt-4o-mini\n"
@@ -67,9 +53,8 @@ def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatc
         "    env:\n      WEATHER_TOKEN: ${WEATHER_TOKEN}\n"
     )
     monkeypatch.setenv("WEATHER_TOKEN", SECRET)
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for variable, value in server.environment(tmp_path / "cache").items():
+        monkeypatch.setenv(variable, value)
     return agent
 
 

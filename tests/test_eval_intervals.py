@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from workbench.evaluate import intervals
 from workbench.evaluate.intervals import (
     bootstrap_mean,
     contains_zero,
@@ -74,6 +75,42 @@ def test_bootstrap_brackets_the_mean_within_the_range(values: list[float]) -> No
     # the percentile interval of a mean nearly always holds the sample mean
     if len(values) >= 5:
         assert low - 0.05 <= mean <= high + 0.05
+
+
+def test_bootstrap_narrows_with_more_cases() -> None:
+    rng = np.random.default_rng(1)
+    small, large = rng.random(30), rng.random(3000)
+    lo_s, hi_s = bootstrap_mean(small)
+    lo_l, hi_l = bootstrap_mean(large)
+    assert lo_s <= float(np.mean(small)) <= hi_s and lo_l <= float(np.mean(large)) <= hi_l
+    assert hi_l - lo_l < (hi_s - lo_s) / 3
+
+
+def test_bootstrap_draws_the_same_resamples_whatever_the_chunk() -> None:
+    """The resamples are drawn ``CHUNK`` at a time to bound memory; the stream is the one a
+    single draw would give, so the interval does not depend on the chunk size."""
+    values = np.random.default_rng(5).random(37)
+    rng = np.random.default_rng(intervals.SEED)
+    picks = rng.integers(0, values.size, size=(intervals.RESAMPLES, values.size))
+    expected = np.percentile(values[picks].mean(axis=1), [2.5, 97.5])
+    assert bootstrap_mean(values) == pytest.approx(tuple(expected), abs=1e-12)
+
+
+def test_paired_difference_excludes_zero_only_for_a_clear_gain() -> None:
+    clear = np.array([0.5] * 20 + [0.0] * 5)
+    low, high = paired_difference(clear, np.zeros(25))
+    assert 0 < low < clear.mean() < high <= 0.5
+    noise = np.array([0.5, -0.5] * 20)
+    assert contains_zero(paired_difference(noise, np.zeros(40)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]), min_size=1, max_size=60))
+def test_paired_difference_holds_the_mean(diffs: list[float]) -> None:
+    values = np.array(diffs)
+    low, high = paired_difference(values, np.zeros(values.size), resamples=200)
+    assert values.min() - 1e-12 <= low <= values.mean() + 1e-12 <= high + 2e-12
+    assert high <= values.max() + 1e-12
 
 
 def test_paired_difference() -> None:

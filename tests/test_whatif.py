@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from workbench.cli import main
 from workbench.config.filtering import ToolFiltering
@@ -19,7 +17,7 @@ from workbench.evaluate.metrics import evaluate
 from workbench.evaluate.runs import score_methods, tune_cases
 from workbench.evaluate.sweep import case_figures, fixed_tools, sweep, threshold_index
 from workbench.evaluate.tuner import Budget
-from workbench.evaluate.whatif import WhatIfReport, paired_interval, what_ifs
+from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.search.usage import usage_array
 from workbench.workspace import Workspace, open_workspace
 
@@ -79,29 +77,6 @@ def _measure(ws: Workspace, cases: CaseSet, **kw: Any) -> WhatIfReport:
     return what_ifs(
         ws.engine, ws.catalog, ws.tokens, cases, ws.setting, Budget(), agent=ws.agent.agent, **kw
     )
-
-
-# ------------------------------------------------------------------------------- the interval
-
-
-def test_the_interval_excludes_zero_only_for_a_clear_gain() -> None:
-    clear = np.array([0.5] * 20 + [0.0] * 5)
-    low, high = paired_interval(clear)
-    assert 0 < low < clear.mean() < high <= 0.5
-    noise = np.array([0.5, -0.5] * 20)
-    low, high = paired_interval(noise)
-    assert low < 0 < high
-    assert paired_interval(np.zeros(9)) == (0.0, 0.0)
-    assert paired_interval(noise) == paired_interval(noise)  # seeded
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]), min_size=1, max_size=60))
-def test_the_interval_holds_the_mean(diffs: list[float]) -> None:
-    values = np.array(diffs)
-    low, high = paired_interval(values, resamples=200)
-    assert values.min() - 1e-12 <= low <= values.mean() + 1e-12 <= high + 2e-12
-    assert high <= values.max() + 1e-12
 
 
 # ---------------------------------------------------------------------- per-case figures

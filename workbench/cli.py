@@ -125,6 +125,15 @@ def _cases_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cases", metavar="FILE", help=CASES_HELP)
 
 
+def _llm_flag(p: argparse.ArgumentParser, where: str) -> None:
+    p.add_argument(
+        "--llm",
+        metavar="SPEC",
+        help=f"{where}: search with the query this chat model writes for each case "
+        "(openai:MODEL, azure_openai:DEPLOYMENT or ollama:MODEL; cached), not the message itself",
+    )
+
+
 def _setting_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(
         "setting (unset flags take the YAML's block, then HoloDeck's defaults)"
@@ -251,6 +260,7 @@ def build_parser() -> Parsers:
         help="a parameter of --engine (repeatable), e.g. alpha=0.3, keep_tools=a,b, "
         "server_defer=memory:false",
     )
+    _llm_flag(p, "--engine anthropic")
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
@@ -276,6 +286,7 @@ def build_parser() -> Parsers:
         "--force", action="store_true", help="with --apply: write even what the runtime refuses"
     )
     _what_if_flags(p, usage=False)
+    _llm_flag(p, "--runtime anthropic, claude-code or openai")
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
@@ -295,6 +306,7 @@ def build_parser() -> Parsers:
         help="every runtime (holodeck-0.6, holodeck-0.7, anthropic, claude-code, openai) at its "
         "tuned setting, held-out, with 95%% error bars and a plot",
     )
+    _llm_flag(p, "with --runtimes, the deferred-loading rows")
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser(

@@ -239,7 +239,7 @@ async def test_findings_follow_every_setting_change_including_revert(tmp_path: P
         await settle(pilot)
         await pilot.press("tab", "d")
         await settle(pilot)
-        findings = app.screen.query_one(FindingsList)
+        findings = app.screen.query_one("#findings", FindingsList)
         assert "always_include_top_n_used: 3" in shown(findings)
         await pilot.press("n", "n")
         await settle(pilot)

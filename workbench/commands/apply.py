@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
@@ -48,6 +50,26 @@ def _written(plan: WritePlan, saved: object) -> str:
 
 def _status(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+def show_and_write(
+    path: Path | str,
+    diff: str,
+    write: Callable[[], Path | None],
+    *,
+    to_stdout: bool,
+    written: str,
+    no_backup: str = "no backup kept",
+) -> None:
+    """The diff (coloured on a terminal) on stdout or stderr, then ``write()`` (which returns the
+    backup it kept, if any) and one status line on stderr: ``PATH: WRITTEN (previous file kept
+    in BACKUP)``. Every tuner's ``--apply`` writes this way."""
+    stream = sys.stdout if to_stdout else sys.stderr
+    stream.write(colored_diff(diff) if use_color(stream) else diff)
+    stream.flush()
+    saved = write()
+    kept = f"previous file kept in {saved}" if saved else no_backup
+    _status(f"{path}: {written} ({kept})")
 
 
 def colored_diff(diff: str) -> str:

@@ -23,12 +23,8 @@ from workbench.config import load_agent
 from workbench.errors import InputError
 from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import GENERATED, load_sources, set_many
-from workbench.evaluate.generate import (
-    AnswerCache,
-    default_cache_dir,
-    generate_cases,
-    resolve_endpoint,
-)
+from workbench.evaluate.chat import AnswerCache, resolve_endpoint
+from workbench.evaluate.generate import default_cache_dir, generate_cases
 
 #: Skipped tools named one by one before "... and N more".
 SKIPPED_SHOWN = 10
@@ -41,9 +37,10 @@ class ProgressBar:
 
     WIDTH = 30
 
-    def __init__(self, stream: TextIO, label: str) -> None:
+    def __init__(self, stream: TextIO, label: str, unit: str = "tools") -> None:
         self.stream = stream
         self.label = label
+        self.unit = unit
         self.live = stream.isatty()
         self._last = -1
 
@@ -55,7 +52,7 @@ class ProgressBar:
             return
         self._last = filled
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} tools")
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}")
         if done == total:
             self.stream.write("\n")
         self.stream.flush()

@@ -25,13 +25,13 @@ from workbench.commands.common import (
     use_color,
     warn_catalog,
 )
-from workbench.commands.eval import report_case_problems
+from workbench.commands.eval import read_cases
 from workbench.commands.tune import measure_what_ifs
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
-from workbench.errors import CheckFailed, InputError
-from workbench.evaluate.cases import CaseSet, resolve_cases
-from workbench.evaluate.casesource import CasesSource, find_cases_source
+from workbench.errors import CheckFailed
+from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.casesource import CasesSource
 from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
@@ -60,22 +60,10 @@ def open_checked(args: argparse.Namespace) -> Workspace:
 def check_cases(
     args: argparse.Namespace, ws: Workspace
 ) -> tuple[CasesSource | None, CaseSet | None]:
-    """The labelled queries of the one default order, said on stderr; a ``--cases`` file that
-    names no tool of the catalog is an error. No cases is no error here: the checks that read
-    scores then fall back on what is usual, and the case-based findings are left out."""
-    found = find_cases_source(ws.agent, getattr(args, "cases", None))
-    if found is None:
-        print("holo-tune: cases: none (the checks use typical scores)", file=sys.stderr)
-        return None, None
-    source, raw = found
-    print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
-    cases = resolve_cases(raw, ws.catalog)
-    report_case_problems(cases)
-    if not len(cases):
-        if source.kind == "flag":
-            raise InputError("no case names a tool of this catalog", file=source.path)
-        return source, None
-    return source, cases
+    """The labelled queries of the one default order (:func:`~workbench.commands.eval.read_cases`).
+    No cases is no error here: the checks that read scores then fall back on what is usual, and
+    the case-based findings are left out."""
+    return read_cases(ws, getattr(args, "cases", None), required=False)
 
 
 def all_findings(

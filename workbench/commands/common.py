@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import ValidationError
 
@@ -17,6 +17,13 @@ from workbench.config.validation import problems
 from workbench.errors import InputError, WriteBackError
 from workbench.runtime import Change, RuntimeInfo, check_writable, detect_runtime
 from workbench.search.selection import match_always_include
+
+if TYPE_CHECKING:
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.search_queries import SearchQueries
+
+#: Fallback notes of ``--llm`` printed before "... and N more".
+NOTES_SHOWN = 10
 
 
 def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> ToolFiltering:
@@ -50,6 +57,15 @@ _FLAG_OF = {
     "always_include_top_n_used": "--top-n-used",
     "enabled": "--enabled",
 }
+
+
+def max_tokens_of(args: argparse.Namespace, tokens_all: float) -> int | None:
+    """A token cap from ``--max-tokens`` and ``--min-reduction`` (the smaller when both are
+    given; None when neither is), for the tuners whose budget is a cap."""
+    caps = [args.max_tokens] if args.max_tokens is not None else []
+    if args.min_reduction is not None:
+        caps.append(round((1.0 - args.min_reduction) * tokens_all))
+    return min(caps) if caps else None
 
 
 def warn(message: str, stream: TextIO | None = None) -> None:
@@ -104,3 +120,33 @@ def refuse_unwritable(runtime: RuntimeInfo, change: Change, *, force: bool) -> N
         warn(f"{why.removeprefix('refused: ')} (--force: writing anyway)")
         return
     raise WriteBackError(why)
+
+
+def search_queries(args: argparse.Namespace, agent: AgentConfig, cases: CaseSet) -> SearchQueries:
+    """What each case is searched as on a deferred-loading runtime: with ``--llm SPEC`` the search
+    call that model writes for it (asked once, cached on disk; fallbacks warned), else the
+    message itself."""
+    from workbench.commands.cases import ProgressBar
+    from workbench.evaluate.chat import resolve_endpoint
+    from workbench.evaluate.search_queries import MESSAGE, default_cache, write_search_queries
+
+    spec = getattr(args, "llm", None)
+    if spec is None:
+        return MESSAGE
+    endpoint = resolve_endpoint(spec, agent.agent.model, agent.env or None)
+    messages = [case.query for case in cases.cases]
+    print(
+        f"holo-tune: asking {endpoint.spec} for the search call of {len(set(messages))} cases",
+        file=sys.stderr,
+    )
+    queries = write_search_queries(
+        messages,
+        endpoint,
+        cache=default_cache(agent.env or None),
+        on_progress=ProgressBar(sys.stderr, "search queries", unit="cases"),
+    )
+    for note in queries.notes[:NOTES_SHOWN]:
+        warn(note)
+    if len(queries.notes) > NOTES_SHOWN:
+        warn(f"... and {len(queries.notes) - NOTES_SHOWN} more fallbacks (--json lists them)")
+    return queries

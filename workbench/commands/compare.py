@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
 from workbench.commands.eval import open_for_cases, with_source
+from workbench.errors import InputError
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
@@ -83,6 +84,8 @@ def _ci(row: CompareRow, name: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "llm", None) is not None and not getattr(args, "runtimes", False):
+        raise InputError("goes with --runtimes (the deferred-loading rows)", field="--llm")
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     if getattr(args, "runtimes", False):

@@ -11,7 +11,7 @@ import argparse
 import math
 import sys
 
-from workbench.commands.common import print_json, runtime_of, with_runtime
+from workbench.commands.common import print_json, runtime_of, search_queries, with_runtime
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.workspace import Workspace
@@ -53,6 +53,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
     ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
     lines.append("95% CI: Wilson for hit, bootstrap (2,000 resamples) for recall and tokens")
+    lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
     return "\n".join(lines) + "\n"
 
@@ -90,7 +91,13 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
 
 def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int:
     report = compare_runtimes(
-        ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.agent.filtering or ws.setting
+        ws.agent,
+        ws.engine,
+        ws.catalog,
+        ws.tokens,
+        cases,
+        ws.agent.filtering or ws.setting,
+        queries=search_queries(args, ws.agent, cases),
     )
     if args.json:
         print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))

@@ -18,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
         embedder=getattr(args, "embedder", None),
         usage=Path(args.usage) if getattr(args, "usage", None) else None,
         cases=Path(args.cases) if getattr(args, "cases", None) else None,
+        runtime=getattr(args, "runtime", None),
     )
     app = HoloTuneApp(options)
     app.run()

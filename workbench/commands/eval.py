@@ -20,6 +20,7 @@ from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
     print_json,
     runtime_of,
+    search_queries,
     setting_from_args,
     warn,
     warn_catalog,
@@ -30,7 +31,7 @@ from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, resolve_cases
-from workbench.evaluate.casesource import resolve_cases_source
+from workbench.evaluate.casesource import CasesSource, find_cases_source, no_cases_message
 from workbench.evaluate.compare import params_text
 from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.engines import EngineReport, evaluate_engine
@@ -47,6 +48,7 @@ from workbench.evaluate.metrics import (
 )
 from workbench.evaluate.query_findings import QueryReader
 from workbench.search.strategies import build_strategy
+from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
 from workbench.workspace import Workspace, build_workspace
 
@@ -77,14 +79,34 @@ def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
     for server in ws.catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")
-    source, raw = resolve_cases_source(ws.agent, getattr(args, "cases", None))
+    _, cases = read_cases(ws, getattr(args, "cases", None), required=True)
+    assert cases is not None  # required: none is an InputError
+    return ws, cases
+
+
+def read_cases(
+    ws: Workspace, path: str | None, *, required: bool
+) -> tuple[CasesSource | None, CaseSet | None]:
+    """The cases of the one default order (:mod:`workbench.evaluate.casesource`) resolved against
+    the catalog, which source was used said on stderr (and kept as ``cases.source``), problems
+    with them as warnings. A ``--cases`` file that names no tool of the catalog is an error;
+    otherwise no usable cases is an error only when ``required`` (else ``None``)."""
+    found = find_cases_source(ws.agent, path)
+    if found is None:
+        if required:
+            raise InputError(no_cases_message(ws.agent.path), file=ws.agent.path)
+        print("holo-tune: cases: none (the checks use typical scores)", file=sys.stderr)
+        return None, None
+    source, raw = found
     print(f"holo-tune: cases: {source.describe()}", file=sys.stderr)
     cases = resolve_cases(raw, ws.catalog)
     cases.source = source
     report_case_problems(cases)
     if not len(cases):
-        raise InputError("no case names a tool of this catalog", file=source.path)
-    return ws, cases
+        if required or source.kind == "flag":
+            raise InputError("no case names a tool of this catalog", file=source.path)
+        return source, None
+    return source, cases
 
 
 def report_case_problems(cases: CaseSet) -> None:
@@ -132,17 +154,36 @@ def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
             f"{given[0]} is a holodeck setting; {engine} takes --param KEY=VALUE", field=given[0]
         )
     params = parse_params(engine, args.param)
+    if getattr(args, "llm", None) is not None and engine != "anthropic":
+        raise InputError(
+            f"is the search call a model writes for the anthropic engine; {engine} searches the "
+            "message",
+            field="--llm",
+        )
     ws, cases = open_for_cases(args)
     strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
-    report = evaluate_engine(strategy, cases, int(ws.tokens.all))
+    queries = search_queries(args, ws.agent, cases) if engine == "anthropic" else None
+    variant: Variant = "regex" if getattr(strategy.params, "variant", "") == "regex" else "bm25"
+    report = evaluate_engine(
+        strategy,
+        cases,
+        int(ws.tokens.all),
+        search_as=None if queries is None else (lambda m: queries.query(m, variant)),
+    )
     warn_generated(report.per_case)
     if args.json:
-        obj = with_runtime(
-            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
-        )
+        obj = report.to_json(ws.catalog)
+        if queries is not None:
+            obj["search_query"] = queries.to_json()
+            if queries.llm is not None:
+                for row in obj["per_case"]:
+                    row["search_query"] = queries.query(row["query"], variant)
+        obj = with_runtime(with_source(obj, cases), runtime_of(args, ws.agent))
         print_json(obj, stream=sys.stdout)
     else:
         sys.stdout.write(engine_report(report, ws))
+        if queries is not None:
+            sys.stdout.write(f"query     {queries.describe()}\n")
     return report
 
 

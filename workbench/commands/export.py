@@ -11,11 +11,7 @@ its allowlists): exit 2 with that said.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
-
-import yaml
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
@@ -23,19 +19,10 @@ from workbench.commands.common import runtime_of, setting_from_args, warn, warn_
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
-from workbench.deferred import (
-    anthropic_tools,
-    check_anthropic,
-    check_mcp_json,
-    check_openai,
-    mcp_json,
-    openai_tools,
-    tool_search_advice,
-)
+from workbench.deferred_config import deferred_config
 from workbench.errors import InputError
 from workbench.evaluate.cases import resolve_name
 from workbench.runtime import RuntimeInfo
-from workbench.tokens import token_table
 
 
 def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
@@ -85,31 +72,10 @@ def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: Runti
     for server in catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")
-    kept = kept_names(args, catalog)
-    doc: Any
-    if runtime.name == "anthropic":
-        doc = anthropic_tools(catalog, kept, args.variant)
-        broken = check_anthropic(doc)
-    elif runtime.name == "openai":
-        described = {t.name: t.description or "" for t in agent.agent.tools or []}
-        doc = openai_tools(catalog, kept, described)
-        broken = check_openai(doc)
-    else:
-        raw = yaml.safe_load(agent.text) or {}
-        entries = [
-            t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"
-        ]
-        hot = {t.plugin for t in catalog.tools if t.full_name in kept}
-        doc, notes = mcp_json(entries, hot)
-        for note in notes:
-            warn(note)
-        broken = check_mcp_json(doc)
-        model = agent.agent.model
-        tokens = token_table(catalog, str(model.provider), model.name)
-        mcp = [i for i, t in enumerate(catalog.tools) if t.kind == "mcp"]
-        for line in tool_search_advice(tokens.total(mcp)):
-            print(f"holo-tune: {line}", file=sys.stderr)
-    if broken is not None:
-        raise InputError(f"the {runtime.name} output would break the API's rules: {broken}")
-    sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    config = deferred_config(agent, catalog, runtime, kept_names(args, catalog), args.variant)
+    for message in config.warnings:
+        warn(message)
+    for line in config.advice:
+        print(f"holo-tune: {line}", file=sys.stderr)
+    sys.stdout.write(config.text)
     return 0

@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.apply import colored_diff
+from workbench.commands.apply import show_and_write
 from workbench.commands.common import (
     print_json,
     refuse_unwritable,
     runtime_of,
-    use_color,
     warn,
     warn_catalog,
     with_runtime,
@@ -45,6 +44,12 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
+    if getattr(args, "llm", None) is not None and not runtime.deferred:
+        raise InputError(
+            "is the search call a model writes on the deferred-loading runtimes (anthropic, "
+            f"claude-code, openai); {runtime.name} searches no model-written query",
+            field="--llm",
+        )
     if runtime.name == "holodeck-0.7":
         from workbench.commands.tune_static import run_static
 
@@ -234,9 +239,10 @@ def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -
     if not plan.changed:
         print(f"{plan.path}: no change (the block already says that)", file=sys.stderr)
         return
-    stream = sys.stdout if diff_to_stdout else sys.stderr
-    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
-    stream.flush()
-    saved = apply_plan(plan, backup=True)
-    kept = f"previous file kept in {saved}" if saved else "no backup kept"
-    print(f"{plan.path}: tool_filtering written ({kept})", file=sys.stderr)
+    show_and_write(
+        plan.path,
+        plan.diff,
+        lambda: apply_plan(plan, backup=True),
+        to_stdout=diff_to_stdout,
+        written="tool_filtering written",
+    )

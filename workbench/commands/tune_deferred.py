@@ -3,7 +3,9 @@
 
 What stays loaded beside the provider's search tool, the search variant and the results per
 search, chosen from the cases by :mod:`workbench.evaluate.deferred_tune` with k-fold held-out
-figures; the figures are an approximation of an unpublished ranker and say so. ``--apply``:
+figures; the figures are an approximation of an unpublished ranker and say so. ``--llm SPEC``
+searches each case with the query that model writes (:mod:`workbench.evaluate.search_queries`),
+else the message itself is searched, and the output says which. ``--apply``:
 for Claude Code, ``.mcp.json`` beside the agent gets ``alwaysLoad`` on the servers kept loaded
 (diff, backup, atomic); Anthropic's and OpenAI's tools live in the user's code, so the tuned
 ``tools`` JSON is printed to paste there (nothing written).
@@ -19,16 +21,23 @@ from typing import Any
 
 import yaml
 
-from workbench.commands.apply import colored_diff
-from workbench.commands.common import print_json, use_color, warn, with_runtime
+from workbench.commands.apply import show_and_write
+from workbench.commands.common import (
+    max_tokens_of,
+    print_json,
+    search_queries,
+    warn,
+    with_runtime,
+)
 from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
 from workbench.deferred import anthropic_tools, mcp_json, openai_tools
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
-    APPROXIMATION,
     ENGINE,
     DeferredBudget,
     DeferredReport,
+    approximation,
+    entry_descriptions,
     loaded_servers,
     tune_deferred,
 )
@@ -43,11 +52,7 @@ MCP_JSON = ".mcp.json"
 def run_deferred(
     args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
 ) -> int:
-    max_tokens = args.max_tokens
-    if args.min_reduction is not None:
-        cut = round((1.0 - args.min_reduction) * ws.tokens.all)
-        max_tokens = cut if max_tokens is None else min(cut, max_tokens)
-    budget = DeferredBudget(max_tokens=max_tokens, min_hit=args.min_hit)
+    budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     report = tune_deferred(
         runtime.name,
@@ -58,7 +63,8 @@ def run_deferred(
         tokens_all=int(ws.tokens.all),
         folds=args.folds,
         usage=usage,
-        described=descriptions(ws),
+        described=entry_descriptions(ws.agent.agent),
+        queries=search_queries(args, ws.agent, cases),
     )
     if not report.within_budget:
         warn("no loaded set reaches the budget; the closest one is proposed")
@@ -83,10 +89,6 @@ def run_deferred(
     return 0
 
 
-def descriptions(ws: Workspace) -> dict[str, str]:
-    return {t.name: t.description or "" for t in ws.agent.agent.tools or []}
-
-
 def _entries(ws: Workspace) -> list[dict[str, Any]]:
     raw = yaml.safe_load(ws.agent.text) or {}
     return [t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"]
@@ -98,7 +100,7 @@ def runtime_config(report: DeferredReport, ws: Workspace) -> Any:
     if report.runtime == "anthropic":
         return anthropic_tools(ws.catalog, kept, report.setting.variant)
     if report.runtime == "openai":
-        return openai_tools(ws.catalog, kept, descriptions(ws))
+        return openai_tools(ws.catalog, kept, entry_descriptions(ws.agent.agent))
     doc, _ = mcp_json(_entries(ws), set(loaded_servers(report.setting, ws.catalog)))
     return doc
 
@@ -111,7 +113,8 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
     out: dict[str, Any] = {
         "cases": report.heldout.cases,
         "engine": ENGINE[report.runtime],
-        "approximation": APPROXIMATION,
+        "approximation": approximation(report.queries),
+        "search_query": report.queries.to_json(),
         "budget": report.budget.to_json(),
         "setting": report.setting.to_json(ws.catalog),
         "heldout": _metrics(report.heldout),
@@ -162,7 +165,8 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
         f"{report.folds}-fold; {runtime.line()}",
         f"engine    {ENGINE[report.runtime]}",
-        f"note      {APPROXIMATION}",
+        f"note      {approximation(report.queries)}",
+        f"query     {report.queries.describe()}",
         "bill      loaded tools + the search tool + the tools a search returns"
         + (" + every namespace's name and description" if report.extra_tokens else ""),
         f"budget    {_budget_text(report.budget)}",
@@ -188,9 +192,11 @@ def write_mcp_json(args: argparse.Namespace, ws: Workspace, report: DeferredRepo
     if not plan.changed:
         print(f"{path}: no change (alwaysLoad already says that)", file=sys.stderr)
         return
-    stream = sys.stderr if args.json else sys.stdout
-    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
-    stream.flush()
-    saved = apply_mcp_json(plan)
-    kept = f"previous file kept in {saved}" if saved else "a new file"
-    print(f"{path}: alwaysLoad written ({kept})", file=sys.stderr)
+    show_and_write(
+        path,
+        plan.diff,
+        lambda: apply_mcp_json(plan),
+        to_stdout=not args.json,
+        written="alwaysLoad written",
+        no_backup="a new file",
+    )

@@ -13,11 +13,11 @@ import argparse
 import sys
 from typing import Any
 
-from workbench.commands.apply import colored_diff
+from workbench.commands.apply import show_and_write
 from workbench.commands.common import (
+    max_tokens_of,
     print_json,
     refuse_unwritable,
-    use_color,
     warn,
     with_runtime,
 )
@@ -40,13 +40,7 @@ from workbench.workspace import Workspace
 def run_static(
     args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
 ) -> int:
-    if args.min_reduction is not None:
-        max_tokens = round((1.0 - args.min_reduction) * ws.tokens.all)
-        if args.max_tokens is not None:
-            max_tokens = min(max_tokens, args.max_tokens)
-    else:
-        max_tokens = args.max_tokens
-    budget = StaticBudget(max_tokens=max_tokens, min_hit=args.min_hit)
+    budget = StaticBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     report = tune_allowlist(
         ws.agent, ws.catalog, ws.tokens, cases, budget, folds=args.folds, usage=usage
@@ -142,9 +136,10 @@ def write_allowlists(
     if not plan.changed:
         print(f"{plan.path}: no change (the allowlists already say that)", file=sys.stderr)
         return
-    stream = sys.stderr if args.json else sys.stdout
-    stream.write(colored_diff(plan.diff) if use_color(stream) else plan.diff)
-    stream.flush()
-    saved = apply_plan(plan, backup=True)
-    kept = f"previous file kept in {saved}" if saved else "no backup kept"
-    print(f"{plan.path}: {', '.join(plan.keys)} written ({kept})", file=sys.stderr)
+    show_and_write(
+        plan.path,
+        plan.diff,
+        lambda: apply_plan(plan, backup=True),
+        to_stdout=not args.json,
+        written=f"{', '.join(plan.keys)} written",
+    )

@@ -12,7 +12,8 @@ The hit estimate is the strategy lab's ``anthropic`` engine
 API's tool search as documented; Claude Code's MCP tool search and OpenAI's ``tool_search`` rank
 with rankers their makers do not publish, and the closest engine the lab has is the same BM25.
 Every figure is therefore an approximation of an unpublished ranker, and says so
-(:data:`APPROXIMATION`). The query searched is the user's message (a model writes its own).
+(:func:`approximation`). The query searched is the user's message, or with ``--llm`` the search
+call a model writes for it (:mod:`workbench.evaluate.search_queries`).
 
 :func:`tune_deferred` grows the loaded set greedily from the *hot* tools (those the cases expect,
 and those ``--usage`` counts): each step loads the unit with the most recall gained per token
@@ -38,6 +39,7 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
+from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import Budget, fold_assignment
 from workbench.runtime import RuntimeName
 from workbench.search.strategies.anthropic import (
@@ -65,9 +67,17 @@ ENGINE: dict[str, str] = {
     "ranker is not published)",
 }
 APPROXIMATION = (
-    "hit and recall are an approximation: the provider does not publish its search's ranker; "
-    "the user's message is searched (a model writes its own query)"
+    "hit and recall are an approximation: the provider does not publish its search's ranker"
 )
+
+
+def approximation(queries: SearchQueries = MESSAGE) -> str:
+    """What the figures stand on, in words (text and ``--json``)."""
+    if queries.llm is None:
+        return f"{APPROXIMATION}; the user's message is searched (a model writes its own query)"
+    return f"{APPROXIMATION}; searched with the query {queries.llm} writes for each case"
+
+
 #: How far down each case's ranking the greedy looks (loaded tools skipped).
 WINDOW = 64
 #: The usage file weighs as much as this many cases' recall.
@@ -107,6 +117,11 @@ class DeferredBudget:
         return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
 
 
+def entry_descriptions(agent: Any) -> dict[str, str]:
+    """The agent's tool entries' descriptions by entry name (OpenAI shows them per namespace)."""
+    return {t.name: t.description or "" for t in getattr(agent, "tools", None) or []}
+
+
 def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
     """What can be kept loaded, one unit at a time: a tool, or for Claude Code a server."""
     if runtime != "claude-code":
@@ -138,12 +153,14 @@ def measure(
     bill: TokenBill,
     items: Sequence[ResolvedCase],
     extra: int = 0,
+    queries: SearchQueries = MESSAGE,
 ) -> list[CaseResult]:
-    """Each case through the engine at ``setting`` (``extra`` tokens added to every request)."""
+    """Each case through the engine at ``setting`` (``extra`` tokens added to every request),
+    searched with ``queries``' query for it."""
     engine = AnthropicStrategy(catalog, bill, setting.params(catalog))
     out = []
     for case in items:
-        result = case_result(case, engine.run(case.query))
+        result = case_result(case, engine.run(queries.query(case.query, setting.variant)))
         out.append(dataclasses.replace(result, tokens=result.tokens + extra))
     return out
 
@@ -169,10 +186,15 @@ class _Proxy:
 
     @classmethod
     def build(
-        cls, catalog: Catalog, bill: TokenBill, items: Sequence[ResolvedCase], variant: Variant
+        cls,
+        catalog: Catalog,
+        bill: TokenBill,
+        items: Sequence[ResolvedCase],
+        variant: Variant,
+        queries: SearchQueries = MESSAGE,
     ) -> _Proxy:
         engine = AnthropicStrategy(catalog, bill, AnthropicParams(variant=variant))
-        orders = [engine.ranking(c.query)[0][:WINDOW] for c in items]
+        orders = [engine.ranking(queries.query(c.query, variant))[0][:WINDOW] for c in items]
         per_tool = np.asarray(bill.per_tool, dtype=np.float64)
         return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead))
 
@@ -311,6 +333,8 @@ class DeferredReport:
     fold_settings: tuple[DeferredSetting, ...] = field(default=())
     #: Each case's figures under the setting chosen without its fold (fold order).
     heldout_cases: tuple[CaseResult, ...] = field(default=())
+    #: What each case was searched as (its message, or the query a model wrote).
+    queries: SearchQueries = field(default=MESSAGE)
 
 
 def _choose(
@@ -342,11 +366,13 @@ def tune_deferred(
     folds: int = 5,
     usage: IntArray | None = None,
     described: Mapping[str, str] | None = None,
+    queries: SearchQueries = MESSAGE,
 ) -> DeferredReport:
-    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
+    Each case is searched with ``queries``' query for it (default: its message)."""
     items = cases.cases
     extra = extra_tokens(runtime, catalog, bill, described or {})
-    proxies = {v: _Proxy.build(catalog, bill, items, v) for v in VARIANTS[runtime]}
+    proxies = {v: _Proxy.build(catalog, bill, items, v, queries) for v in VARIANTS[runtime]}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
     chosen = _choose(proxies, items, everyone, units_, budget, tokens_all, usage, extra)
@@ -358,11 +384,11 @@ def tune_deferred(
         test = [items[c] for c in np.flatnonzero(assignment == fold).tolist()]
         point = _choose(proxies, items, train, units_, budget, tokens_all, usage, extra)
         fold_settings.append(point.setting)
-        pooled += measure(point.setting, catalog, bill, test, extra)
+        pooled += measure(point.setting, catalog, bill, test, extra, queries)
     heldout = aggregate(pooled, tokens_all)
-    insample = aggregate(measure(chosen.setting, catalog, bill, items, extra), tokens_all)
+    insample = aggregate(measure(chosen.setting, catalog, bill, items, extra, queries), tokens_all)
     default_setting = DeferredSetting("bm25", MAX_RESULTS, ())
-    default = aggregate(measure(default_setting, catalog, bill, items, extra), tokens_all)
+    default = aggregate(measure(default_setting, catalog, bill, items, extra, queries), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit
@@ -378,6 +404,7 @@ def tune_deferred(
         extra,
         tuple(fold_settings),
         tuple(pooled),
+        queries,
     )
 
 

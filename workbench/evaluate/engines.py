@@ -8,6 +8,7 @@ reduction) with each engine's own token accounting, per case by the same rules a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,11 +62,14 @@ def evaluate_engine(
     tokens_all: int,
     *,
     on_progress: Progress | None = None,
+    search_as: Callable[[str], str] | None = None,
 ) -> EngineReport:
-    """Run ``strategy`` on every case and score what the model could call afterwards."""
+    """Run ``strategy`` on every case and score what the model could call afterwards.
+    ``search_as`` maps a case's message to the query searched (default: the message)."""
     results: list[CaseResult] = []
     for done, case in enumerate(cases.cases, start=1):
-        results.append(case_result(case, strategy.run(case.query)))
+        query = case.query if search_as is None else search_as(case.query)
+        results.append(case_result(case, strategy.run(query)))
         if on_progress is not None:
             on_progress(done, len(cases.cases))
     return EngineReport(

@@ -4,17 +4,12 @@
 each tool the model is asked for N messages in varied styles (a precise request, a paraphrase
 that avoids the tool's own words, a vague or multi-step one) as JSON ``{"queries": [...]}``.
 
-- Providers: the OpenAI, Azure OpenAI and Ollama chat APIs over httpx (``OPENAI_BASE_URL`` and
-  ``OPENAI_API_KEY`` for any OpenAI-compatible server); ``response_format: json_object`` where the
-  provider has it (Ollama: ``format: json``).
+- The model is asked through :mod:`workbench.evaluate.chat` (OpenAI, Azure OpenAI, Ollama over
+  httpx; bounded parallel requests, backoff on 429/5xx, one line and exit 2 on 401/403/404, a
+  bad answer asked again once then the tool reported and skipped, a disk cache).
 - What is sent: the instructions of this module and the tool's name, server, description and
   parameter names. Never an environment value, a key (other than in the auth header) or the
   agent's own instructions.
-- Requests run in parallel, at most ``concurrency`` at a time; a 429 or 5xx (or a timeout) is
-  retried with exponential backoff (honouring ``Retry-After``); a 401/403/404 stops the run with
-  one line (:class:`GenerateError`, exit 2).
-- An answer that is not the JSON asked for is asked again once, then the tool is reported and
-  skipped.
 - Answers are cached on disk (key: model, :data:`PROMPT_VERSION`, the hash of the tool's prompt,
   the seed): a re-run sends nothing.
 - Exact and near duplicates (same words, or word sets at least :data:`NEAR` alike) are dropped.
@@ -22,177 +17,39 @@ that avoids the tool's own words, a vague or multi-step one) as JSON ``{"queries
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
-import os
 import re
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, urlsplit
-
-import httpx
 
 from workbench.catalog.models import Tool
-from workbench.errors import InputError
-from workbench.search.embedders.http import RETRY_STATUSES, RetryPolicy, redact, server_delay
+from workbench.evaluate.chat import (
+    DEFAULT_CONCURRENCY,
+    AnswerCache,
+    BadAnswer,
+    ChatEndpoint,
+    Progress,
+    Prompt,
+    ask_all,
+)
+from workbench.evaluate.chat import default_cache_dir as chat_cache_dir
+from workbench.search.embedders.http import RetryPolicy
 
 #: Bump when the prompt changes: cached answers of an older prompt are not reused.
 PROMPT_VERSION = 1
 DEFAULT_PER_TOOL = 3
-DEFAULT_CONCURRENCY = 8
 #: Word-set (Jaccard) similarity at or above which two queries are near duplicates.
 NEAR = 0.8
 #: Longest description sent (characters) and longest query kept.
 DESCRIPTION_LIMIT = 1500
 QUERY_LIMIT = 300
-PROVIDERS = ("openai", "azure_openai", "ollama")
-DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
-DEFAULT_OLLAMA_URL = "http://localhost:11434"
-DEFAULT_AZURE_VERSION = "2024-10-21"
-#: Statuses that end the run: the key, the access or the model is wrong for every tool alike.
-FATAL_STATUSES = frozenset({401, 403, 404})
-_HINTS = {401: "check the API key", 403: "the key may lack access", 404: "check the model name"}
 
 SYSTEM = (
     "You write test data for a tool-search system. Given one tool an AI assistant can call, "
     "write messages a real user would type to the assistant that need that tool. Reply with a "
     'JSON object {"queries": [string, ...]} and nothing else.'
 )
-
-Progress = Callable[[int, int], None]
-
-
-class GenerateError(InputError):
-    """The run cannot go on (bad key, unknown model, unreachable server): one line, exit 2."""
-
-
-class BadAnswer(ValueError):
-    """The model's answer is not the JSON asked for."""
-
-
-# ----------------------------------------------------------------------------------- endpoints
-
-
-@dataclass(frozen=True)
-class ChatEndpoint:
-    """Where and how to ask one chat model (``headers`` carry the key: never print them)."""
-
-    spec: str
-    kind: str
-    model: str
-    url: str
-    headers: Mapping[str, str] = field(repr=False)
-    secret: str | None = field(default=None, repr=False)
-
-    @property
-    def model_id(self) -> str:
-        """What the cache is keyed by: the model and where it runs."""
-        return f"{self.spec}@{urlsplit(self.url).netloc}"
-
-    def where(self) -> str:
-        parts = urlsplit(self.url)
-        return f"{parts.scheme}://{parts.netloc}{parts.path}"
-
-    def body(self, messages: list[dict[str, str]], seed: int) -> dict[str, Any]:
-        if self.kind == "ollama":
-            return {
-                "model": self.model,
-                "messages": messages,
-                "stream": False,
-                "format": "json",
-                "options": {"seed": seed, "temperature": 0.8},
-            }
-        body: dict[str, Any] = {
-            "messages": messages,
-            "response_format": {"type": "json_object"},
-            "temperature": 0.8,
-            "seed": seed,
-        }
-        if self.kind == "openai":
-            body["model"] = self.model
-        return body
-
-    def content(self, payload: Any) -> str:
-        """The assistant's text in a chat answer (raise BadAnswer when absent)."""
-        try:
-            if self.kind == "ollama":
-                text = payload["message"]["content"]
-            else:
-                text = payload["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            raise BadAnswer("no message in the answer") from None
-        if not isinstance(text, str):
-            raise BadAnswer("the message is not text")
-        return text
-
-
-def parse_llm(spec: str) -> tuple[str, str]:
-    """``openai:MODEL``, ``azure_openai:DEPLOYMENT`` or ``ollama:MODEL`` -> (kind, model)."""
-    kind, _, model = spec.partition(":")
-    if kind not in PROVIDERS or not model.strip():
-        raise InputError(
-            f"expected openai:MODEL, azure_openai:DEPLOYMENT or ollama:MODEL, got {spec!r}",
-            field="--llm",
-        )
-    return kind, model.strip()
-
-
-def resolve_endpoint(
-    spec: str | None, model: Any, environ: Mapping[str, str] | None = None
-) -> ChatEndpoint:
-    """The chat endpoint for ``--llm spec`` (default: the agent's ``model`` entry), with keys and
-    endpoints from the agent's entry of the same provider, else the providers' variables."""
-    from workbench.search.embedders.resolve import _given  # the loader's unset-variable marker
-
-    env = os.environ if environ is None else environ
-    source = "--llm"
-    if spec is None:
-        provider = getattr(model, "provider", None)
-        if provider not in PROVIDERS:
-            raise InputError(
-                f"the agent's model provider {provider!r} has no chat API here: pass --llm "
-                "openai:MODEL, azure_openai:DEPLOYMENT or ollama:MODEL",
-                field="--llm",
-            )
-        spec = f"{provider}:{model.name}"
-        source = "model"
-    kind, name = parse_llm(spec)
-    entry = model if getattr(model, "provider", None) == kind else None
-    key = entry.api_key.get_secret_value() if entry is not None and entry.api_key else None
-    endpoint = entry.endpoint if entry is not None else None
-
-    def needed(given: str | None, variable: str) -> str:
-        value, unset = _given(given)
-        if value is None and unset is None:
-            value = env.get(variable) or None
-        if value is None:
-            raise InputError(f"{spec} needs {unset or variable}", field=source)
-        return value
-
-    if kind == "openai":
-        secret = needed(key, "OPENAI_API_KEY")
-        base = (env.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL).rstrip("/")
-        headers = {"Authorization": f"Bearer {secret}"}
-        return ChatEndpoint(spec, kind, name, f"{base}/chat/completions", headers, secret)
-    if kind == "azure_openai":
-        url = needed(endpoint, "AZURE_OPENAI_ENDPOINT").rstrip("/")
-        secret = needed(key, "AZURE_OPENAI_API_KEY")
-        version = (entry.api_version if entry is not None else None) or env.get(
-            "AZURE_OPENAI_API_VERSION", DEFAULT_AZURE_VERSION
-        )
-        full = (
-            f"{url}/openai/deployments/{quote(name, safe='')}/chat/completions"
-            f"?api-version={quote(version, safe='')}"
-        )
-        return ChatEndpoint(spec, kind, name, full, {"api-key": secret}, secret)
-    host = _given(endpoint)[0] or env.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL
-    if not host.startswith(("http://", "https://")):
-        host = f"http://{host}"
-    return ChatEndpoint(spec, kind, name, f"{host.rstrip('/')}/api/chat", {}, None)
 
 
 # -------------------------------------------------------------------------------------- prompts
@@ -247,46 +104,7 @@ def validate(text: str, per_tool: int) -> list[str]:
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/holo-tune/generated-cases`` (``~/.cache`` when unset)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "holo-tune" / "generated-cases"
-
-
-def cache_key(model_id: str, messages: list[dict[str, str]], seed: int) -> str:
-    text_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
-    key = json.dumps([model_id, PROMPT_VERSION, text_hash, seed])
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
-class AnswerCache:
-    """One small JSON file per answer (written atomically), under ``directory``."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> list[str] | None:
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        queries = data.get("queries") if isinstance(data, dict) else None
-        if isinstance(queries, list) and queries and all(isinstance(q, str) for q in queries):
-            return list(queries)
-        return None
-
-    def put(self, key: str, queries: list[str]) -> None:
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"queries": queries}, f, ensure_ascii=False)
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written costs a request next time, nothing more
+    return chat_cache_dir("generated-cases", environ)
 
 
 # ------------------------------------------------------------------------------------- duplicates
@@ -349,14 +167,6 @@ class GenerateReport:
     duplicates: int = 0
 
 
-@dataclass
-class _State:
-    requests: int = 0
-    cached: int = 0
-    done: int = 0
-    fatal: GenerateError | None = None
-
-
 def generate_cases(
     tools: Sequence[Tool],
     endpoint: ChatEndpoint,
@@ -371,151 +181,28 @@ def generate_cases(
     on_progress: Progress | None = None,
 ) -> GenerateReport:
     """Ask ``endpoint`` for ``per_tool`` queries per tool; cases in tool order, deduplicated
-    (also against ``existing`` queries). Raises GenerateError when the run cannot go on."""
-    return asyncio.run(
-        _run(
-            tools,
-            endpoint,
-            per_tool=per_tool,
-            seed=seed,
-            cache=cache,
-            existing=existing,
-            concurrency=max(1, concurrency),
-            timeout=timeout,
-            retry=retry or RetryPolicy(max_retries=4, base_delay=0.5, max_delay=8.0),
-            on_progress=on_progress,
-        )
+    (also against ``existing`` queries). Raises ``ChatError`` when the run cannot go on."""
+
+    def parse(text: str) -> dict[str, list[str]]:
+        return {"queries": validate(text, per_tool)}
+
+    asked = ask_all(
+        [Prompt(messages_for(tool, per_tool), parse) for tool in tools],
+        endpoint,
+        version=PROMPT_VERSION,
+        seed=seed,
+        cache=cache,
+        concurrency=concurrency,
+        timeout=timeout,
+        retry=retry,
+        on_progress=on_progress,
     )
-
-
-async def _run(
-    tools: Sequence[Tool],
-    endpoint: ChatEndpoint,
-    *,
-    per_tool: int,
-    seed: int,
-    cache: AnswerCache | None,
-    existing: Sequence[str],
-    concurrency: int,
-    timeout: float,
-    retry: RetryPolicy,
-    on_progress: Progress | None,
-) -> GenerateReport:
-    state = _State()
-    gate = asyncio.Semaphore(concurrency)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    client_timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
-    async with httpx.AsyncClient(timeout=client_timeout, limits=limits) as client:
-
-        async def one(tool: Tool) -> list[str] | str:
-            try:
-                async with gate:
-                    if state.fatal is not None:
-                        return "not asked: the run stopped"
-                    return await _ask(client, endpoint, tool, per_tool, seed, cache, retry, state)
-            finally:
-                state.done += 1
-                if on_progress is not None:
-                    on_progress(state.done, len(tools))
-
-        answers = await asyncio.gather(*(one(tool) for tool in tools))
-    if state.fatal is not None:
-        raise state.fatal
     pairs: list[tuple[str, str]] = []
     skipped: list[tuple[str, str]] = []
-    for tool, answer in zip(tools, answers, strict=True):
+    for tool, answer in zip(tools, asked.answers, strict=True):
         if isinstance(answer, str):
             skipped.append((tool.full_name, answer))
         else:
-            pairs += [(query, tool.full_name) for query in answer]
+            pairs += [(query, tool.full_name) for query in answer["queries"]]
     kept, dropped = drop_duplicates(pairs, existing)
-    return GenerateReport(kept, skipped, state.requests, state.cached, dropped)
-
-
-async def _ask(
-    client: httpx.AsyncClient,
-    endpoint: ChatEndpoint,
-    tool: Tool,
-    per_tool: int,
-    seed: int,
-    cache: AnswerCache | None,
-    retry: RetryPolicy,
-    state: _State,
-) -> list[str] | str:
-    """The tool's queries, or why there are none (a string)."""
-    messages = messages_for(tool, per_tool)
-    key = cache_key(endpoint.model_id, messages, seed)
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None:
-            state.cached += 1
-            return hit[:per_tool]
-    problem = ""
-    for _ in range(2):  # a bad answer is asked again once
-        payload = await _post(client, endpoint, endpoint.body(messages, seed), retry, state)
-        if isinstance(payload, str):
-            return payload
-        try:
-            queries = validate(endpoint.content(payload), per_tool)
-        except BadAnswer as err:
-            problem = str(err)
-            continue
-        if cache is not None:
-            cache.put(key, queries)
-        return queries
-    return f"{problem} (asked twice)"
-
-
-async def _post(
-    client: httpx.AsyncClient,
-    endpoint: ChatEndpoint,
-    body: dict[str, Any],
-    retry: RetryPolicy,
-    state: _State,
-) -> Any:
-    """The answer's JSON, or why there is none (a string); sets ``state.fatal`` on a status no
-    other tool would get past."""
-    where = endpoint.where()
-    for attempt in range(retry.max_retries + 1):
-        last = attempt == retry.max_retries
-        state.requests += 1
-        try:
-            response = await client.post(endpoint.url, headers=dict(endpoint.headers), json=body)
-        except httpx.HTTPError as err:
-            if last:
-                if isinstance(err, httpx.ConnectError):
-                    state.fatal = GenerateError(f"{endpoint.spec}: cannot reach {where}")
-                reason = "timed out" if isinstance(err, httpx.TimeoutException) else "no answer"
-                return f"{reason} from {where}"
-            await asyncio.sleep(retry.delay(attempt))
-            continue
-        status = response.status_code
-        if status in RETRY_STATUSES and not last:
-            await asyncio.sleep(retry.delay(attempt, server_delay(response.headers)))
-            continue
-        if status in FATAL_STATUSES:
-            detail = redact(_detail(response), endpoint.secret)
-            message = f"{endpoint.spec}: HTTP {status} from {where}"
-            message += f": {detail}" if detail else ""
-            state.fatal = GenerateError(f"{message} ({_HINTS[status]})")
-            return message
-        if status >= 400:
-            return f"HTTP {status} from {where}"
-        try:
-            return response.json()
-        except ValueError:
-            return f"an answer that is not JSON from {where}"
-    raise AssertionError("unreachable: the last attempt returns")
-
-
-def _detail(response: httpx.Response, limit: int = 160) -> str:
-    try:
-        payload = response.json()
-    except ValueError:
-        return " ".join(response.text.split())[:limit]
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return " ".join(str(error["message"]).split())[:limit]
-    if isinstance(error, str):
-        return " ".join(error.split())[:limit]
-    return ""
+    return GenerateReport(kept, skipped, asked.requests, asked.cached, dropped)

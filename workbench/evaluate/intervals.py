@@ -1,16 +1,19 @@
-"""95 % intervals for the figures measured on labelled cases (pure functions, no I/O).
+"""95 % intervals for the figures measured on labelled cases (pure functions, no I/O): the one
+place every error bar of holo-tune comes from (``eval``'s ``ci95``, ``tune``'s verdict and what-if
+rows, the compare tables, ``compare --runtimes``).
 
 With 20 cases a hit rate of 0.80 means anything from 0.58 to 0.92: the figures come with error
 bars so that nobody tunes on noise.
 
 - *Proportions* (hit, top1: one yes/no per case) get the Wilson score interval, which stays inside
   [0, 1] and behaves at 0 and n successes, where the normal approximation collapses to a point.
-- *Means of per-case fractions* (recall, mrr) get a percentile bootstrap: cases resampled with
-  replacement, ``RESAMPLES`` times, from a fixed seed, so that a run prints the same interval
-  every time.
+- *Means of per-case figures* (recall, mrr, tokens per request) get a percentile bootstrap:
+  cases resampled with replacement, ``RESAMPLES`` times, from a fixed seed, so that a run prints
+  the same interval every time.
 - *A paired difference* (two settings on the same cases) is bootstrapped on the per-case
   differences: ``tune`` says its proposal is not distinguishable from the file's setting when the
-  interval of the difference contains 0.
+  interval of the difference contains 0, and lists a what-if row only when the interval of its
+  gain lies above 0.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@
 Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
 and measured k-fold held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
-and tokens per request (:mod:`workbench.evaluate.ci95`).
+and tokens per request (:mod:`workbench.evaluate.intervals`).
 """
 
 from __future__ import annotations
@@ -23,10 +23,16 @@ from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.ci95 import bootstrap_mean, wilson
-from workbench.evaluate.deferred_tune import DeferredBudget, tune_deferred
+from workbench.evaluate.deferred_tune import (
+    DeferredBudget,
+    approximation,
+    entry_descriptions,
+    tune_deferred,
+)
+from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
+from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
 from workbench.runtime import RUNTIMES, RuntimeName
 from workbench.tokens import TokenTable
@@ -59,7 +65,7 @@ class RuntimeRow:
     def tokens(self) -> float:
         return float(np.mean([c.tokens for c in self.cases])) if self.cases else 0.0
 
-    def ci(self) -> dict[str, tuple[float, float]]:
+    def ci(self) -> dict[str, Interval]:
         return {
             "hit": wilson(sum(c.hit for c in self.cases), len(self.cases)),
             "recall": bootstrap_mean([c.recall for c in self.cases]),
@@ -84,6 +90,8 @@ class RuntimesReport:
     tokens_all: int
     folds: int
     rows: list[RuntimeRow]
+    #: What the deferred rows searched each case as.
+    queries: SearchQueries = MESSAGE
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +99,7 @@ class RuntimesReport:
             "tokens_all": self.tokens_all,
             "folds": self.folds,
             "rows": [r.to_json() for r in self.rows],
+            "search_query": self.queries.to_json(),
         }
 
 
@@ -146,10 +155,12 @@ def compare_runtimes(
     *,
     runtimes: Sequence[RuntimeName] = RUNTIMES,
     folds: int = DEFAULT_FOLDS,
+    queries: SearchQueries = MESSAGE,
 ) -> RuntimesReport:
-    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases``."""
+    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases`` (the deferred
+    rows search each case as ``queries`` says: its message, or the query a model wrote)."""
     rows: list[RuntimeRow] = []
-    described = {t.name: t.description or "" for t in agent.agent.tools or []}
+    described = entry_descriptions(agent.agent)
     for name in runtimes:
         if name == "holodeck-0.6":
             rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current))
@@ -165,6 +176,7 @@ def compare_runtimes(
                 tokens_all=int(tokens.all),
                 folds=folds,
                 described=described,
+                queries=queries,
             )
             s = report.setting
             loaded = len(s.loaded)
@@ -172,6 +184,6 @@ def compare_runtimes(
             figures = tuple(
                 CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases
             )
-            note = "approximation: the provider's ranker is not published"
+            note = approximation(queries)
             rows.append(RuntimeRow(name, text, s.to_json(catalog), figures, note))
-    return RuntimesReport(len(cases), int(tokens.all), folds, rows)
+    return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)

@@ -15,7 +15,8 @@ Each is run through the tuner's own procedure (:mod:`workbench.evaluate.tuner`) 
 and the same folds as the plain proposal (the *baseline*): choose on k-1 folds, measure on the one
 left out. Choices that depend on the cases (which tools to always include) are made on the training
 folds only. The gain is the difference of held-out recall, per case, paired; a row is *listed* only
-when its paired bootstrap 95 % interval lies above zero (a gain inside the error bars is noise).
+when its paired bootstrap 95 % interval (:mod:`workbench.evaluate.intervals`) lies above zero (a
+gain inside the error bars is noise).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.models import Agent
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.diagnostics import Finding
+from workbench.evaluate.intervals import Interval, paired_difference
 from workbench.evaluate.metrics import Metrics, Progress, Ranker, TokenCounts
 from workbench.evaluate.runs import fixed_variants, score_methods, without
 from workbench.evaluate.sweep import (
@@ -52,44 +54,12 @@ from workbench.search.embedders.resolve import (
 from workbench.search.selection import match_always_include
 from workbench.search.types import IntArray
 
-#: Resamples and seed of the paired bootstrap (seeded: the same input gives the same interval).
-RESAMPLES = 2000
-SEED = 20240607
-LEVEL = 0.95
 #: A tool is tried in always_include when at least this many training cases need it ...
 MIN_NEEDED = 2
 #: ... and at most this many such tools are added (those most needed first).
 MAX_ALWAYS = 5
 #: The what-ifs, in the order they are measured.
 KINDS = ("embedding", "warm-runtime", "always-include")
-
-
-# ----------------------------------------------------------------------------- the interval
-
-
-def paired_interval(
-    diff: FloatArray, *, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of paired per-case differences ``diff``.
-
-    Cases are resampled with replacement ``resamples`` times; the interval holds the middle
-    ``level`` of the resampled means. All-equal differences give a zero-width interval.
-    """
-    values = np.asarray(diff, dtype=np.float64)
-    if values.size == 0:
-        return (0.0, 0.0)
-    if np.all(values == values[0]):
-        return (float(values[0]), float(values[0]))
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples)
-    batch = max(1, 4_000_000 // values.size)  # bounds the index array's memory
-    for start in range(0, resamples, batch):
-        n = min(batch, resamples - start)
-        picks = rng.integers(0, values.size, size=(n, values.size))
-        means[start : start + n] = values[picks].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return (float(low), float(high))
 
 
 # ------------------------------------------------------------------- one held-out procedure
@@ -204,8 +174,8 @@ class WhatIf:
     baseline: Metrics
     #: Held-out recall minus the baseline's (the mean of the per-case differences).
     gain: float
-    #: Paired bootstrap interval of ``gain``.
-    interval: tuple[float, float]
+    #: Paired bootstrap interval of ``gain`` (``intervals.paired_difference``).
+    interval: Interval
     evidence: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -284,7 +254,7 @@ def _row(
         heldout=held.heldout,
         baseline=base.heldout,
         gain=math.fsum(diff.tolist()) / max(diff.size, 1),
-        interval=paired_interval(diff),
+        interval=paired_difference(held.recall, base.recall),
         evidence=evidence or {},
     )
 

@@ -20,6 +20,7 @@ from textual.widgets import TabbedContent
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.search.selection import match_always_include, select
 from workbench.tui.dashboard.labels import expected_indices
+from workbench.tui.dashboard.runtime import knobs_note, runtime_text
 from workbench.tui.dashboard.state import LabState, Shown
 from workbench.tui.view import ranking_rows, server_tokens
 from workbench.tui.widgets.banner import Banner
@@ -53,7 +54,10 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_bill(screen.query_one(TokenBars), state)
     bind_scores(screen.query_one(ScoreStrip), state)
     bind_compare(screen.query_one(CompareView), state)
-    bind_findings(screen.query_one(FindingsList), screen.query_one(TabbedContent), state)
+    tabs = screen.query_one(TabbedContent)
+    bind_findings(screen.query_one("#findings", FindingsList), tabs, state)
+    bind_catalog_findings(screen.query_one("#catalog-findings", FindingsList), tabs, state)
+    bind_query_findings(screen.query_one("#query-findings", FindingsList), state)
     bind_history(screen.query_one(HistoryList), state)
     bind_status(screen.query_one(StatusLine), state)
     bind_banner(screen.query_one(Banner), state)
@@ -69,18 +73,21 @@ def bind_header(header: HeaderBar, state: LabState) -> None:
     def draw() -> None:
         header.show(header_info(state))
 
-    _on(header, state, ("agent", "servers", "lab"), draw)
+    _on(header, state, ("agent", "runtime", "servers", "lab"), draw)
     draw()
 
 
 def header_info(state: LabState) -> HeaderInfo:
-    """agent · model, and once the workspace is open its encoding, embedder and tool count."""
+    """agent · model · runtime (why), and once the workspace is open its encoding, embedder and
+    tool count."""
     agent, servers = state.agent.agent, state.servers
     info = HeaderInfo(
         agent=agent.name,
         model=f"{agent.model.provider}:{agent.model.name}",
         servers_ok=servers.ok,
         servers=len(servers.statuses),
+        runtime=runtime_text(state.runtime),
+        runtime_elsewhere=not state.runtime.reads_tool_filtering,
     )
     if state.lab is None:
         return info
@@ -94,6 +101,8 @@ def header_info(state: LabState) -> HeaderInfo:
         servers=info.servers,
         tools=len(ws.catalog),
         embedder=ws.embedder.model_id or "bm25 only",
+        runtime=info.runtime,
+        runtime_elsewhere=info.runtime_elsewhere,
     )
 
 
@@ -142,7 +151,12 @@ def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
     def draw() -> None:
         knobs.show(state.setting, state.file_setting)
 
+    def note() -> None:
+        knobs.note(knobs_note(state.runtime))
+
     _on(knobs, state, ("setting", "file_setting"), draw)
+    _on(knobs, state, ("runtime",), note)
+    note()
 
 
 def bind_ranking(table: RankingTable, state: LabState) -> None:
@@ -267,6 +281,39 @@ def bind_history(history: HistoryList, state: LabState) -> None:
 
     _on(history, state, ("labels",), draw)
     draw()
+
+
+def bind_catalog_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) -> None:
+    """The catalog's findings under its table (unreachable tools once measured), counted in the
+    tab's label."""
+
+    def draw() -> None:
+        advice = state.advice
+        if advice is None:
+            findings.update("reading the catalog…" if state.lab is not None else "")
+            return
+        found = advice.shown
+        findings.show(found, empty="No catalog findings.", evidence=False)
+        if advice.cases is None:
+            why = advice.cases_error or "no labelled cases"
+            findings.add_note(f"unreachable tools: {why}")
+        serious = sum(1 for f in found if f.severity in ("error", "warning"))
+        tabs.get_tab("tab-catalog").label = f"catalog ({serious})" if serious else "catalog"
+
+    _on(findings, state, ("advice",), draw)
+
+
+def bind_query_findings(findings: FindingsList, state: LabState) -> None:
+    """What the runtime cannot read of the query, under the status line (hidden when nothing)."""
+
+    def draw() -> None:
+        found = state.query_found
+        findings.display = bool(found)
+        if found:
+            findings.show(found, evidence=False)
+
+    _on(findings, state, ("query_found",), draw)
+    findings.display = False
 
 
 def bind_status(line: StatusLine, state: LabState) -> None:

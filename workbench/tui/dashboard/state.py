@@ -26,7 +26,9 @@ from workbench.config import AgentConfig
 from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
 from workbench.evaluate.casestore import query_key
+from workbench.runtime import RuntimeInfo, detect_runtime
 from workbench.search.types import Ranking, Selection
+from workbench.tui.dashboard.advice import Advice
 from workbench.tui.dashboard.labels import Mark, marks, summary
 from workbench.tui.lab import Lab
 
@@ -112,17 +114,33 @@ class LabState(DOMNode):
     shown: var[Shown | None] = var(None, init=False, always_update=True)
     #: The diagnostics of the current setting.
     diagnosed: var[Diagnosed | None] = var(None, init=False, always_update=True)
+    #: The catalog's findings, query reader and cases (None: being read).
+    advice: var[Advice | None] = var(None, init=False, always_update=True)
+    #: The findings of the query typed (unreadable, parameter-only).
+    query_found: var[tuple[Finding, ...]] = var((), init=False)
     servers: var[Servers] = var(Servers(), init=False)
     status: var[Status] = var(Status(""), init=False)
+    #: What runs the agent, and why (``--runtime``, else detected: README, Runtimes).
+    runtime: var[RuntimeInfo] = var(cast(RuntimeInfo, None), init=False)
     #: The most important runtime caveat (None: none).
     banner: var[str | None] = var(None, init=False)
     #: The labelled queries of the cases file: ``{query_key: expected names}`` (a new mapping
     #: on every change; see :mod:`workbench.tui.dashboard.labels`).
     labels: var[Mapping[str, tuple[str, ...]]] = var(cast(Mapping[str, tuple[str, ...]], {}))
 
-    def __init__(self, agent: AgentConfig, *, query: str = "", show_timing: bool = True) -> None:
+    def __init__(
+        self,
+        agent: AgentConfig,
+        *,
+        query: str = "",
+        show_timing: bool = True,
+        runtime: str | None = None,
+    ) -> None:
         super().__init__()
         self.agent = agent
+        #: ``--runtime`` (None: detected from the agent, again on every reload).
+        self.runtime_flag = runtime
+        self.runtime = detect_runtime(agent.path, agent.data, explicit=runtime)
         self.query_text = query
         self.setting = self.file_setting = file_setting_of(agent)
         self.show_timing = show_timing
@@ -136,7 +154,17 @@ class LabState(DOMNode):
     # -- the query ---------------------------------------------------------------------------
     def type_query(self, text: str) -> None:
         self.query_text = text
+        self._read_query()
         self._ask()
+
+    def _read_query(self) -> None:
+        """What the runtime's BM25 can read of the query (cheap: the reader is per catalog)."""
+        advice, lab = self.advice, self.lab
+        if advice is None or lab is None:
+            self.query_found = ()
+            return
+        embeds = self.setting.search_method != "bm25" and bool(lab.workspace.embedder.model_id)
+        self.query_found = tuple(advice.reader.findings(self.query_text, embeds=embeds))
 
     def show_tab(self, tab: str | None) -> None:
         """A tab was opened: the compare tab wants every method's ranking."""
@@ -190,6 +218,7 @@ class LabState(DOMNode):
             self.lab.setting = setting
         self.setting = setting
         if rerank:
+            self._read_query()
             self._ask()
         else:
             self._reselect()
@@ -199,6 +228,7 @@ class LabState(DOMNode):
         """The file was read again (after a write, or changed on disk): the knobs keep their
         values and are compared with what it holds now."""
         self.agent = agent
+        self.runtime = detect_runtime(agent.path, agent.data, explicit=self.runtime_flag)
         if self.lab is not None:
             self.lab.workspace = replace(self.lab.workspace, agent=agent)
         self.file_setting = file_setting_of(agent)
@@ -323,6 +353,21 @@ class LabState(DOMNode):
         """Findings arrived: shown unless the setting moved on since (newer ones are coming)."""
         if diagnosed.error is not None or diagnosed.setting == self.setting:
             self.diagnosed = diagnosed
+
+    def advised(self, advice: Advice) -> None:
+        """The catalog's findings arrived: shown while it is still the catalog on screen."""
+        if self.lab is not None and advice.catalog is self.lab.workspace.catalog:
+            self.advice = advice
+            self._read_query()
+
+    def unreachable_found(
+        self, catalog: object, setting: ToolFiltering, found: list[Finding]
+    ) -> None:
+        """The unreachable tools under ``setting``: shown unless the catalog or the setting
+        moved on since."""
+        advice = self.advice
+        if advice is not None and advice.catalog is catalog and setting == self.setting:
+            self.advice = replace(advice, setting=setting, unreachable=found)
 
     def say(self, text: str, *, error: bool = False) -> None:
         self.status = Status(text, error)

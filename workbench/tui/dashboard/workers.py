@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
+from workbench.runtime import RuntimeInfo
 from workbench.search.embedders.local import model_to_load
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
 from workbench.tui.lab import Lab
@@ -70,7 +71,8 @@ class LabWorkers:
     def _diagnose(self, setting: ToolFiltering) -> None:
         lab = self.state.lab
         if lab is not None:
-            self._thread(partial(self._diagnosis, lab, setting), "diagnose", "diagnose")
+            diagnosis = partial(self._diagnosis, lab, setting, self.state.runtime)
+            self._thread(diagnosis, "diagnose", "diagnose")
 
     def _thread(self, work: Callable[[], object], name: str, description: str) -> None:
         self.host.run_worker(
@@ -107,8 +109,9 @@ class LabWorkers:
         return time.perf_counter() - started
 
     @staticmethod
-    def _diagnosis(lab: Lab, setting: ToolFiltering) -> Diagnosed:
-        return Diagnosed(setting, diagnose(lab.workspace, setting, usage=lab.usage))
+    def _diagnosis(lab: Lab, setting: ToolFiltering, runtime: RuntimeInfo) -> Diagnosed:
+        found = diagnose(lab.workspace, setting, usage=lab.usage, runtime=runtime)
+        return Diagnosed(setting, found)
 
     # -- what became of them (UI thread) -----------------------------------------------------------
     def rankings_ready(self, message: RankingsReady) -> None:

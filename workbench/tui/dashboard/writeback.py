@@ -1,23 +1,33 @@
 """The write-back flow: the block shown (export), the diff and the write (the write-back dialog,
 which calls the core), and the file read again afterwards so the knobs compare with what it
 holds now. When the file changed on disk the dialog asks to reload it: it is read again (the
-knobs keep their values) and the dialog opens anew on it."""
+knobs keep their values) and the dialog opens anew on it.
+
+By runtime (``state.runtime``): HoloDeck 0.6 writes the block. HoloDeck 0.7 refuses it (the
+core's :func:`~workbench.runtime.check_writable` line, Write disabled, the file untouched) and
+offers its allowlists instead (:mod:`~workbench.tui.dashboard.allowlists`). A deferred-loading
+runtime reads no agent.yaml: export and write show its configuration, as ``holo-tune export
+--runtime R`` prints it (the tools the knobs' always_include names stay loaded)."""
 
 from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Literal
 
 from textual.screen import Screen
 
 from workbench.config import load_agent
 from workbench.config.writeback_render import render_block_text
-from workbench.errors import InputError
+from workbench.deferred_config import deferred_config
+from workbench.errors import HoloTuneError, InputError
+from workbench.runtime import check_writable
+from workbench.search.selection import match_always_include
+from workbench.tui.dashboard.allowlists import AllowlistWrite
+from workbench.tui.dashboard.runtime import instead
 from workbench.tui.dashboard.state import LabState
 from workbench.tui.options import Options
 from workbench.tui.screens.export import ExportScreen
-from workbench.tui.screens.writeback import RELOAD, WriteBackScreen
+from workbench.tui.screens.writeback import ALTERNATIVE, RELOAD, Refusal, Result, WriteBackScreen
 
 
 class WriteBack:
@@ -27,23 +37,61 @@ class WriteBack:
         self.host = host
         self.state = state
         self.options = options
+        self.allowlists = AllowlistWrite(host, state, options, self.reload)
 
     def export(self) -> None:
-        """The block the knobs hold, to read and copy."""
+        """The block the knobs hold, to read and copy (a deferred runtime's configuration)."""
+        if self.state.runtime.deferred:
+            self.export_deferred()
+            return
         self.host.app.push_screen(ExportScreen(render_block_text(self.state.setting)))
 
+    def export_deferred(self, refusal: str | None = None) -> None:
+        """The deferred runtime's configuration for the catalog, ``refusal`` said above it."""
+        runtime, lab = self.state.runtime, self.state.lab
+        if lab is None:
+            self.host.notify("The catalog is still loading.", title=f"export {runtime.name}")
+            return
+        ws = lab.workspace
+        found = (match_always_include(ws.catalog, e) for e in self.state.setting.always_include)
+        kept = {ws.catalog.tools[i].full_name for i in found if i is not None}
+        try:
+            config = deferred_config(ws.agent, ws.catalog, runtime, kept)
+        except HoloTuneError as err:
+            self.host.notify(str(err), title=f"export {runtime.name}", severity="error")
+            return
+        notes = [*([refusal] if refusal else []), *config.warnings, *config.advice]
+        title = f"{runtime.name} configuration (copied to the clipboard)"
+        self.host.app.push_screen(ExportScreen(config.text, title=title, notes=notes))
+
     def start(self, *, then_quit: bool = False) -> None:
-        """The write-back dialog (diff first); with ``then_quit`` the app quits once written."""
-        agent = self.state.agent
+        """The write-back dialog (diff first); with ``then_quit`` the app quits once written.
+        A runtime that does not read the block gets its refusal instead."""
+        agent, runtime = self.state.agent, self.state.runtime
+        why = check_writable(runtime, "tool_filtering")
+        if why is not None and runtime.deferred:
+            self.export_deferred(refusal=why)
+            return
+        refusal = None
+        if why is not None:
+            offer = "Write 0.7 allowlists" if runtime.name == "holodeck-0.7" else None
+            refusal = Refusal(why, instead(runtime, Path(agent.path).name), offer)
         screen = WriteBackScreen(
-            Path(agent.path), self.state.setting, original=agent.raw, current=agent.filtering
+            Path(agent.path),
+            self.state.setting,
+            original=agent.raw,
+            current=agent.filtering,
+            refusal=refusal,
         )
         self.host.app.push_screen(screen, partial(self._written, then_quit=then_quit))
 
-    def _written(self, result: Path | Literal["reload"] | None, *, then_quit: bool = False) -> None:
+    def _written(self, result: Result, *, then_quit: bool = False) -> None:
         if result == RELOAD:  # the file changed on disk: read it again, diff again
             if self.reload():
                 self.start(then_quit=then_quit)
+            return
+        if result == ALTERNATIVE:
+            self.allowlists.start()
             return
         if result is None:
             self.host.notify("Nothing written.", title="write back")

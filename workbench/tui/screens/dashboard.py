@@ -8,6 +8,8 @@ the map).
 - :class:`~workbench.tui.dashboard.session.ServerSession`: listing, partial catalogs, the
   workspace, logs, reconnect.
 - :class:`~workbench.tui.dashboard.workers.LabWorkers`: scoring, embedding, diagnosing.
+- :class:`~workbench.tui.dashboard.findings.FindingsWorkers`: the catalog's findings (once per
+  catalog) and its unreachable tools (per setting, with labelled cases).
 - :class:`~workbench.tui.dashboard.actions.DashboardActions` (the base class): keys -> state.
 - :class:`~workbench.tui.dashboard.writeback.WriteBack`: export, write back, reload.
 - :class:`~workbench.tui.dashboard.labels.Labeller`: labels read from and saved to the cases file.
@@ -31,6 +33,8 @@ from workbench.config import AgentConfig
 from workbench.tui.caseruns import CasesMemory
 from workbench.tui.commands import DashboardCommands
 from workbench.tui.dashboard.actions import DashboardActions
+from workbench.tui.dashboard.findings import GROUPS as FINDINGS_GROUPS
+from workbench.tui.dashboard.findings import FindingsWorkers
 from workbench.tui.dashboard.labels import GROUPS as LABEL_GROUPS
 from workbench.tui.dashboard.labels import Labeller
 from workbench.tui.dashboard.panels import bind_panels
@@ -78,8 +82,11 @@ class DashboardScreen(DashboardActions):
     def __init__(self, agent: AgentConfig, options: Options) -> None:
         super().__init__(id="dashboard")
         self.options = options
-        self.state = LabState(agent, query=options.query, show_timing=options.show_timing)
+        self.state = LabState(
+            agent, query=options.query, show_timing=options.show_timing, runtime=options.runtime
+        )
         self.lab_workers = LabWorkers(self, self.state)
+        self.findings = FindingsWorkers(self, self.state, options)
         self.session = ServerSession(self, self.state, options, self.lab_workers)
         self.writeback = WriteBack(self, self.state, options)
         self.cases = CasesMemory()
@@ -130,6 +137,7 @@ class DashboardScreen(DashboardActions):
                     id="query",
                 )
                 yield StatusLine(id="lab-status")
+                yield FindingsList(id="query-findings")
                 with TabbedContent(initial="tab-ranking", id="tabs"):
                     with TabPane("ranking", id="tab-ranking"):
                         yield RankingTable(id="ranking")
@@ -139,6 +147,8 @@ class DashboardScreen(DashboardActions):
                         yield HistoryList(id="history")
                     with TabPane("catalog", id="tab-catalog"):
                         yield CatalogTable(id="catalog-full")
+                        with VerticalScroll(id="catalog-findings-scroll"):
+                            yield FindingsList(id="catalog-findings")
                     with TabPane("findings", id="tab-findings"):
                         yield FindingsList(id="findings")
             with VerticalScroll(id="side"):
@@ -151,6 +161,7 @@ class DashboardScreen(DashboardActions):
         bind_panels(self, self.state)
         self.labeller.load()
         self.lab_workers.subscribe()
+        self.findings.subscribe()
         self.query_one("#query", QueryInput).focus()
         for warning in self.state.agent.warnings:
             self.notify(warning, title="config", severity="warning", timeout=8)
@@ -169,6 +180,8 @@ class DashboardScreen(DashboardActions):
             self.session.state_changed(event)
         elif event.worker.group in WORKER_GROUPS:
             self.lab_workers.state_changed(event)
+        elif event.worker.group in FINDINGS_GROUPS:
+            self.findings.state_changed(event)
         elif event.worker.group in LABEL_GROUPS:
             self.labeller.state_changed(event)
 

@@ -3,10 +3,16 @@ done by the core (``workbench.config.writeback``). Errors (the file changed on d
 HoloDeck would reject) are shown in place, and Write is disabled: nothing is written then. When
 the file on disk is no longer what the app read, "Reload (r)" reads it again and shows the diff
 against it (the knobs keep their values). The title and the buttons always show; the diff gets
-the height left and scrolls (80x24 included)."""
+the height left and scrolls (80x24 included).
+
+A runtime that would not read the block (HoloDeck 0.7, whose loader refuses it) gets a
+:class:`Refusal` instead of a diff: its one line, what to use instead, Write disabled, and a
+button for the alternative when the dashboard has one. Subclasses write something else with the
+same dialog (:meth:`WriteBackScreen.make_plan`, e.g. HoloDeck 0.7's allowlists)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -21,21 +27,40 @@ from textual.widgets import Button, Static
 
 from workbench.config import writeback
 from workbench.config.filtering import ToolFiltering
+from workbench.config.writeback_allowlist import AllowlistPlan
 from workbench.errors import HoloTuneError
 
 #: What the dialog dismisses with when asked to read the file again and diff anew.
 RELOAD: Literal["reload"] = "reload"
+#: ... when asked for the alternative a refusal offers (HoloDeck 0.7's allowlists).
+ALTERNATIVE: Literal["alternative"] = "alternative"
+Result = Path | Literal["reload", "alternative"] | None
 
 
-class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
+@dataclass(frozen=True)
+class Refusal:
+    """Why the runtime would not read what the dialog writes (the core's one line), what to
+    use instead, and the label of the button that does it here (None: none)."""
+
+    why: str
+    instead: str
+    alternative: str | None = None
+
+
+class WriteBackScreen(ModalScreen[Result]):
     """Dismisses with the backup path (or the file path with no backup) once written, None if
-    cancelled, :data:`RELOAD` to read the file again (it changed on disk)."""
+    cancelled, :data:`RELOAD` to read the file again (it changed on disk), :data:`ALTERNATIVE`
+    for what a :class:`Refusal` offers instead. With a refusal nothing is planned: the dialog
+    says why, Write is disabled and the file is not touched."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "cancel", id="writeback-cancel"),
         Binding("y,ctrl+s", "confirm", "write", id="writeback-confirm"),
         Binding("r", "reload", "reload", id="writeback-reload"),
+        Binding("a", "alternative", "instead", id="writeback-alternative"),
     ]
+    #: What is written, for the title.
+    WHAT = "tool_filtering"
 
     def __init__(
         self,
@@ -44,6 +69,7 @@ class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
         *,
         original: bytes | None = None,
         current: ToolFiltering | None = None,
+        refusal: Refusal | None = None,
     ) -> None:
         """``original`` is the file as the app read it (the write is refused if it changed since);
         ``current`` the block as loaded, so a key whose ``${VAR}`` already gives the value stays."""
@@ -52,12 +78,13 @@ class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
         self.setting = setting
         self.original = original
         self.current = current
-        self.plan: writeback.WritePlan | None = None
+        self.refusal = refusal
+        self.plan: writeback.WritePlan | AllowlistPlan | None = None
         self._message = Text()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="writeback-box"):
-            yield Static(f"Write tool_filtering back to {self.path.name}?", id="writeback-title")
+            yield Static(f"Write {self.WHAT} back to {self.path.name}?", id="writeback-title")
             yield Static("", id="writeback-warnings")
             with VerticalScroll(id="writeback-diff-scroll"):
                 yield Static("", id="writeback-diff")
@@ -67,13 +94,27 @@ class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
                 reload = Button("Reload (r)", variant="warning", id="writeback-reload-button")
                 reload.display = False
                 yield reload
+                if self.refusal is not None and self.refusal.alternative:
+                    label = f"{self.refusal.alternative} (a)"
+                    yield Button(label, variant="success", id="writeback-alternative-button")
                 yield Button("Cancel (esc)", id="writeback-cancel-button")
 
+    def make_plan(self) -> writeback.WritePlan | AllowlistPlan:
+        """The write's plan (the core's): the diff, the new bytes, the warnings."""
+        return writeback.plan_write(
+            self.path, self.setting, original=self.original, current=self.current
+        )
+
+    def notes(self) -> list[str]:
+        """Lines shown above the diff, with the plan's warnings."""
+        return []
+
     def on_mount(self) -> None:
+        if self.refusal is not None:
+            self._refused(self.refusal)
+            return
         try:
-            self.plan = writeback.plan_write(
-                self.path, self.setting, original=self.original, current=self.current
-            )
+            self.plan = self.make_plan()
         except HoloTuneError as err:
             self._error(str(err))
             self._refuse()
@@ -86,11 +127,25 @@ class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
             body.update(Text("No change: the file already holds this setting.", style="dim"))
             self.query_one("#writeback-write", Button).disabled = True
         warnings = self.query_one("#writeback-warnings", Static)
-        if self.plan.warnings:
-            warnings.update(Text("\n".join(f"⚠ {w}" for w in self.plan.warnings), style="yellow"))
+        lines = [Text(n) for n in self.notes()]
+        lines += [Text(f"⚠ {w}", style="yellow") for w in self.plan.warnings]
+        if lines:
+            warnings.update(Text("\n").join(lines))
         else:
             warnings.display = False
         self.query_one("#writeback-write", Button).focus()
+
+    def _refused(self, refusal: Refusal) -> None:
+        """The runtime would not read the write: why, what instead; nothing is planned."""
+        self.query_one("#writeback-warnings", Static).display = False
+        self.query_one("#writeback-diff-scroll").display = False
+        self._error(refusal.why)
+        self._error_hint(refusal.instead)
+        self.query_one("#writeback-write", Button).disabled = True
+        if refusal.alternative:
+            self.query_one("#writeback-alternative-button", Button).focus()
+        else:
+            self.query_one("#writeback-cancel-button", Button).focus()
 
     def _refuse(self) -> None:
         """Nothing can be written: Write is disabled and Cancel takes the focus; Reload is
@@ -136,6 +191,11 @@ class WriteBackScreen(ModalScreen[Path | Literal["reload"] | None]):
     def action_reload(self) -> None:
         if self.query_one("#writeback-reload-button", Button).display:
             self.dismiss(RELOAD)
+
+    @on(Button.Pressed, "#writeback-alternative-button")
+    def action_alternative(self) -> None:
+        if self.refusal is not None and self.refusal.alternative:
+            self.dismiss(ALTERNATIVE)
 
     @on(Button.Pressed, "#writeback-cancel-button")
     def action_cancel(self) -> None:

@@ -12,11 +12,15 @@ from textual.widgets import Static
 _MARK = {"error": ("✗", "bold red"), "warning": ("⚠", "yellow"), "info": ("ℹ", "cyan")}
 
 
-def findings_text(findings: Sequence[Any]) -> Text:
+#: What an empty list says, by default.
+NONE = "No findings: the runtime will do what this config says."
+
+
+def findings_text(findings: Sequence[Any], empty: str = NONE, *, evidence: bool = True) -> Text:
     """Findings as text; each has ``severity``, ``code``, ``message``, ``evidence`` and maybe
-    a ``fix``."""
+    a ``fix``. Without ``evidence`` (where the message already names it) it is left out."""
     if not findings:
-        return Text("No findings: the runtime will do what this config says.", style="green")
+        return Text(empty, style="green")
     text = Text()
     for n, finding in enumerate(findings):
         mark, style = _MARK.get(str(finding.severity), ("•", ""))
@@ -25,9 +29,9 @@ def findings_text(findings: Sequence[Any]) -> Text:
         text.append(f"{mark} ", style=style)
         text.append(f"{finding.code} ", style="bold")
         text.append(str(finding.message))
-        evidence = getattr(finding, "evidence", None)
-        if evidence:
-            text.append("\n    " + evidence_line(evidence), style="dim")
+        shown = getattr(finding, "evidence", None) if evidence else None
+        if shown:
+            text.append("\n    " + evidence_line(shown), style="dim")
         fix = getattr(finding, "fix", None)
         if fix:
             text.append(f"\n    fix: {fix}")
@@ -51,5 +55,11 @@ def _short(value: Any, keep: int = 3) -> str:
 class FindingsList(Static):
     """Shows the findings."""
 
-    def show(self, findings: Sequence[Any]) -> None:
-        self.update(findings_text(findings))
+    def show(self, findings: Sequence[Any], *, empty: str = NONE, evidence: bool = True) -> None:
+        self._text = findings_text(findings, empty, evidence=evidence)
+        self.update(self._text)
+
+    def add_note(self, note: str) -> None:
+        """A dim line after what :meth:`show` drew."""
+        self._text = Text.assemble(self._text, ("\n" + note, "dim"))
+        self.update(self._text)

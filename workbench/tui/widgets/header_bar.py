@@ -1,4 +1,5 @@
-"""The top line: agent · model · encoding (exact|estimate) · embedder · N/M servers ok · T tools."""
+"""The top line: agent · model · runtime (why) · encoding (exact|estimate) · embedder ·
+N/M servers ok · T tools."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ class HeaderInfo:
     servers: int = 0
     tools: int | None = None
     embedder: str | None = None
+    #: What runs the agent and why, short (``holodeck-0.7 (openai: block in the YAML)``).
+    runtime: str | None = None
+    #: The runtime does not read the tool_filtering block (drawn as a warning).
+    runtime_elsewhere: bool = False
 
 
 def header_parts(info: HeaderInfo) -> tuple[Text, Text]:
@@ -27,6 +32,9 @@ def header_parts(info: HeaderInfo) -> tuple[Text, Text]:
     left.append(" holo-tune ", style="bold reverse")
     left.append(f" {info.agent}", style="bold")
     left.append(f" · {info.model}")
+    if info.runtime:
+        left.append(" · ")
+        left.append(info.runtime, style="bold yellow" if info.runtime_elsewhere else "")
     if info.encoding:
         left.append(f" · {info.encoding} ")
         left.append("(exact)" if info.exact else "(estimate)", style="" if info.exact else "yellow")

@@ -3,7 +3,8 @@ always_include and always_include_top_n_used.
 
 The panel shows a setting (:meth:`KnobsPanel.show`) and posts :class:`SettingEdited` when the
 user moves a knob; it never applies the change itself. Values that differ from the file are
-marked with ``*`` and the ``-changed`` class.
+marked with ``*`` and the ``-changed`` class. When the runtime does not read the block, a note
+says so above the knobs (:meth:`KnobsPanel.note`).
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ class KnobsPanel(Vertical):
         super().__init__(id=id)
         self._setting = setting
         self._file = setting
+        self._note: str | None = None
 
     def compose(self) -> ComposeResult:
         s = self._setting
+        note = Static(self._note or "", id="knob-note")
+        note.display = self._note is not None
+        yield note
         with Horizontal(classes="knob-row", id="row-enabled"):
             yield Label("enabled", classes="knob-label")
             yield Switch(s.enabled, id="knob-enabled", tooltip="Filter tools per request")
@@ -121,6 +126,14 @@ class KnobsPanel(Vertical):
                 value, changed=value != getattr(file_setting, key)
             )
         self._show_always(setting, file_setting)
+
+    def note(self, text: str | None) -> None:
+        """Say above the knobs that the runtime does not read them (None: it does)."""
+        self._note = text
+        if self.is_mounted:
+            note = self.query_one("#knob-note", Static)
+            note.update(text or "")
+            note.display = text is not None
 
     def _mark(self, row: str, label: str, changed: bool) -> None:
         widget = self.query_one(row, Horizontal)
