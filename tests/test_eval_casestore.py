@@ -15,6 +15,7 @@ from workbench.errors import CasesError
 from workbench.evaluate import load_cases
 from workbench.evaluate.casestore import (
     GENERATED,
+    NEW_FILE_MODE,
     load_expected,
     query_key,
     set_expected,
@@ -44,6 +45,10 @@ def test_first_label_creates_the_file_with_a_header(tmp_path: Path) -> None:
     [case] = load_cases(path)
     assert case.query == "find papers on GNNs" and case.expected == ("search_papers",)
     assert case.origin == "labelled"
+    # a new file gets what open() would give it, not the temporary file's 0600
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == NEW_FILE_MODE == 0o666 & ~mask
 
 
 def test_hand_edits_and_comments_survive(tmp_path: Path) -> None:

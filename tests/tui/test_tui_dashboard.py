@@ -445,7 +445,7 @@ async def test_history_reruns_a_query(stackone_app: HoloTuneApp) -> None:
         await pilot.press("enter", "h")
         await settle(pilot)
         history = screen.query_one("#history")
-        assert [str(history.get_option_at_index(i).prompt) for i in range(2)] == [
+        assert [str(history.get_option_at_index(i).prompt).strip() for i in range(2)] == [
             "create an employee",
             "list job applications",
         ]

@@ -17,6 +17,7 @@ from textual.pilot import Pilot
 from tui_helpers import ENV, REPO, research_app
 
 from workbench.tui.app import HoloTuneApp
+from workbench.tui.dashboard.panels import CATALOG_MARKS_LAG
 from workbench.tui.options import Options
 from workbench.tui.screenshots import settle
 
@@ -103,5 +104,27 @@ def test_which_runtime_120x36(
     async def run_before(pilot: Pilot[Any]) -> None:
         await _after("tab", "w")(pilot)
         await _after("enter")(pilot)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_ranking_with_labels_120x36(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query lab with the query labelled in the agent's cases file: ✓ on an expected tool
+    the setting sends, ✗ and "missed" in red on one it does not, the summary on the status
+    line, the marks in the catalog."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "research-agent.cases.yaml").write_text(
+        "cases:\n"
+        f"  - query: {QUERY}\n"
+        "    expected: [search_papers, brave_web_search]\n"
+        "    source: labelled\n"
+    )
+    app = research_app(tmp_path, query=QUERY, relative=True)
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _after("tab")(pilot)
+        await pilot.pause(CATALOG_MARKS_LAG * 3)  # the catalog's marks follow the ranking's
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)

@@ -208,7 +208,7 @@ def test_ranking_widths_fit_the_table_and_drop_the_server_when_narrow() -> None:
 
     for total in (48, 58, 70, 100):
         w = widths_for(total)
-        used = w.rank + w.tool + w.server + w.score + w.tokens + w.why
+        used = w.rank + w.mark + w.tool + w.server + w.score + w.tokens + w.why
         assert used == total - 1 or w.tool == 12
     assert widths_for(50).server == 0 and widths_for(70).server == 10
 
@@ -351,3 +351,37 @@ def test_findings_text_shows_the_fix() -> None:
     text = findings_text([Finding("warning", "one-word-description", "thin", {}, fix="say more")])
     assert "fix: say more" in text.plain
     assert "fix:" not in findings_text([Finding("info", "x", "no fix here")]).plain
+
+
+def test_label_marks_toggle_by_resolved_name_and_list_a_far_missed_tool() -> None:
+    from workbench.tui.dashboard.labels import marks, summary, toggled
+    from workbench.tui.widgets.history_list import history_line
+    from workbench.tui.widgets.ranking_table import row_text, widths_for
+
+    catalog = _catalog(5)  # s0-t0, s1-t1, s0-t2, s1-t3, s0-t4
+    # a bare name in the file is unmarked by its tool; a new mark is the full name
+    assert toggled(["t2", "s1-t1"], catalog, "s0-t2") == ("s1-t1",)
+    assert toggled(["s1-t1"], catalog, "s0-t4") == ("s1-t1", "s0-t4")
+    assert toggled(["s1-t1"], catalog, "s1-t1") == ()
+    assert toggled(["s1-t1"], catalog, "nowhere-x") == ("s1-t1",)
+    found = marks(["t1", "s0-t0", "unknown"], catalog, sent={1})
+    assert found == {1: "sent", 0: "missed"}
+    assert marks(["t1", "s0-t0"], catalog, sent=None) == {1: "sent", 0: "sent"}
+    assert summary(found) == "✗ 1/2 missed" and summary({1: "sent"}) == "✓ 1/1 expected"
+    assert summary({}) == ""
+
+    ranking = _ranking([0.1, 0.9, 0.5, 0.8, 0.2])
+    setting = ToolFiltering(enabled=True, top_k=3, similarity_threshold=0.3)
+    selection = Selection(indices=(1, 3), reasons={1: "search", 3: "search"}, passing=3)
+    rows = ranking_rows(
+        ranking, selection, catalog, [1] * 5, setting, limit=2, expected=found.keys()
+    )
+    ranked = {r.tool: r for r in rows if isinstance(r, RankRow)}
+    assert set(ranked) == {"s1-t1", "s1-t3", "s0-t0"}  # t0 is ranked 5th: listed, missed
+    assert ranked["s1-t1"].expected and not ranked["s1-t3"].expected
+    w = widths_for(80)
+    assert "✓ t1" in row_text(ranked["s1-t1"], w).plain
+    missed = row_text(ranked["s0-t0"], w)
+    assert "✗ t0" in missed.plain and missed.plain.rstrip().endswith("missed")
+    assert "   t3" in row_text(ranked["s1-t3"], w).plain
+    assert history_line("q", 2).plain == "✓2  q" and history_line("q", 0).plain == "    q"

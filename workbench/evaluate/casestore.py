@@ -346,21 +346,32 @@ def _write_jsonl(
     _atomic_write(path, "".join(line for line, _ in keep))
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: A new cases file gets what ``open()`` would give it (the temporary file is 0600): read once,
+#: at import, as the umask can only be read by setting it.
+NEW_FILE_MODE = 0o666 & ~_umask()
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path``."""
+    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (which
+    keeps its permissions; a new file gets :data:`NEW_FILE_MODE`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = None
+        mode = NEW_FILE_MODE
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from textual.message_pump import MessagePump
 from workbench.config import AgentConfig
 from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate import CaseSet, cases_from_agent, load_cases, resolve_cases
-from workbench.evaluate.casesource import CasesSource, default_source
+from workbench.evaluate.casesource import CasesSource, default_cases_path, default_source
 from workbench.workspace import Workspace
 
 #: The value of the path input that means "the agent's own test_cases".
@@ -48,6 +48,9 @@ class CasesMemory:
     (``None``: nothing typed yet; each view then has its own default)."""
 
     path: str | None = None
+    #: The cases file a label was saved to in this session: both views open on it (while no
+    #: path is typed), so the next run measures the new case.
+    labels: Path | None = None
 
 
 @dataclass
@@ -87,6 +90,9 @@ def source_text(path: str, agent: AgentConfig, flag: Path | None = None) -> str:
     source = default_source(agent)
     if source is not None and source.kind != "agent" and path == str(source.path):
         return f"cases: {source.describe()}"
+    beside = default_cases_path(agent.path)
+    if path == str(beside):  # labelled in this session, though the agent has test_cases
+        return f"cases: {CasesSource('beside', beside).describe()}"
     return f"cases: {path}"
 
 

@@ -24,6 +24,11 @@ ACTIONS: tuple[tuple[str, str, str], ...] = (
     ("top_n_used -1", "One fewer most-used tool always sent", "top_n(-1)"),
     ("Toggle enabled", "Filtering on or off", "toggle_enabled"),
     ("Toggle always_include", "For the highlighted tool", "toggle_always"),
+    (
+        "Label: expected tool",
+        "Mark the highlighted tool as expected for the query (again: unmark); saved at once",
+        "label",
+    ),
     ("Revert knobs", "Back to the values the file holds", "revert"),
     ("Compare methods", "semantic, bm25 and hybrid side by side", "show_tab('tab-compare')"),
     ("Ranking", "The ranking of the current query", "show_tab('tab-ranking')"),

@@ -61,6 +61,14 @@ class ToggleAlways(Message):
 
 
 @dataclass
+class ToggleLabel(Message):
+    """The user marked ``tool`` (a full name) as expected for the query in the lab, or unmarked
+    it."""
+
+    tool: str
+
+
+@dataclass
 class RerunQuery(Message):
     """A query from the history should be run again."""
 

@@ -85,12 +85,19 @@ async def _help(pilot: Pilot[None]) -> None:
     await _press(pilot, "tab", "question_mark")
 
 
+async def _labels(pilot: Pilot[None]) -> None:
+    """The first tool labelled (sent: ✓) and the last (missed: ✗), saved to the temporary copy's
+    cases file (this view comes last: the others open on no labels)."""
+    await _press(pilot, "tab", "space", "end", "space")
+
+
 VIEWS: dict[str, Steps] = {
     "query-lab": _query_lab,
     "compare": _compare,
     "write-back": _write_back,
     "catalog": _catalog,
     "help": _help,
+    "labels": _labels,
 }
 
 

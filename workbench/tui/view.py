@@ -6,7 +6,7 @@ and are unit-tested without a terminal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +62,8 @@ class RankRow:
     #: Decimals the score is drawn with: the same for a whole ranking, and enough that no score
     #: rounds across the threshold line (see :func:`~workbench.search.selection.score_decimals`).
     digits: int = 3
+    #: Labelled as expected for the query (sent or missed: ``reason``).
+    expected: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,11 @@ def ranking_rows(
     per_tool: Counts,
     setting: ToolFiltering,
     limit: int = 100,
+    expected: Collection[int] = (),
 ) -> list[RankRow | CutRow]:
-    """The first ``limit`` ranked tools with the cut lines between them, then any selected tool
-    ranked below ``limit`` (an always-included tool far down is still shown as sent)."""
+    """The first ``limit`` ranked tools with the cut lines between them, then any selected or
+    ``expected`` tool ranked below ``limit`` (an always-included tool far down is still shown as
+    sent, an expected one as missed)."""
     cuts = cut_labels(ranking, selection, setting)
     rows: list[RankRow | CutRow] = []
     if 0 in cuts:
@@ -111,17 +115,18 @@ def ranking_rows(
     order = [int(i) for i in ranking.order]
     shown = order[:limit]
     on_show = set(shown)
-    below = sorted((i for i in selection.indices if i not in on_show), key=ranking.rank_of)
+    wanted = {*(int(i) for i in selection.indices), *expected}
+    below = sorted((i for i in wanted if i not in on_show), key=ranking.rank_of)
     digits = score_decimals(
         (float(ranking.scores[i]) for i in shown + below), setting.similarity_threshold
     )
     for rank, index in enumerate(shown, start=1):
-        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits))
+        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits, expected))
         if rank in cuts and rank < len(order):
             rows.append(CutRow(cuts[rank]))
     for index in below:
         rank = ranking.rank_of(index)
-        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits))
+        rows.append(_row(rank, index, ranking, selection, catalog, per_tool, digits, expected))
     return rows
 
 
@@ -133,6 +138,7 @@ def _row(
     catalog: Catalog,
     per_tool: Counts,
     digits: int,
+    expected: Collection[int] = (),
 ) -> RankRow:
     tool = catalog.tools[index]
     return RankRow(
@@ -144,6 +150,7 @@ def _row(
         tokens=int(per_tool[index]),
         reason=selection.reasons.get(index),
         digits=digits,
+        expected=index in expected,
     )
 
 

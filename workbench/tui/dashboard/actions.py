@@ -21,7 +21,7 @@ from workbench.tui.caseruns import CasesMemory
 from workbench.tui.dashboard.session import ServerSession
 from workbench.tui.dashboard.state import LabState
 from workbench.tui.dashboard.writeback import WriteBack
-from workbench.tui.messages import ToggleAlways
+from workbench.tui.messages import ToggleAlways, ToggleLabel
 from workbench.tui.screens.compare import CompareEnginesScreen
 from workbench.tui.screens.evaluate import Choice, EvaluateScreen
 from workbench.tui.screens.help import HelpScreen
@@ -41,6 +41,7 @@ def _b(
     show: bool = True,
     key_display: str | None = None,
     priority: bool = False,
+    group: Binding.Group | None = None,
 ) -> Binding:
     """A binding with an id (its action's name) so keymaps can rebind it."""
     return Binding(
@@ -52,7 +53,13 @@ def _b(
         tooltip=tooltip,
         id=action.split("(")[0],
         priority=priority,
+        group=group,
     )
+
+
+#: The footer shows each pair of keys once: ``[] top_k``, ``-+ thr`` (room for ``space label``).
+TOP_K = Binding.Group("top_k", compact=True)
+THRESHOLD = Binding.Group("thr", compact=True)
 
 
 BINDINGS: list[BindingType] = [
@@ -64,12 +71,26 @@ BINDINGS: list[BindingType] = [
     # own F1 binding (show_help) stands in, in the footer too.
     _b("question_mark,f1", "help", "help", "Keys and what they do", key_display="?"),
     _b("m", "cycle_method", "method", "Cycle search_method"),
-    _b("left_square_bracket", "top_k(-1)", "k−", "top_k minus one", key_display="["),
-    _b("right_square_bracket", "top_k(1)", "k+", "top_k plus one", key_display="]"),
+    _b("left_square_bracket", "top_k(-1)", "k−", "top_k minus one", key_display="[", group=TOP_K),
+    _b("right_square_bracket", "top_k(1)", "k+", "top_k plus one", key_display="]", group=TOP_K),
     _b("left_curly_bracket", "top_k(-5)", "top_k−5", "top_k minus five", show=False),
     _b("right_curly_bracket", "top_k(5)", "top_k+5", "top_k plus five", show=False),
-    _b("minus", "threshold(-0.01)", "thr−", "Threshold minus 0.01", key_display="-"),
-    _b("plus,equals_sign", "threshold(0.01)", "thr+", "Threshold plus 0.01", key_display="+"),
+    _b(
+        "minus",
+        "threshold(-0.01)",
+        "thr−",
+        "Threshold minus 0.01",
+        key_display="-",
+        group=THRESHOLD,
+    ),
+    _b(
+        "plus,equals_sign",
+        "threshold(0.01)",
+        "thr+",
+        "Threshold plus 0.01",
+        key_display="+",
+        group=THRESHOLD,
+    ),
     _b("underscore", "threshold(-0.1)", "thr−.1", "Threshold minus 0.1", show=False),
     _b("asterisk", "threshold(0.1)", "thr+.1", "Threshold plus 0.1", show=False),
     _b("e", "toggle_enabled", "enabled", "Toggle enabled", show=False),
@@ -102,6 +123,15 @@ BINDINGS: list[BindingType] = [
     ),
     _b(
         "a", "toggle_always", "always", "Toggle always_include for the highlighted tool", show=False
+    ),
+    # The ranking and the catalog show space as "label" in the footer (their own bindings); this
+    # one is the palette's, and space anywhere but a text box.
+    _b(
+        "space",
+        "label",
+        "label",
+        "Mark the highlighted tool as expected for the query (again: unmark)",
+        show=False,
     ),
     _b("ctrl+r", "revert", "revert", "Knobs back to the file's values", show=False),
     _b("f2", "toggle_sidebar", "panel", "Show or hide servers and catalog", show=False),
@@ -173,6 +203,17 @@ class DashboardActions(Screen[None]):
         tool = table.highlighted_tool()
         if tool is not None:
             self.post_message(ToggleAlways(tool))
+
+    def action_label(self) -> None:
+        """Label the tool highlighted in the ranking (or the catalog when it has focus) as
+        expected for the query in the lab, or unlabel it."""
+        focused = self.focused
+        table = focused if isinstance(focused, CatalogTable) else self.query_one(RankingTable)
+        tool = table.highlighted_tool()
+        if tool is None:
+            self.notify("Type a query first, then highlight a tool to label.", title="label")
+            return
+        self.post_message(ToggleLabel(tool))
 
     # -- views and focus -----------------------------------------------------------------------
     def action_focus_results(self) -> None:

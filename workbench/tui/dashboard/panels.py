@@ -10,13 +10,16 @@ the state changes, on the UI thread: a keystroke's ranking is drawn in the step 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.search.selection import match_always_include, select
+from workbench.tui.dashboard.labels import expected_indices
 from workbench.tui.dashboard.runtime import knobs_note, runtime_text
 from workbench.tui.dashboard.state import LabState, Shown
 from workbench.tui.view import ranking_rows, server_tokens
@@ -25,6 +28,7 @@ from workbench.tui.widgets.catalog_table import CatalogTable
 from workbench.tui.widgets.compare_view import CompareView, column_title
 from workbench.tui.widgets.findings_list import FindingsList
 from workbench.tui.widgets.header_bar import HeaderBar, HeaderInfo
+from workbench.tui.widgets.history_list import HistoryList
 from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
@@ -35,6 +39,8 @@ from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 #: Rows of the ranking table (the rest of a 10,000-tool ranking is not drawn).
 RANKING_ROWS = 50
 COMPARE_ROWS = 25
+#: The catalog's label marks follow the ranking's this much later (seconds).
+CATALOG_MARKS_LAG = 0.05
 
 
 def bind_panels(screen: Screen[None], state: LabState) -> None:
@@ -52,6 +58,7 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_findings(screen.query_one("#findings", FindingsList), tabs, state)
     bind_catalog_findings(screen.query_one("#catalog-findings", FindingsList), tabs, state)
     bind_query_findings(screen.query_one("#query-findings", FindingsList), state)
+    bind_history(screen.query_one(HistoryList), state)
     bind_status(screen.query_one(StatusLine), state)
     bind_banner(screen.query_one(Banner), state)
 
@@ -107,7 +114,8 @@ def bind_servers(panel: ServersPanel, state: LabState) -> None:
 
 
 def bind_catalog(table: CatalogTable, state: LabState) -> None:
-    """The tools with their tokens; ★ on those always_include resolves to."""
+    """The tools with their tokens; ★ on those always_include resolves to; ✓/✗ on the query's
+    expected tools (sent or missed by the ranking on screen)."""
 
     def fill() -> None:
         if state.lab is not None:
@@ -119,8 +127,24 @@ def bind_catalog(table: CatalogTable, state: LabState) -> None:
             found = (match_always_include(catalog, e) for e in state.setting.always_include)
             table.set_always(frozenset(catalog.tools[i].full_name for i in found if i is not None))
 
+    later: list[Timer] = []
+
+    def label(shown: Shown | None) -> None:
+        if shown is None:
+            return
+        tools = shown.lab.workspace.catalog.tools
+        found = state.marks(shown.selection)
+        marks = {tools[i].full_name: m == "sent" for i, m in found.items()}
+        while later:
+            later.pop().stop()
+        if table.has_focus:  # labelling in this table
+            table.set_labels(marks)
+        else:  # a DataTable draws all its rows again for one cell: after the ranking's frame
+            later.append(table.set_timer(CATALOG_MARKS_LAG, partial(table.set_labels, marks)))
+
     _on(table, state, ("lab",), fill)
     _on(table, state, ("setting",), mark)
+    table.watch(state, "shown", label, init=False)
 
 
 def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
@@ -136,6 +160,9 @@ def bind_knobs(knobs: KnobsPanel, state: LabState) -> None:
 
 
 def bind_ranking(table: RankingTable, state: LabState) -> None:
+    """The ranking on screen, its cut lines, and ✓/✗ on the query's expected tools (a label
+    changed announces ``shown`` again, so the marks follow it in the same step)."""
+
     def draw(shown: Shown | None) -> None:
         if shown is None:
             return
@@ -150,6 +177,7 @@ def bind_ranking(table: RankingTable, state: LabState) -> None:
             ws.tokens.per_tool,
             shown.setting,
             limit=RANKING_ROWS,
+            expected=state.marks(shown.selection),
         )
         table.show(rows, follow=shown.follow)
 
@@ -197,13 +225,14 @@ def bind_scores(strip: ScoreStrip, state: LabState) -> None:
 
 def bind_compare(view: CompareView, state: LabState) -> None:
     """While the compare tab is open: each method's cached ranking of the query, with what the
-    setting would send under that method."""
+    setting would send under that method (and whether it sends the query's expected tools)."""
 
     def draw(shown: Shown | None) -> None:
         if shown is None or shown.ranking is None or not state.comparing:
             return
         lab, query = shown.lab, shown.ranking.query
         ws = lab.workspace
+        expected = expected_indices(state.expected(), ws.catalog).keys()
         for method in SEARCH_METHODS:
             ranking = lab.cached(query, method)
             if ranking is None:
@@ -215,7 +244,13 @@ def bind_compare(view: CompareView, state: LabState) -> None:
                 else select(ranking, setting, ws.catalog, lab.usage)
             )
             rows = ranking_rows(
-                ranking, selection, ws.catalog, ws.tokens.per_tool, setting, limit=COMPARE_ROWS
+                ranking,
+                selection,
+                ws.catalog,
+                ws.tokens.per_tool,
+                setting,
+                limit=COMPARE_ROWS,
+                expected=expected,
             )
             title = column_title(method, ranking.model_id, ranking.fallback)
             view.column(method).show(title, rows)
@@ -236,6 +271,16 @@ def bind_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) 
         tabs.get_tab("tab-findings").label = f"findings ({serious})" if serious else "findings"
 
     _on(findings, state, ("diagnosed",), draw)
+
+
+def bind_history(history: HistoryList, state: LabState) -> None:
+    """The labelled queries, with how many tools each expects."""
+
+    def draw() -> None:
+        history.set_labelled({key: len(names) for key, names in state.labels.items()})
+
+    _on(history, state, ("labels",), draw)
+    draw()
 
 
 def bind_catalog_findings(findings: FindingsList, tabs: TabbedContent, state: LabState) -> None:

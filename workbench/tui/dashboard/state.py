@@ -25,9 +25,11 @@ from workbench.catalog import ServerStatus
 from workbench.config import AgentConfig
 from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
+from workbench.evaluate.casestore import query_key
 from workbench.runtime import RuntimeInfo, detect_runtime
 from workbench.search.types import Ranking, Selection
 from workbench.tui.dashboard.advice import Advice
+from workbench.tui.dashboard.labels import Mark, marks, summary
 from workbench.tui.lab import Lab
 
 #: The tab whose view wants every method's ranking.
@@ -122,6 +124,9 @@ class LabState(DOMNode):
     runtime: var[RuntimeInfo] = var(cast(RuntimeInfo, None), init=False)
     #: The most important runtime caveat (None: none).
     banner: var[str | None] = var(None, init=False)
+    #: The labelled queries of the cases file: ``{query_key: expected names}`` (a new mapping
+    #: on every change; see :mod:`workbench.tui.dashboard.labels`).
+    labels: var[Mapping[str, tuple[str, ...]]] = var(cast(Mapping[str, tuple[str, ...]], {}))
 
     def __init__(
         self,
@@ -300,14 +305,48 @@ class LabState(DOMNode):
         if self.rank_seconds is not None and self.show_timing:
             took = f" · {self.rank_seconds * 1000:.0f} ms"
         if not self.setting.enabled:
-            return f"{ranking.requested} by {model}{took} · enabled: false, so every tool is sent"
-        sent, passing = len(selection.indices), selection.passing
-        return f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"
+            text = f"{ranking.requested} by {model}{took} · enabled: false, so every tool is sent"
+        else:
+            sent, passing = len(selection.indices), selection.passing
+            text = f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"
+        labelled = summary(self.marks(selection))  # first: the line is cut at the right
+        return f"{labelled} · {text}" if labelled else text
 
     def loading_model(self, query: str, model: str) -> None:
         """Scoring ``query`` first loads the embedding model (seconds)."""
         if query == self.query_text.strip():
             self.say(f"loading embedding model {model}…")
+
+    # -- labels ------------------------------------------------------------------------------
+    def load_labels(self, labels: Mapping[str, tuple[str, ...]]) -> None:
+        """The cases file's labels, read when the dashboard opens."""
+        self.labels = dict(labels)
+        self._reselect()
+
+    def set_label(self, query: str, names: Sequence[str]) -> None:
+        """``query``'s expected tools (none: unlabelled); the ranking is drawn again with its
+        marks at once (the file is written after, by the labeller)."""
+        key = query_key(query)
+        labels = dict(self.labels)
+        if names:
+            labels[key] = tuple(names)
+        else:
+            labels.pop(key, None)
+        self.labels = labels
+        self._reselect()
+
+    def expected(self) -> tuple[str, ...]:
+        """The expected tools of the query in the lab (``()``: not labelled)."""
+        return self.labels.get(query_key(self.query_text), ())
+
+    def marks(self, selection: Selection | None) -> dict[int, Mark]:
+        """The expected tools of the query in the lab by catalog index, each sent or missed by
+        ``selection`` (every tool is sent while filtering is off)."""
+        names = self.expected()
+        if not names or self.lab is None or selection is None:
+            return {}
+        sent = set(selection.indices) if self.setting.enabled else None
+        return marks(names, self.lab.workspace.catalog, sent)
 
     # -- findings, servers, the status line ----------------------------------------------------
     def diagnosed_as(self, diagnosed: Diagnosed) -> None:

@@ -77,9 +77,15 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
 
     def cases_input(self) -> Input:
         """The cases path input, on the path last typed (in this view or the other), else on
-        the view's :meth:`default_path`."""
+        the file a label was saved to in this session, else on the view's
+        :meth:`default_path`."""
         typed = self.memory.path
-        self._opened_on = self.default_path() if typed is None else typed
+        if typed is not None:
+            self._opened_on = typed
+        elif self.memory.labels is not None:
+            self._opened_on = str(self.memory.labels)
+        else:
+            self._opened_on = self.default_path()
         return Input(self._opened_on, id=f"{self.PREFIX}-cases")
 
     def status(self, text: str | Text) -> None:

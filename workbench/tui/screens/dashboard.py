@@ -12,6 +12,7 @@ the map).
   catalog) and its unreachable tools (per setting, with labelled cases).
 - :class:`~workbench.tui.dashboard.actions.DashboardActions` (the base class): keys -> state.
 - :class:`~workbench.tui.dashboard.writeback.WriteBack`: export, write back, reload.
+- :class:`~workbench.tui.dashboard.labels.Labeller`: labels read from and saved to the cases file.
 
 Messages from widgets and workers arrive here and go to the part that owns them.
 """
@@ -34,6 +35,8 @@ from workbench.tui.commands import DashboardCommands
 from workbench.tui.dashboard.actions import DashboardActions
 from workbench.tui.dashboard.findings import GROUPS as FINDINGS_GROUPS
 from workbench.tui.dashboard.findings import FindingsWorkers
+from workbench.tui.dashboard.labels import GROUPS as LABEL_GROUPS
+from workbench.tui.dashboard.labels import Labeller
 from workbench.tui.dashboard.panels import bind_panels
 from workbench.tui.dashboard.session import GROUPS as SESSION_GROUPS
 from workbench.tui.dashboard.session import STOP_WAIT, ServerSession
@@ -50,6 +53,7 @@ from workbench.tui.messages import (
     ServerChanged,
     SettingEdited,
     ToggleAlways,
+    ToggleLabel,
 )
 from workbench.tui.options import Options
 from workbench.tui.widgets.banner import Banner
@@ -86,6 +90,7 @@ class DashboardScreen(DashboardActions):
         self.session = ServerSession(self, self.state, options, self.lab_workers)
         self.writeback = WriteBack(self, self.state, options)
         self.cases = CasesMemory()
+        self.labeller = Labeller(self, self.state, options.cases, self.cases)
 
     # -- what the app and the tests read ---------------------------------------------------------
     @property
@@ -154,6 +159,7 @@ class DashboardScreen(DashboardActions):
 
     def on_mount(self) -> None:
         bind_panels(self, self.state)
+        self.labeller.load()
         self.lab_workers.subscribe()
         self.findings.subscribe()
         self.query_one("#query", QueryInput).focus()
@@ -176,6 +182,8 @@ class DashboardScreen(DashboardActions):
             self.lab_workers.state_changed(event)
         elif event.worker.group in FINDINGS_GROUPS:
             self.findings.state_changed(event)
+        elif event.worker.group in LABEL_GROUPS:
+            self.labeller.state_changed(event)
 
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
@@ -223,6 +231,10 @@ class DashboardScreen(DashboardActions):
     @on(ToggleAlways)
     def _toggle_always(self, message: ToggleAlways) -> None:
         self.state.toggle_always(message.tool)
+
+    @on(ToggleLabel)
+    def _toggle_label(self, message: ToggleLabel) -> None:
+        self.labeller.toggle(message.tool)
 
     @on(TabbedContent.TabActivated)
     def _tab(self, event: TabbedContent.TabActivated) -> None:

@@ -187,7 +187,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
     def show_outcome(self, outcome: Outcome) -> None:
         report = outcome.report
         source = self.source_line(self.ran_path).removeprefix("cases: ")
-        line = f"{outcome.cases} cases from {source} · {self._describe(self.setting)}"
+        cases = f"{outcome.cases} case{'' if outcome.cases == 1 else 's'}"
+        line = f"{cases} from {source} · {self._describe(self.setting)}"
         if report.scored_by:
             line += f" · scored by {report.scored_by}"
         if outcome.warnings:

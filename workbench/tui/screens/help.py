@@ -23,6 +23,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `[` `]` | top_k − / + (shift: by 5) |
 | `-` `+` | similarity_threshold − / + 0.01 (shift: by 0.1) |
 | `a` | toggle always_include for the highlighted tool (ranking or catalog) |
+| `space` | label the highlighted tool as expected for the query (again: unlabel); saved at once |
 | `e` | toggle enabled |
 | `n` `N` | always_include_top_n_used + / − |
 | `c` | compare semantic, bm25 and hybrid for this query |
@@ -31,7 +32,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `w` | which runtime? every runtime at its tuned setting on labelled queries, error bars, a plot |
 | `t` | the catalog tab (every tool, its server, tokens and description) |
 | `d` | the findings (what the runtime will do differently) |
-| `h` | recent queries: Enter in the query keeps it there (Enter here runs one again) |
+| `h` | recent queries (Enter in the query keeps it there) and labelled ones (✓2: two tools) |
 | `s` | sort the catalog by tokens, name or server |
 | `l` `r` | the highlighted server's log / reconnect it (palette: "Server log…" asks which) |
 | `ctrl+s` | write the block back to the YAML (diff first) |
@@ -45,6 +46,11 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 In the sliders: **←/→** fine step, **shift+←/→** or **PgUp/PgDn** coarse step,
 **Home/End** the ends. The number next to a slider takes a typed value (checked against
 HoloDeck's bounds). A `*` marks a value that differs from the file.
+
+Labels: **space** in the ranking or the catalog marks the tool as expected for the query:
+✓ the setting sends it, **✗** (red, "missed") it does not. Each label is saved at once to the
+cases file (`--cases FILE`, else `<agent>.cases.yaml` beside the agent), which **v** and **x**
+then run on; the last tool unlabelled removes the case.
 """
 
 

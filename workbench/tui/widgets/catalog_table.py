@@ -1,5 +1,6 @@
 """The catalog as a table, sortable by tokens (biggest hogs first), name or server: ``s`` cycles,
-a click on a column header picks. ``a`` toggles always_include for the highlighted tool.
+a click on a column header picks. ``a`` toggles always_include for the highlighted tool (★);
+``space`` labels it as expected for the query (✓ sent, ✗ in red missed by the setting).
 
 Two forms: ``compact`` (tool and tokens, for the side column) and full (tool, server, tokens and
 description, for the catalog tab)."""
@@ -13,8 +14,11 @@ from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
 from workbench.catalog import Catalog
-from workbench.tui.messages import ToggleAlways
+from workbench.tui.messages import ToggleAlways, ToggleLabel
 from workbench.tui.view import Counts
+
+#: The label mark of each expected tool, by full name: sent, or missed by the setting.
+LabelMarks = dict[str, bool]
 
 SortKey = Literal["tokens", "name", "server"]
 SORTS: tuple[SortKey, ...] = ("tokens", "name", "server")
@@ -42,6 +46,13 @@ class CatalogTable(DataTable[Text]):
             tooltip="Toggle always_include for this tool",
             id="catalog-always",
         ),
+        Binding(
+            "space",
+            "label",
+            "label",
+            tooltip="Mark this tool as expected for the query (again: unmark); saved at once",
+            id="catalog-label",
+        ),
     ]
 
     def __init__(self, *, compact: bool = False, id: str | None = None) -> None:
@@ -50,6 +61,7 @@ class CatalogTable(DataTable[Text]):
         self._catalog: Catalog | None = None
         self._per_tool: Counts = ()
         self._always: frozenset[str] = frozenset()
+        self._labels: LabelMarks = {}
         self._width = 0
         self.sort_key: SortKey = "tokens"
 
@@ -62,6 +74,38 @@ class CatalogTable(DataTable[Text]):
         if names != self._always:
             self._always = names
             self._fill()
+
+    def set_labels(self, marks: LabelMarks) -> None:
+        """The query's expected tools (full name: sent?), marked ✓ or ✗; only the rows whose
+        mark changed are drawn again (this follows every ranking)."""
+        if marks == self._labels:
+            return
+        changed = {*marks, *self._labels}
+        changed -= {t for t in changed if marks.get(t) == self._labels.get(t)}
+        self._labels = dict(marks)
+        catalog = self._catalog
+        if catalog is None or not self.row_count:
+            return
+        tool_width, _ = self._columns()
+        for name in changed:
+            tool = catalog.get(name)
+            if tool is not None and name in self.rows:
+                cell = self._name_cell(tool.full_name, tool.name, tool_width)
+                self.update_cell(name, "name", cell)
+
+    def _name_cell(self, full_name: str, name: str, width: int) -> Text:
+        """★ (always_include), the label mark, and the name cut to the column."""
+        always = full_name in self._always
+        label = self._labels.get(full_name)
+        room = width - 3
+        shown = name if len(name) <= room else name[: room - 1] + "…"
+        text = Text("★" if always else " ", style="bold")
+        if label is None:
+            text.append(" ")
+        else:
+            text.append("✓" if label else "✗", style="bold green" if label else "bold red")
+        text.append(shown, style="bold" if always else "bold red" if label is False else "")
+        return text
 
     def on_resize(self) -> None:
         if self.size.width != self._width:
@@ -94,11 +138,7 @@ class CatalogTable(DataTable[Text]):
         self.clear()
         for i in sorted_indices(catalog, self._per_tool, self.sort_key):
             tool = catalog.tools[i]
-            mark = "★" if tool.full_name in self._always else " "
-            name = (
-                tool.name if len(tool.name) < tool_width - 1 else tool.name[: tool_width - 3] + "…"
-            )
-            cells = [Text(mark + name, style="bold" if mark != " " else "")]
+            cells = [self._name_cell(tool.full_name, tool.name, tool_width)]
             if not self.compact:
                 cells.append(Text(" " + tool.plugin[: server_width - 1], style="dim"))
             cells.append(Text(f"{int(self._per_tool[i]):>6,} "))
@@ -130,3 +170,8 @@ class CatalogTable(DataTable[Text]):
         tool = self.highlighted_tool()
         if tool is not None:
             self.post_message(ToggleAlways(tool))
+
+    def action_label(self) -> None:
+        tool = self.highlighted_tool()
+        if tool is not None:
+            self.post_message(ToggleLabel(tool))

@@ -1,5 +1,6 @@
 """semantic, bm25 and hybrid rankings of the same query side by side, each with what the
-current setting would send under that method (● sent, the rest dim), and the model that scored."""
+current setting would send under that method (● sent, the rest dim; a labelled query's expected
+tools ✓ sent or ✗ in red missed), and the model that scored."""
 
 from __future__ import annotations
 
@@ -30,14 +31,16 @@ def compare_line(row: RankRow, width: int) -> Text:
     """``rank ● tool score`` in ``width`` cells (pure); the score with the ranking's decimals,
     so that none rounds across the threshold line."""
     sent = row.reason is not None
-    style = "bold green" if sent else "dim"
+    missed = row.expected and not sent
+    style = "bold green" if sent else "bold red" if missed else "dim"
     room = max(width - 8 - row.digits, 6)
     prefix = f"{row.server}-"
     name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
     name = name if len(name) <= room else name[: room - 1] + "…"
     text = Text()
     text.append(f"{row.rank:>2} ", style="dim")
-    text.append(("●" if sent else " ") + name.ljust(room), style=style)
+    mark = ("✓" if sent else "✗") if row.expected else "●" if sent else " "
+    text.append(mark + name.ljust(room), style=style)
     text.append(f" {row.score:.{row.digits}f}", style=style)
     return text
 

@@ -1,6 +1,7 @@
-"""The ranking of one query: rank, tool, server, score with an inline bar, tokens and why the
-tool is sent; separator rows mark where top_k and the threshold cut. ``a`` toggles the
-highlighted tool in always_include.
+"""The ranking of one query: rank, label mark, tool, server, score with an inline bar, tokens and
+why the tool is sent; separator rows mark where top_k and the threshold cut. ``a`` toggles the
+highlighted tool in always_include; ``space`` labels it as expected for the query (✓ an expected
+tool that is sent, ✗ in red one that is missed, "missed" in its why column).
 
 Column widths follow the widget's width (the tool name takes what is left), so the table fits
 without horizontal scrolling from 80 columns up; below 58 cells the server column goes.
@@ -15,11 +16,13 @@ from typing import ClassVar
 from rich.text import Text
 from textual.binding import Binding, BindingType
 
-from workbench.tui.messages import ToggleAlways
+from workbench.tui.messages import ToggleAlways, ToggleLabel
 from workbench.tui.view import REASON_LABEL, CutRow, RankRow, bar
 from workbench.tui.widgets.row_list import Line, RowList
 
 BAR_WIDTH = 5
+#: The label mark of an expected tool that is sent, and of one that is missed.
+SENT_MARK, MISSED_MARK = "✓", "✗"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class Widths:
     score: int = BAR_WIDTH + 7
     tokens: int = 7
     why: int = 7
+    #: The label mark and a space.
+    mark: int = 2
 
 
 def widths_for(total: int, digits: int = 3) -> Widths:
@@ -38,7 +43,7 @@ def widths_for(total: int, digits: int = 3) -> Widths:
     avail = max(total - 1, 40)
     server = 10 if avail >= 66 else 8 if avail >= 56 else 0
     score = BAR_WIDTH + digits + 4
-    fixed = 4 + server + score + 7 + 7
+    fixed = 4 + 2 + server + score + 7 + 7
     return Widths(rank=4, tool=max(avail - fixed, 12), server=server, score=score)
 
 
@@ -96,7 +101,7 @@ def local_name(row: RankRow) -> str:
 
 
 def header_text(w: Widths) -> Text:
-    text = Text(f"{'#':>{w.rank - 1}} {clip('tool', w.tool)}")
+    text = Text(f"{'#':>{w.rank - 1}} {'':<{w.mark}}{clip('tool', w.tool)}")
     if w.server:
         text.append(clip("server", w.server))
     text.append(clip("score", w.score))
@@ -109,11 +114,17 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
     """One ranked tool as a line (pure: unit-tested); ``name`` is the tool's name as the table
     clips it (:func:`clip_names`), by default :func:`clip_middle` of its local name."""
     sent = row.reason is not None
-    style = "bold" if sent else "dim"
+    missed = row.expected and not sent
+    style = "bold" if sent else "bold red" if missed else "dim"
     if name is None:
         name = clip_middle(local_name(row), w.tool - 1)
     text = Text()
     text.append(f"{row.rank:>{w.rank - 1}} ", style="dim")
+    if row.expected:
+        mark, colour = (MISSED_MARK, "bold red") if missed else (SENT_MARK, "bold green")
+        text.append(mark + " " * (w.mark - 1), style=colour)
+    else:
+        text.append(" " * w.mark)
     text.append(name.ljust(w.tool - 1) + " ", style=style)
     if w.server:
         text.append(clip(row.server, w.server - 1) + " ", style="dim")
@@ -121,6 +132,9 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
     # A minus sign takes the space after the bar: the column keeps its width.
     text.append(f"{row.score:>{row.digits + 3}.{row.digits}f} ", style=style)
     text.append(f"{row.tokens:>{w.tokens - 1},} ", style=style)
+    if missed:
+        text.append("missed", style="bold red")
+        return text
     why = REASON_LABEL[row.reason] if row.reason else ""
     text.append(why, style="cyan" if why == "search" else "magenta")
     return text
@@ -128,7 +142,7 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
 
 def cut_text(row: CutRow, w: Widths) -> Text:
     label = f"{'':>{w.rank}}─ ─ {row.label} "
-    total = w.rank + w.tool + w.server + w.score
+    total = w.rank + w.mark + w.tool + w.server + w.score
     return Text(label + "─ " * max((total - len(label)) // 2, 0), style="yellow")
 
 
@@ -142,6 +156,13 @@ class RankingTable(RowList):
             "always",
             tooltip="Toggle always_include for this tool",
             id="ranking-always",
+        ),
+        Binding(
+            "space",
+            "label",
+            "label",
+            tooltip="Mark this tool as expected for the query (again: unmark); saved at once",
+            id="ranking-label",
         ),
     ]
 
@@ -181,3 +202,8 @@ class RankingTable(RowList):
         tool = self.highlighted_tool()
         if tool is not None:
             self.post_message(ToggleAlways(tool))
+
+    def action_label(self) -> None:
+        tool = self.highlighted_tool()
+        if tool is not None:
+            self.post_message(ToggleLabel(tool))
