@@ -54,6 +54,7 @@ from workbench.config.writeback_text import (
     unified_diff,
 )
 from workbench.errors import ConfigError, WriteBackError
+from workbench.limits import no_gc
 
 __all__ = [
     "Style",
@@ -128,7 +129,16 @@ def plan_write(
     alone instead of being replaced by the literal. Raises WriteBackError (refused: out-of-range
     value, changed file, a layout it will not edit) or ConfigError (the file does not load).
     """
-    path = Path(path)
+    with no_gc():  # two node trees of a large file are built here
+        return _plan(Path(path), setting, original, current)
+
+
+def _plan(
+    path: Path,
+    setting: ToolFiltering | Mapping[str, Any],
+    original: bytes | None,
+    current: ToolFiltering | None,
+) -> WritePlan:
     name = str(path)
     checked = validated(setting, name)
     old = _read(path)
