@@ -90,7 +90,7 @@ def parse(text: str) -> YamlTree:
             merges = _walk(node, tree) if node is not None else False
             # Construction flattens merge keys (<<) into their mappings; lines are indexed after.
             tree.data = loader.construct_document(node) if node is not None else None
-            if merges:
+            if merges and node is not None:
                 tree.lines0.clear()
                 tree.columns0.clear()
                 _index(node, tree)
