@@ -29,6 +29,7 @@ from workbench.config.source import Unset, YamlSource, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
 from workbench.errors import ConfigError
+from workbench.limits import no_gc
 
 Generation = Literal["0.4-0.6", "0.7+"]
 GENERATION_0_6: Generation = "0.4-0.6"
@@ -116,7 +117,17 @@ def load_agent(
     HoloDeck's error (to list tools with no API key at hand). ``global_configs`` defaults to the
     user and project ``config.yaml`` HoloDeck merges in (see :mod:`workbench.config.globalcfg`).
     """
-    path = Path(path)
+    with no_gc():  # the tree, the data and the models of a large file are built at once
+        return _load(Path(path), environ, dotenv_files, missing_env, global_configs)
+
+
+def _load(
+    path: Path,
+    environ: Mapping[str, str] | None,
+    dotenv_files: Sequence[Path] | None,
+    missing_env: Literal["error", "warn"],
+    global_configs: Sequence[Path] | None,
+) -> AgentConfig:
     env, env_read = merged_environ(
         os.environ if environ is None else environ,
         default_dotenv_files(path.parent) if dotenv_files is None else dotenv_files,

@@ -54,6 +54,7 @@ from workbench.config.writeback_text import (
     unified_diff,
 )
 from workbench.errors import ConfigError, WriteBackError
+from workbench.limits import no_gc
 
 __all__ = [
     "Style",
@@ -128,7 +129,16 @@ def plan_write(
     alone instead of being replaced by the literal. Raises WriteBackError (refused: out-of-range
     value, changed file, a layout it will not edit) or ConfigError (the file does not load).
     """
-    path = Path(path)
+    with no_gc():  # two node trees of a large file are built here
+        return _plan(Path(path), setting, original, current)
+
+
+def _plan(
+    path: Path,
+    setting: ToolFiltering | Mapping[str, Any],
+    original: bytes | None,
+    current: ToolFiltering | None,
+) -> WritePlan:
     name = str(path)
     checked = validated(setting, name)
     old = _read(path)
@@ -274,7 +284,12 @@ def _verify(
         "(edit the block by hand; `holo-tune export` prints it)"
     )
     region = _block_region(text, edits, root, bom)
-    if region is not None:
+    unchanged = _unchanged_block(doc, root) if not edits else None
+    if unchanged is not None:
+        # No edit: the new text is the old one, so it reads as the old document; only its block
+        # is read (reading a 20 MB file again to compare it with itself took most of a dry run).
+        new = {BLOCK_NAME: unchanged[0]}
+    elif region is not None:
         start, end = region
         delta = len(new_text) - len(text)
         piece = new_text[start : end + delta]
@@ -312,6 +327,25 @@ def _verify(
             ok = coerced(key, block.get(key, defaults[key])) == want[key]
         if not ok:
             raise refusal
+
+
+_MAP_TAG = "tag:yaml.org,2002:map"
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+def _unchanged_block(doc: Composed, root: MappingNode) -> tuple[Any] | None:
+    """The block's data as the unedited document reads (a 1-tuple), when the top level is a plain
+    mapping of string keys (no merge key), so the block is the value of its last key; else None
+    (the caller reads the whole document)."""
+    if root.tag != _MAP_TAG:
+        return None
+    value: Node | None = None
+    for key, node in root.value:
+        if not isinstance(key, ScalarNode) or key.tag != _STR_TAG:
+            return None
+        if key.value == BLOCK_NAME:
+            value = node
+    return (doc.construct(value) if value is not None else None,)
 
 
 _DIRECTIVE = re.compile(r"(?m)^%")

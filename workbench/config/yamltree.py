@@ -14,6 +14,8 @@ import yaml
 
 from workbench.limits import StructureError, check_yaml, no_gc
 
+_MERGE = "tag:yaml.org,2002:merge"
+
 #: A path into the parsed document: mapping keys (str) and list indexes (int).
 KeyPath = tuple[str | int, ...]
 
@@ -84,9 +86,14 @@ def parse(text: str) -> YamlTree:
     try:
         with no_gc():
             node = loader.get_single_node()
-            duplicates = _duplicates(node) if node is not None else []
+            tree = YamlTree(None)
+            merges = _walk(node, tree) if node is not None else False
             # Construction flattens merge keys (<<) into their mappings; lines are indexed after.
-            data = loader.construct_document(node) if node is not None else None
+            tree.data = loader.construct_document(node) if node is not None else None
+            if merges and node is not None:
+                tree.lines0.clear()
+                tree.columns0.clear()
+                _index(node, tree)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         raise YamlSyntaxError(_cause(err), mark.line if mark else None) from None
@@ -94,10 +101,6 @@ def parse(text: str) -> YamlTree:
         raise YamlSyntaxError(str(err).replace("\n", " "), None) from None
     finally:
         loader.dispose()
-    tree = YamlTree(data, duplicates=duplicates)
-    if node is not None:
-        with no_gc():
-            _index(node, tree)
     return tree
 
 
@@ -142,27 +145,53 @@ def _index(root: yaml.Node, tree: YamlTree) -> None:
             stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node.value))))
 
 
-def _duplicates(root: yaml.Node) -> list[Duplicate]:
-    """Keys written twice in one mapping (before merge keys are flattened), in document order."""
-    found: list[Duplicate] = []
-    stack: list[tuple[yaml.Node, KeyPath] | Duplicate] = [(root, ())]
+def _walk(root: yaml.Node, tree: YamlTree) -> bool:
+    """One iterative walk, in document order, that fills the tree's lines, columns and duplicates.
+
+    Every key path gets the line and column of its key (or item); of a key written twice only the
+    last occurrence is indexed (it is the one the data holds), but the earlier one's value is
+    still searched for duplicate keys. A duplicate is recorded before merge keys (``<<``) are
+    flattened, in document order. True when a mapping has a merge key: constructing the data
+    flattens it in the node tree, and the lines must then be indexed again after that.
+    """
+    merges = False
+    lines0, columns0, found = tree.lines0, tree.columns0, tree.duplicates
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    stack: list[tuple[yaml.Node, KeyPath, bool] | Duplicate] = [(root, (), True)]
     while stack:
         task = stack.pop()
-        if isinstance(task, Duplicate):
+        if type(task) is Duplicate:
             found.append(task)
             continue
-        node, path = task
-        if isinstance(node, yaml.MappingNode):
+        node, path, live = task  # type: ignore[misc]
+        if live and path not in lines0:
+            mark = node.start_mark
+            lines0[path] = mark.line
+            columns0[path] = mark.column
+        if isinstance(node, mapping):
+            entries = node.value
+            keys = [_key(key_node) for key_node, _ in entries]
+            last = {key: i for i, key in enumerate(keys)} if live else {}
             first: dict[str, int] = {}
-            todo: list[tuple[yaml.Node, KeyPath] | Duplicate] = []
-            for key_node, value_node in node.value:
-                key = _key(key_node)
-                line0 = key_node.start_mark.line
+            todo: list[tuple[yaml.Node, KeyPath, bool] | Duplicate] = []
+            for i, (key_node, value_node) in enumerate(entries):
+                key = keys[i]
+                child = (*path, key)
+                mark = key_node.start_mark
+                line0 = mark.line
+                if key == "<<" and key_node.tag == _MERGE:
+                    merges = True
                 if key in first and key != "<<":
-                    todo.append(Duplicate((*path, key), line0, first[key]))
+                    todo.append(Duplicate(child, line0, first[key]))
                 first.setdefault(key, line0)
-                todo.append((value_node, (*path, key)))
+                shown = live and last[key] == i
+                if shown:
+                    lines0[child] = line0
+                    columns0[child] = mark.column
+                todo.append((value_node, child, shown))
             stack.extend(reversed(todo))
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, (*path, i)) for i, item in reversed(list(enumerate(node.value))))
-    return found
+        elif isinstance(node, sequence):
+            stack.extend(
+                (item, (*path, i), live) for i, item in reversed(list(enumerate(node.value)))
+            )
+    return merges
