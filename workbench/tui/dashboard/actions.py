@@ -96,7 +96,15 @@ BINDINGS: list[BindingType] = [
     _b("e", "toggle_enabled", "enabled", "Toggle enabled", show=False),
     _b("n", "top_n(1)", "top_n+", "always_include_top_n_used plus one", show=False),
     _b("N", "top_n(-1)", "top_n−", "always_include_top_n_used minus one", show=False),
-    _b("c", "show_tab('tab-compare')", "compare", "semantic, bm25, hybrid side by side"),
+    # The tab keys stay out of the footer (the tabs show their names; help lists the keys), so it
+    # fits 120 columns with space label and w runtimes.
+    _b(
+        "c",
+        "show_tab('tab-compare')",
+        "compare",
+        "semantic, bm25, hybrid side by side",
+        show=False,
+    ),
     _b(
         "h",
         "show_tab('tab-history')",
