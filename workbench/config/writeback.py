@@ -48,6 +48,7 @@ from workbench.config.writeback_splice import (
 )
 from workbench.config.writeback_text import (
     Edit,
+    PlanBytes,
     apply_edits,
     ends_with_break,
     line_start,
@@ -79,7 +80,7 @@ WARN_ANTHROPIC = (
 
 
 @dataclass(frozen=True)
-class WritePlan:
+class WritePlan(PlanBytes):
     """What a write would do. ``diff`` is exactly the change from ``old`` to ``new``."""
 
     path: Path
@@ -88,18 +89,6 @@ class WritePlan:
     new: bytes
     diff: str
     warnings: tuple[str, ...]
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
-
-    @property
-    def old_digest(self) -> str:
-        return hashlib.sha256(self.old).hexdigest()
-
-    @property
-    def new_text(self) -> str:
-        return self.new.decode("utf-8")
 
 
 def start_setting(filtering: ToolFiltering | None) -> ToolFiltering:

@@ -32,8 +32,14 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.writeback_render import Style, string_text
-from workbench.config.writeback_splice import anchored, compose_root, detect_style, where
-from workbench.config.writeback_text import Edit, apply_edits, eol, unified_diff
+from workbench.config.writeback_splice import (
+    NodeText,
+    anchored,
+    compose_root,
+    detect_style,
+    where,
+)
+from workbench.config.writeback_text import Edit, PlanBytes, apply_edits, eol, unified_diff
 from workbench.errors import ConfigError, WriteBackError
 
 Backend = Literal["openai-agents", "claude"]
@@ -41,7 +47,7 @@ Value = list[str] | dict[str, Any]
 
 
 @dataclass(frozen=True)
-class AllowlistPlan:
+class AllowlistPlan(PlanBytes):
     """What a write of the allowlists would do (the same shape as a ``WritePlan``)."""
 
     path: Path
@@ -51,18 +57,6 @@ class AllowlistPlan:
     warnings: tuple[str, ...]
     #: The keys written, as dotted paths (``tools[1].config.allowed_tools``), for messages.
     keys: tuple[str, ...]
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
-
-    @property
-    def old_digest(self) -> str:
-        return hashlib.sha256(self.old).hexdigest()
-
-    @property
-    def new_text(self) -> str:
-        return self.new.decode("utf-8")
 
 
 def claude_name(server: str, tool: str) -> str:
@@ -256,7 +250,7 @@ def _load(text: str, name: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- text edits
 
 
-class _Editor:
+class _Editor(NodeText):
     """Text edits that set a key path to a value in a block-style document."""
 
     def __init__(self, text: str, path: str) -> None:
@@ -305,33 +299,8 @@ class _Editor:
             return not node.value
         return isinstance(node, ScalarNode) and str(node.tag).endswith(":null")
 
-    def empty(self, node: Node) -> bool:
-        span = self.text[node.start_mark.index : node.end_mark.index]
-        return isinstance(node, ScalarNode) and not span.strip()
-
-    def content_end(self, node: Node) -> int:
-        if isinstance(node, ScalarNode):
-            start, end = node.start_mark.index, node.end_mark.index
-            while end > start and self.text[end - 1] in " \t\r\n":
-                end -= 1
-            return int(end)
-        if not isinstance(node, MappingNode | SequenceNode) or node.flow_style or not node.value:
-            return int(node.end_mark.index)
-        last = node.value[-1]
-        if isinstance(last, tuple):
-            return self.entry_end(*last)
-        return self.content_end(last)
-
-    def entry_end(self, key: Node, value: Node) -> int:
-        return self.colon(key) + 1 if self.empty(value) else self.content_end(value)
-
-    def colon(self, key: Node) -> int:
-        pos: int = self.content_end(key)
-        while pos < len(self.text) and self.text[pos] in " \t":
-            pos += 1
-        if self.text[pos : pos + 1] != ":":
-            raise self.refuse(key, (), "unsupported key syntax; edit it by hand")
-        return pos
+    def key_syntax(self, key: Node) -> WriteBackError:
+        return self.refuse(key, (), "unsupported key syntax; edit it by hand")
 
     # -- writers ------------------------------------------------------------------------------
 

@@ -173,35 +173,15 @@ def detect_style(text: str, root: MappingNode) -> Style:
     )
 
 
-@dataclass
-class Splice:
-    """The edits that turn the file's block into ``setting``, and what the user should know."""
+class NodeText:
+    """Where nodes' own text starts and ends in ``text`` (libyaml's marks include trailing blanks
+    and comments): the readers both text editors (the block's and the allowlists') share.
+    ``key_syntax`` says why a key without a plain ``:`` after it is refused."""
 
     text: str
-    path: str
-    setting: ToolFiltering
-    #: The block as the file holds it, read by PyYAML (``${VAR}`` unexpanded).
-    literal: Mapping[str, Any] | None
-    #: The block as loaded with ``${VAR}`` expanded, when the caller has it.
-    current: ToolFiltering | None = None
-    edits: list[Edit] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    #: Keys whose text is left exactly as it was.
-    untouched: set[str] = field(default_factory=set)
-    #: The composed document (composed here when not given).
-    node: Node | None = None
 
-    def __post_init__(self) -> None:
-        self.root = compose_root(self.text, self.path, self.node)
-        self.style = detect_style(self.text, self.root)
-        self.want = self.setting.block()
-
-    # -- small readers of the text ------------------------------------------------------------
-
-    def refuse(self, node: Node | None, key: str | None, cause: str) -> WriteBackError:
-        line = node.start_mark.line + 1 if node is not None else None
-        name = f"{BLOCK_NAME}.{key}" if key else BLOCK_NAME
-        return WriteBackError(where(self.path, line, name, cause))
+    def key_syntax(self, key: Node) -> WriteBackError:
+        raise NotImplementedError
 
     def empty(self, node: Node) -> bool:
         """An empty value (``key:`` and nothing): an empty span (or only blanks)."""
@@ -231,8 +211,42 @@ class Splice:
         while pos < len(self.text) and self.text[pos] in " \t":
             pos += 1
         if self.text[pos : pos + 1] != ":":
-            raise self.refuse(key, None, "unsupported key syntax; edit the block by hand")
+            raise self.key_syntax(key)
         return pos
+
+
+@dataclass
+class Splice(NodeText):
+    """The edits that turn the file's block into ``setting``, and what the user should know."""
+
+    text: str
+    path: str
+    setting: ToolFiltering
+    #: The block as the file holds it, read by PyYAML (``${VAR}`` unexpanded).
+    literal: Mapping[str, Any] | None
+    #: The block as loaded with ``${VAR}`` expanded, when the caller has it.
+    current: ToolFiltering | None = None
+    edits: list[Edit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: Keys whose text is left exactly as it was.
+    untouched: set[str] = field(default_factory=set)
+    #: The composed document (composed here when not given).
+    node: Node | None = None
+
+    def __post_init__(self) -> None:
+        self.root = compose_root(self.text, self.path, self.node)
+        self.style = detect_style(self.text, self.root)
+        self.want = self.setting.block()
+
+    # -- small readers of the text ------------------------------------------------------------
+
+    def refuse(self, node: Node | None, key: str | None, cause: str) -> WriteBackError:
+        line = node.start_mark.line + 1 if node is not None else None
+        name = f"{BLOCK_NAME}.{key}" if key else BLOCK_NAME
+        return WriteBackError(where(self.path, line, name, cause))
+
+    def key_syntax(self, key: Node) -> WriteBackError:
+        return self.refuse(key, None, "unsupported key syntax; edit the block by hand")
 
     def anchored(self, node: Node) -> bool:
         return anchored(self.text, node)
