@@ -406,3 +406,23 @@ def test_fifo_as_function_tool_file_is_a_note_not_a_hang(
     code, out, err = run(capsys, "tools", str(path), "--catalog", str(CATALOG), "--json")
     assert code == 0, err
     assert "f-f" in out or '"f' in out
+
+
+def test_an_unhashable_key_in_the_block_is_refused_by_the_write_back(tmp_path: Path) -> None:
+    """Found by the fuzz test: a flow block with a list as a key composes but does not build;
+    the write-back (which builds the block alone) says so in one line instead of PyYAML's
+    ConstructorError."""
+    from workbench.config.filtering import ToolFiltering
+    from workbench.config.writeback import plan_write
+    from workbench.errors import ConfigError
+
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: flow-agent\n"
+        "model: {provider: openai, name: gpt-4o}\n"
+        "instructions:\n  inline: Be brief.\n"
+        "tool_filtering: {enabled: true, [memory-read_graph]}   # compact\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        plan_write(path, ToolFiltering(top_k=3))
+    assert err.value.one_line() == f"{path}:5: not valid YAML: found unhashable key"

@@ -81,11 +81,26 @@ class Composed:
 
     root: Node | None
     loader: Any
+    path: str = ""
 
     def construct(self, node: Node) -> Any:
-        """The data of one node (merge keys inside it are flattened, in the node itself)."""
-        with no_gc():
-            return self.loader.construct_document(node)
+        """The data of one node (merge keys inside it are flattened, in the node itself);
+        ConfigError when it cannot be built (an unhashable key, a bad merge)."""
+        try:
+            with no_gc():
+                return self.loader.construct_document(node)
+        except yaml.YAMLError as err:
+            raise yaml_error(err, self.path) from None
+
+
+def yaml_error(err: yaml.YAMLError, path: str) -> ConfigError:
+    """PyYAML's error as the project's one line, at the line it marks."""
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else None
+        cause = err.problem or err.context or "not valid YAML"
+        return ConfigError(f"not valid YAML: {cause}", file=path, line=line)
+    return ConfigError(f"not valid YAML: {err}".splitlines()[0], file=path)
 
 
 def compose(text: str, path: str) -> Composed:
@@ -94,17 +109,12 @@ def compose(text: str, path: str) -> Composed:
     try:
         check_yaml(text, Loader)
         with no_gc():
-            return Composed(loader.get_single_node(), loader)
+            return Composed(loader.get_single_node(), loader, path)
     except StructureError as err:
         line = err.line0 + 1 if err.line0 is not None else None
         raise ConfigError(err.cause, file=path, line=line) from None
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        line = mark.line + 1 if mark is not None else None
-        cause = err.problem or err.context or "not valid YAML"
-        raise ConfigError(f"not valid YAML: {cause}", file=path, line=line) from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=path) from None
+        raise yaml_error(err, path) from None
 
 
 def compose_root(text: str, path: str, node: Node | None = None) -> MappingNode:
