@@ -249,8 +249,7 @@ def _toml(path: Path) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ writes
 
 _INSTEAD_07 = (
-    "use `holo-tune tune --runtime holodeck-0.7 --apply` (static allowed_tools lists) instead, "
-    "or --force to write it anyway"
+    "use `holo-tune tune --runtime holodeck-0.7 --apply` (static allowed_tools lists) instead"
 )
 
 
@@ -258,7 +257,7 @@ def check_writable(runtime: RuntimeInfo, change: Change) -> str | None:
     """Why writing ``change`` into the agent YAML would not suit ``runtime`` (None: it does).
 
     The one line says why and what to use instead; callers refuse the write (exit 2, file
-    untouched) unless the user forces it.
+    untouched) unless the user forces it (the command line says how: ``--force``).
     """
     if change == "tool_filtering":
         if runtime.name == "holodeck-0.7":
@@ -270,7 +269,7 @@ def check_writable(runtime: RuntimeInfo, change: Change) -> str | None:
             return (
                 f"refused: the runtime is {runtime.name}, which does not read agent.yaml's "
                 f"tool_filtering; use `holo-tune export --runtime {runtime.name}` to print its "
-                "configuration, or --force to write the block anyway"
+                "configuration"
             )
         return None
     if runtime.name == "holodeck-0.6":

@@ -119,7 +119,7 @@ def refuse_unwritable(runtime: RuntimeInfo, change: Change, *, force: bool) -> N
     if force:
         warn(f"{why.removeprefix('refused: ')} (--force: writing anyway)")
         return
-    raise WriteBackError(why)
+    raise WriteBackError(f"{why}, or --force to write it anyway")
 
 
 def search_queries(args: argparse.Namespace, agent: AgentConfig, cases: CaseSet) -> SearchQueries:
