@@ -277,3 +277,31 @@ async def test_an_unexpected_failure_of_the_write_reverts_too(
         assert app.is_running and _marked(app) == set()
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert errors == ["label not saved: boom second line"]
+
+
+async def test_a_saved_label_counts_for_the_unreachable_tools_at_once(tmp_path: Path) -> None:
+    """No cases when the dashboard opens: the catalog tab names no unreachable tool. A label on a
+    tool the setting does not send reaches the file, the cases are read again and the tool is
+    listed unreachable, without reopening; unlabelling it takes it off again."""
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _query_then_ranking(pilot)
+        await app.workers.wait_for_complete()
+        screen = _dashboard(app)
+        assert screen.state.advice is not None and screen.state.advice.cases is None
+        assert screen.state.advice.unreachable == []
+        await pilot.press("t", "space")  # the catalog by tokens: brave_place_search, not sent
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        advice = screen.state.advice
+        assert advice is not None and advice.cases is not None and len(advice.cases) == 1
+        [found] = advice.unreachable
+        assert found.code == "unreachable-tools"
+        assert [t["tool"] for t in found.evidence["tools"]] == ["brave_search-brave_place_search"]
+        await pilot.press("space")  # unlabelled: the case goes, and so does the finding
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        advice = screen.state.advice
+        assert advice is not None and advice.cases is None and advice.unreachable == []

@@ -51,15 +51,22 @@ def read_catalog(lab: Lab, cases_flag: Path | None) -> Advice:
     ws = lab.workspace
     findings = catalog_findings(ws.catalog, ws.tokens)
     reader = QueryReader(ws.catalog)
-    cases, error = None, None
+    cases, error = read_cases(lab, cases_flag)
+    return Advice(ws.catalog, findings, reader, cases, error)
+
+
+def read_cases(lab: Lab, cases_flag: Path | None) -> tuple[CaseSet | None, str | None]:
+    """The labelled cases of the one default order resolved on the lab's catalog (None: none),
+    and why they could not be read (None: read, or there are none)."""
+    ws = lab.workspace
     try:
         found = find_cases_source(ws.agent, cases_flag)
-        if found is not None:
-            resolved = resolve_cases(found[1], ws.catalog)
-            cases = resolved if len(resolved) else None
+        if found is None:
+            return None, None
+        resolved = resolve_cases(found[1], ws.catalog)
+        return (resolved if len(resolved) else None), None
     except HoloTuneError as err:
-        error = str(err)
-    return Advice(ws.catalog, findings, reader, cases, error)
+        return None, str(err)
 
 
 def unreachable(lab: Lab, cases: CaseSet, setting: ToolFiltering) -> list[Finding]:

@@ -8,11 +8,14 @@ findings need no worker: :meth:`LabState.type_query` reads the query with the ca
   (a partial catalog that grew is read again, the ones in between are skipped).
 - ``unreachable``: :func:`~workbench.tui.dashboard.advice.unreachable` on every setting
   announced and when the advice arrives; the next setting cancels it.
+- ``cases``: :func:`~workbench.tui.dashboard.advice.read_cases` again once a label is saved (the
+  cases the unreachable tools are measured on grew or shrank), then ``unreachable`` again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import cast
 
@@ -20,15 +23,15 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from workbench.config.filtering import ToolFiltering
-from workbench.evaluate import Finding
-from workbench.tui.dashboard.advice import Advice, read_catalog, unreachable
+from workbench.evaluate import CaseSet, Finding
+from workbench.tui.dashboard.advice import Advice, read_cases, read_catalog, unreachable
 from workbench.tui.dashboard.state import LabState
 from workbench.tui.dashboard.workers import report
 from workbench.tui.lab import Lab
 from workbench.tui.options import Options
 
 #: The groups of the workers started here.
-GROUPS = ("advice", "unreachable")
+GROUPS = ("advice", "unreachable", "cases")
 DONE = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
@@ -68,6 +71,16 @@ class FindingsWorkers:
         if lab is not None:
             self._opened(lab)
 
+    def labels_saved(self) -> None:
+        """A label reached the cases file: read the cases again (once the catalog's findings
+        are in), then measure what the setting leaves unreachable with them."""
+        advice, lab = self.state.advice, self.state.lab
+        if advice is None or lab is None or advice.catalog is not lab.workspace.catalog:
+            return
+        work = partial(read_cases, lab, self.options.cases)
+        worker = self._thread(work, "cases", "read the labelled cases again")
+        self._measuring = {worker: (advice.catalog, self.state.setting)}
+
     def _measure(self, setting: ToolFiltering) -> None:
         advice, lab = self.state.advice, self.state.lab
         if advice is None or advice.cases is None or lab is None:
@@ -100,6 +113,15 @@ class FindingsWorkers:
         elif worker.name == "advice":
             self.state.advised(cast(Advice, worker.result))
             self._measure(self.state.setting)
+        elif worker.name == "cases" and worker in self._measuring:
+            catalog, _ = self._measuring.pop(worker)
+            cases, error = cast(tuple[CaseSet | None, str | None], worker.result)
+            advice = self.state.advice
+            if advice is not None and advice.catalog is catalog:
+                self.state.advised(replace(advice, cases=cases, cases_error=error))
+                if cases is None:
+                    self.state.unreachable_found(catalog, self.state.setting, [])
+                self._measure(self.state.setting)
         elif worker.name == "unreachable" and worker in self._measuring:
             catalog, setting = self._measuring.pop(worker)
             self.state.unreachable_found(catalog, setting, cast(list[Finding], worker.result))

@@ -169,8 +169,9 @@ class Labeller:
                 return Saved(key, query, names, " ".join(str(err).split()))
             return Saved(key, query, written)
 
-    def state_changed(self, event: Worker.StateChanged) -> None:
-        """A write ended: remember what the file holds, or put the labels back and say why."""
+    def state_changed(self, event: Worker.StateChanged) -> bool:
+        """A write ended: remember what the file holds, or put the labels back and say why.
+        True when a write reached the file."""
         worker = event.worker
         if event.state == WorkerState.ERROR:  # not an I/O error: a bug, said, never a crash
             key = (worker.name or "").removeprefix(WORKER_PREFIX)
@@ -178,9 +179,9 @@ class Labeller:
         elif event.state == WorkerState.SUCCESS:
             saved = worker.result
         else:
-            return
+            return False
         if not isinstance(saved, Saved):
-            return
+            return False
         if saved.error is None:
             self._saved[saved.key] = saved.names
             self.memory.labels = self.path
@@ -191,6 +192,7 @@ class Labeller:
         on_disk = self._saved.get(saved.key, ())
         if not newer and self.state.labels.get(saved.key, ()) != on_disk:
             self.state.set_label(saved.query, on_disk)  # the marks show what the file holds
+        return saved.error is None
 
     def _say(self, text: str, *, severity: Severity = "information") -> None:
         self.host.notify(text, title="label", severity=severity)

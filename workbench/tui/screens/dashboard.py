@@ -182,8 +182,8 @@ class DashboardScreen(DashboardActions):
             self.lab_workers.state_changed(event)
         elif event.worker.group in FINDINGS_GROUPS:
             self.findings.state_changed(event)
-        elif event.worker.group in LABEL_GROUPS:
-            self.labeller.state_changed(event)
+        elif event.worker.group in LABEL_GROUPS and self.labeller.state_changed(event):
+            self.findings.labels_saved()
 
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
