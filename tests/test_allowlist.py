@@ -21,6 +21,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle.standins import STANDINS
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
@@ -295,7 +296,7 @@ def _holodeck07_reads(path: Path, root: Path) -> dict[str, Any]:
     """What HoloDeck 0.7.1 reads from the file: validated by its Agent, its own disallow set."""
     with zipfile.ZipFile(WHEEL) as wheel:
         wheel.extractall(root)
-    code = PRELUDE + (
+    code = STANDINS + (
         "import yaml\n"
         "from holodeck.models.agent import Agent\n"
         # HoloDeck's own function, taken from its module's source: importing the module would
@@ -329,7 +330,7 @@ def _holodeck07_claude_options(path: Path, root: Path) -> dict[str, Any]:
     itself imports SDKs the stand-ins cannot imitate)."""
     with zipfile.ZipFile(WHEEL) as wheel:
         wheel.extractall(root)
-    code = PRELUDE + (
+    code = STANDINS + (
         "import ast, logging, pathlib, yaml\n"
         "from typing import Any\n"
         "from holodeck.models.agent import Agent\n"
@@ -371,39 +372,6 @@ def _holodeck07_claude_options(path: Path, root: Path) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr[-2000:]
     options: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     return options
-
-
-PRELUDE = r"""
-import importlib.abc, importlib.machinery, importlib.util, json, sys, types
-from unittest import mock
-
-
-class _Standin(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return mock.MagicMock(name=name)
-
-
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path, target=None):
-        top = name.split(".")[0]
-        if top == "holodeck" or importlib.machinery.PathFinder.find_spec(top) is not None:
-            return None
-        return importlib.util.spec_from_loader(name, self, is_package=True)
-
-    def create_module(self, spec):
-        module = _Standin(spec.name)
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module):
-        pass
-
-
-sys.path.insert(0, sys.argv[1])
-sys.meta_path.append(_Finder())
-"""
 
 
 @pytest.mark.skipif(not WHEEL.is_file(), reason="the HoloDeck 0.7.1 wheel is not in .cache")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from oracle.standins import STANDINS
 
 from workbench.config import load_agent, models
 from workbench.errors import ConfigError
@@ -35,44 +36,9 @@ pytestmark = pytest.mark.skipif(
     not WHEEL.is_file(), reason="the HoloDeck 0.6.40 wheel is not in .cache/holodeck (make test)"
 )
 
-#: Run by the subprocess: HoloDeck's loading steps on each file, the first error's location.
-#: Makes HoloDeck importable from the unpacked wheel (argv[1]) with stand-ins for what is absent.
-PRELUDE = r"""
-import importlib.abc, importlib.machinery, importlib.util, json, os, sys, types
-from unittest import mock
-
-
-
-class _Standin(types.ModuleType):
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return mock.MagicMock(name=name)
-
-
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path, target=None):
-        top = name.split(".")[0]
-        if top == "holodeck" or importlib.machinery.PathFinder.find_spec(top) is not None:
-            return None
-        return importlib.util.spec_from_loader(name, self, is_package=True)
-
-    def create_module(self, spec):
-        module = _Standin(spec.name)
-        module.__path__ = []
-        return module
-
-    def exec_module(self, module):
-        pass
-
-
-sys.path.insert(0, sys.argv[1])
-sys.meta_path.append(_Finder())
-"""
-
 #: Loads each file with HoloDeck's loader (argv: root, env JSON, [[agent path, home], ...] JSON).
 HOLODECK_SIDE = (
-    PRELUDE
+    STANDINS
     + r"""
 env, paths = json.loads(sys.argv[2]), json.loads(sys.argv[3])
 from pydantic import ValidationError
@@ -235,7 +201,7 @@ ENV = {**ENV, "Q": "from the environment"}
 
 #: HoloDeck's models, field names and defaults (argv: root).
 FIELDS_SIDE = (
-    PRELUDE
+    STANDINS
     + r"""
 import holodeck.models.agent as agent, holodeck.models.llm as llm
 import holodeck.models.test_case as cases, holodeck.models.tool as tool
