@@ -206,6 +206,16 @@ def check_yaml(text: str, loader: type[Any] = yaml.CSafeLoader) -> None:
                 frame[0] += size
                 if height > frame[1]:
                     frame[1] = height
+    except yaml.MarkedYAMLError as err:
+        # libyaml 0.2.6 (PyYAML 6.0.4) stops at its own depth (1,000 flow levels) while scanning
+        # ahead, before the events reach ours: the same limit, said the same way.
+        if "maximum nesting depth" not in str(err.problem):
+            raise
+        mark = err.problem_mark or err.context_mark
+        raise StructureError(
+            f"nested deeper than {MAX_DEPTH} levels (holo-tune's limit)",
+            mark.line if mark is not None else None,
+        ) from None
     finally:
         parser.dispose()
 
