@@ -20,6 +20,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle.mutations import mutated
 
 from workbench.catalog.snapshot import load_snapshot
 from workbench.config import load_agent
@@ -27,7 +28,6 @@ from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import plan_write
 from workbench.errors import HoloTuneError
 from workbench.evaluate.cases import load_cases
-from workbench.limits import MAX_DEPTH
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = [
@@ -53,35 +53,6 @@ FUZZ = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-
-#: Characters that mean something to YAML or JSON, and a few that mean trouble.
-SPECIAL = [*list("[]{}:,&*!|>#'\"-?%@`\\\n\t "), "\r\n", "\ufeff", "\x00", "é", "${X}", "<<: "]
-
-
-@st.composite
-def mutated(draw: st.DrawFn, text: str) -> str:
-    """``text`` with a few random edits: cut, repeat, replace or insert."""
-    for _ in range(draw(st.integers(1, 4))):
-        if not text:
-            text = draw(st.sampled_from(SPECIAL))
-            continue
-        start = draw(st.integers(0, len(text) - 1))
-        end = draw(st.integers(start, min(len(text), start + 40)))
-        kind = draw(st.sampled_from(["cut", "repeat", "replace", "insert", "nest"]))
-        if kind == "cut":
-            text = text[:start] + text[end:]
-        elif kind == "repeat":
-            text = text[:end] + text[start:end] * draw(st.integers(1, 50)) + text[end:]
-        elif kind == "replace":
-            text = text[:start] + draw(st.sampled_from(SPECIAL)) + text[end:]
-        elif kind == "insert":
-            parts = draw(st.lists(st.sampled_from([*SPECIAL, "a", "b", "1", "."]), max_size=8))
-            piece = "".join(parts)
-            text = text[:start] + piece + text[start:]
-        else:  # deep nesting, around the limit
-            depth = draw(st.integers(MAX_DEPTH - 3, MAX_DEPTH + 200))
-            text = text[:start] + "[" * depth + "]" * depth + text[start:]
-    return text
 
 
 def _ends_well(call: Any, *args: Any, **kwargs: Any) -> Any:

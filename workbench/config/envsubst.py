@@ -18,12 +18,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from workbench.errors import ConfigError
 
 #: HoloDeck's pattern (``holodeck.config.env_loader``): ``${`` NAME ``}`` and nothing else;
 #: ``$VAR``, ``${VAR:-default}`` and ``$${VAR}`` are left as text.
 VAR_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+_K = TypeVar("_K")
 
 #: What stands in for a missing variable when the caller asked for warnings, not errors.
 PLACEHOLDER = "holo-tune-unset-{name}"
@@ -54,14 +57,31 @@ class Substituted:
     """Text after substitution and, for each of its lines, the file line it came from."""
 
     text: str
-    line_map: tuple[int, ...]
-    """``line_map[i]`` is the 1-based file line of the result's 0-based line ``i``."""
+    line_map: tuple[int, ...] | None
+    """``line_map[i]`` is the 1-based file line of the result's 0-based line ``i``; ``None`` when
+    nothing was substituted (each line is the file's own)."""
+
+    @functools.cached_property
+    def _line_count(self) -> int:
+        if self.line_map is not None:
+            return len(self.line_map)
+        return len(self.text.splitlines())
 
     def source_line(self, line0: int) -> int:
         """The file's 1-based line for the result's 0-based ``line0`` (clamped to the file)."""
-        if not self.line_map:
+        count = self._line_count
+        if not count:
             return 1
-        return self.line_map[min(max(line0, 0), len(self.line_map) - 1)]
+        line0 = min(max(line0, 0), count - 1)
+        return line0 + 1 if self.line_map is None else self.line_map[line0]
+
+    def source_lines(self, lines0: Mapping[_K, int]) -> dict[_K, int]:
+        """:meth:`source_line` of every value of ``lines0`` (by key)."""
+        if self.line_map is None:
+            last = self._line_count - 1
+            if all(0 <= line0 <= last for line0 in lines0.values()):
+                return {key: line0 + 1 for key, line0 in lines0.items()}
+        return {key: self.source_line(line0) for key, line0 in lines0.items()}
 
 
 def substitute(
@@ -78,6 +98,60 @@ def substitute(
     for a caller that prefers a warning (listing tools needs no API key). The placeholder is a
     plain YAML string in any context, so the file still parses and a server still starts.
     """
+    if "${" not in text:  # nothing to substitute: the text and its lines stay as they are
+        return Substituted(text, None)
+    same_lines = _substitute_in_place(text, env, file=file, missing=missing)
+    if same_lines is not None:
+        return same_lines
+    return _substitute_by_line(text, env, file=file, missing=missing)
+
+
+#: Characters ``str.splitlines`` breaks at besides ``\n`` and ``\r\n``.
+_OTHER_BREAKS = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _substitute_in_place(
+    text: str,
+    env: Mapping[str, str],
+    *,
+    file: str | Path,
+    missing: dict[str, int] | None,
+) -> Substituted | None:
+    """:func:`substitute` in one pass over the whole text, when every line stays one line: the
+    file breaks lines only at ``\n`` (or ``\r\n``) and no value put in has a line break.
+    None otherwise (the caller goes line by line)."""
+    if _OTHER_BREAKS.search(text):
+        return None
+    found: dict[str, int] | None = None if missing is None else {}
+    out: list[str] = []
+    done = line = 0
+    counted = 0  # ``line`` is the 0-based line of this offset
+    for match in VAR_PATTERN.finditer(text):
+        start = match.start()
+        line += text.count("\n", counted, start)
+        counted = start
+        column = start - (text.rfind("\n", 0, start) + 1)
+        value = _value(match, env=env, file=file, line=line + 1, missing=found, column=column)
+        if "\n" in value or _OTHER_BREAKS.search(value):
+            return None
+        out.append(text[done:start])
+        out.append(value)
+        done = match.end()
+    out.append(text[done:])
+    if missing is not None and found:
+        for name, first in found.items():
+            missing.setdefault(name, first)
+    return Substituted("".join(out), None)
+
+
+def _substitute_by_line(
+    text: str,
+    env: Mapping[str, str],
+    *,
+    file: str | Path,
+    missing: dict[str, int] | None,
+) -> Substituted:
+    """:func:`substitute` line by line, keeping which file line each result line came from."""
     out: list[str] = []
     line_map: list[int] = []
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
@@ -96,6 +170,7 @@ def _value(
     file: str | Path,
     line: int,
     missing: dict[str, int] | None,
+    column: int | None = None,
 ) -> str:
     name = match.group(1)
     if name in env:
@@ -103,7 +178,8 @@ def _value(
     if missing is not None:
         missing.setdefault(name, line)
         return PLACEHOLDER.format(name=name)
-    raise UnsetVariable(name, file=file, line=line, column=match.start())
+    where = match.start() if column is None else column
+    raise UnsetVariable(name, file=file, line=line, column=where)
 
 
 def references(text: str) -> list[tuple[str, int]]:

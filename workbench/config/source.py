@@ -14,7 +14,14 @@ from typing import Any
 from workbench.config.envsubst import Substituted, UnsetVariable, substitute
 from workbench.config.notices import ConfigWarning
 from workbench.config.validation import Problem, format_path
-from workbench.config.yamltree import KeyPath, YamlLimitError, YamlSyntaxError, YamlTree, parse
+from workbench.config.yamltree import (
+    KeyPath,
+    YamlLimitError,
+    YamlSyntaxError,
+    YamlTree,
+    YamlValueError,
+    parse,
+)
 from workbench.errors import ConfigError
 from workbench.limits import read_input
 
@@ -117,7 +124,7 @@ def read_source(path: Path, env: Mapping[str, str], unset: list[Unset] | None = 
     if unset is not None and missing:
         unset.extend(Unset(path, name, line) for name, line in missing.items())
     tree = _parse(subst, path)
-    lines = {key: subst.source_line(line0) for key, line0 in tree.lines0.items()}
+    lines = subst.source_lines(tree.lines0)
     return YamlSource(path, raw, text, subst, tree, lines)
 
 
@@ -144,6 +151,9 @@ def _parse(subst: Substituted, path: Path) -> YamlTree:
         line = subst.source_line(err.line0) if err.line0 is not None else None
         if isinstance(err, YamlLimitError):
             raise ConfigError(err.cause, file=path, line=line) from None
+        if isinstance(err, YamlValueError):
+            field = format_path(err.path) or None
+            raise ConfigError(err.cause, file=path, line=line, field=field) from None
         cause = err.cause + _tab_hint(subst.text, err.line0)
         raise ConfigError(f"invalid YAML: {cause}", file=path, line=line) from None
 

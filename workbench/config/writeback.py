@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from workbench.config.writeback_render import (
     render_block,
     render_block_text,
 )
+from workbench.config.writeback_skeleton import read_skeleton
 from workbench.config.writeback_splice import (
     Composed,
     Loader,
@@ -77,6 +78,10 @@ WARN_ANTHROPIC = (
     "the model provider is anthropic: HoloDeck reads tool_filtering but filters tools only for "
     "openai, azure_openai and ollama models, so this block will have no effect"
 )
+
+
+#: The top-level values a plan reads: the block it edits and the model its warnings name.
+_READ = frozenset({BLOCK_NAME, "model"})
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,13 @@ def _plan(
     # it, and its edits move back by its length.
     bom = 1 if text.startswith("\ufeff") else 0
     body = text[bom:]
-    doc = compose(body, name)
-    root = compose_root(body, name, doc.root)
+    skeleton = read_skeleton(body, Loader, _READ)
+    if skeleton is None:
+        doc = compose(body, name)
+        root = compose_root(body, name, doc.root)
+    else:  # the keys, the block and the model: the rest is composed only if the check needs it
+        doc = Composed(skeleton.root, Loader(""), name)
+        root = skeleton.root
     top = _top_level(root)
     block = top.get(BLOCK_NAME)
     literal = None
@@ -153,11 +163,17 @@ def _plan(
         literal=literal,
         current=current,
         node=root,
+        known_style=skeleton.style if skeleton is not None else None,
+        known_tail=skeleton.tail if skeleton is not None else None,
     )
     splice.run()
     edits = [Edit(e.start + bom, e.end + bom, e.new, e.order) for e in splice.edits]
     new_text = apply_edits(text, edits)
-    _verify(text, new_text, edits, root, doc, literal, checked, splice.untouched, name, bom)
+
+    def whole() -> Composed:
+        return doc if skeleton is None else compose(body, name)
+
+    _verify(text, new_text, edits, root, doc, whole, literal, checked, splice.untouched, name, bom)
     model = top.get("model")
     # What runtime_warnings reads of the document: the ``openai:`` key and the model.
     facts: dict[str, Any] = {"model": doc.construct(model[1]) if model else None}
@@ -254,6 +270,7 @@ def _verify(
     edits: list[Edit],
     root: MappingNode,
     doc: Composed,
+    whole: Callable[[], Composed],
     literal: Mapping[str, Any] | None,
     setting: ToolFiltering,
     untouched: set[str],
@@ -266,7 +283,8 @@ def _verify(
     When the edits stay inside the block's own lines (whole top-level entries of a block
     mapping, no anchor, alias or directive there), only those lines are read again: the rest of
     the file is the same text in the same parser state, so it reads the same. Otherwise the whole
-    new file is read and compared with the old one.
+    new file is read and compared with the old one (``whole()``: the old file's whole tree; ``root``
+    and ``doc`` may hold only its top level, see :mod:`workbench.config.writeback_skeleton`).
     """
     refusal = WriteBackError(
         f"{name}: this file's layout defeats a safe edit of {BLOCK_NAME}; nothing written "
@@ -293,7 +311,8 @@ def _verify(
     else:
         try:
             new = _safe_load(new_text, name)
-            old = doc.construct(root)
+            full = whole()
+            old = full.construct(full.root) if full.root is not None else None
         except ConfigError:
             raise refusal from None
         if not isinstance(new, dict) or not isinstance(old, dict):

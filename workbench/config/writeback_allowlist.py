@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.writeback_render import Style, string_text
@@ -40,6 +39,7 @@ from workbench.config.writeback_splice import (
     where,
 )
 from workbench.config.writeback_text import Edit, PlanBytes, apply_edits, eol, unified_diff
+from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 
 Backend = Literal["openai-agents", "claude"]
@@ -100,8 +100,8 @@ def plan_allowlists(
     for keys, value in changes:
         _assign(expected, keys, value)
     try:
-        reread = yaml.safe_load(new_text)
-    except yaml.YAMLError:
+        reread = parse(new_text).data
+    except YamlSyntaxError:
         reread = None
     if reread != expected:
         raise WriteBackError(
@@ -239,9 +239,10 @@ def _read(path: Path) -> bytes:
 
 def _load(text: str, name: str) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"not valid YAML: {err}".splitlines()[0], file=name) from None
+        data = parse(text).data
+    except YamlSyntaxError as err:
+        line = err.line0 + 1 if err.line0 is not None else None
+        raise ConfigError(f"not valid YAML: {err.cause}", file=name, line=line) from None
     if not isinstance(data, dict):
         raise ConfigError("not an agent config: the top level is not a mapping", file=name)
     return data

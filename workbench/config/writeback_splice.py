@@ -50,6 +50,7 @@ from workbench.config.writeback_text import (
     eol,
     line_start,
 )
+from workbench.config.yamlvalues import BUILD_ERRORS, find_bad_scalar
 from workbench.errors import ConfigError, InputError, WriteBackError
 from workbench.limits import StructureError, check_yaml, no_gc
 
@@ -91,6 +92,12 @@ class Composed:
                 return self.loader.construct_document(node)
         except yaml.YAMLError as err:
             raise yaml_error(err, self.path) from None
+        except BUILD_ERRORS as err:
+            bad = find_bad_scalar(self.loader, node)
+            if bad is None:
+                raise ConfigError(f"not valid YAML: {err}", file=self.path) from None
+            line = bad.line0 + 1 if bad.line0 is not None else None
+            raise ConfigError(bad.cause, file=self.path, line=line) from None
 
 
 def yaml_error(err: yaml.YAMLError, path: str) -> ConfigError:
@@ -242,11 +249,22 @@ class Splice(NodeText):
     untouched: set[str] = field(default_factory=set)
     #: The composed document (composed here when not given).
     node: Node | None = None
+    #: The file's style and last value when a skeleton (``writeback_skeleton``) stands in for the
+    #: whole tree: what ``detect_style`` and ``content_end`` would find on the whole tree.
+    known_style: Style | None = None
+    known_tail: tuple[ScalarNode | None, Node] | None = None
 
     def __post_init__(self) -> None:
         self.root = compose_root(self.text, self.path, self.node)
-        self.style = detect_style(self.text, self.root)
+        self.style = self.known_style or detect_style(self.text, self.root)
         self.want = self.setting.block()
+
+    def root_end(self) -> int:
+        """Where the document's content ends (its last value's text)."""
+        if self.known_tail is None:
+            return self.content_end(self.root)
+        key, last = self.known_tail
+        return self.entry_end(key, last) if key is not None else self.content_end(last)
 
     # -- small readers of the text ------------------------------------------------------------
 
@@ -288,7 +306,7 @@ class Splice(NodeText):
         """No block: append it at the end (before a ``...`` end marker), after one blank line,
         at the top level's column."""
         nl = self.style.newline
-        marker = _DOC_END.search(self.text, self.content_end(self.root))
+        marker = _DOC_END.search(self.text, self.root_end())
         at = marker.start() if marker else len(self.text)
         text = self.text[:at]
         prefix = ""

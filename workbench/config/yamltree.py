@@ -12,12 +12,23 @@ from typing import Any
 
 import yaml
 
+from workbench.config.yamlfast import NotPlain, read_plain
+from workbench.config.yamlvalues import BUILD_ERRORS, BadScalar, KeyPath, find_bad_scalar
+
+__all__ = [
+    "Duplicate",
+    "KeyPath",
+    "YamlLimitError",
+    "YamlSyntaxError",
+    "YamlTree",
+    "YamlValueError",
+    "parse",
+    "parse_nodes",
+]
 from workbench.limits import StructureError, check_yaml, no_gc
 
 _MERGE = "tag:yaml.org,2002:merge"
 
-#: A path into the parsed document: mapping keys (str) and list indexes (int).
-KeyPath = tuple[str | int, ...]
 
 try:  # the C loader when PyYAML was built with libyaml: same results, several times faster
     _Loader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment,misc]
@@ -66,13 +77,35 @@ class YamlLimitError(YamlSyntaxError):
     """The text is YAML but breaks one of holo-tune's limits (:mod:`workbench.limits`)."""
 
 
+class YamlValueError(YamlSyntaxError):
+    """The text is YAML but a scalar in it cannot be built (``2001-13-45``); ``path`` is its key."""
+
+    def __init__(self, cause: str, line0: int | None, path: KeyPath) -> None:
+        super().__init__(cause, line0)
+        self.path = path
+
+
 def parse(text: str) -> YamlTree:
     """Parse one YAML document, keeping the line of every key and item.
 
-    The limits of :mod:`workbench.limits` (nesting depth, alias expansion) are checked on the event
-    stream first, so no tree is built for a document that breaks them; every walk here is
-    iterative.
+    A plain document (no anchors, aliases, tags, merge keys, duplicate or non-string keys: most
+    agent files) is read in one pass over the events (:mod:`workbench.config.yamlfast`). Any other
+    is composed into PyYAML's node tree; the limits of :mod:`workbench.limits` (nesting depth,
+    alias expansion) are checked on the event stream first, so no tree is built for a document
+    that breaks them; every walk here is iterative.
     """
+    try:
+        with no_gc():
+            plain = read_plain(text, _Loader)
+    except NotPlain:
+        return parse_nodes(text)
+    except BadScalar as err:
+        raise YamlValueError(err.cause, err.line0, err.path) from None
+    return YamlTree(plain.data, plain.lines0, plain.columns0)
+
+
+def parse_nodes(text: str) -> YamlTree:
+    """:func:`parse` by way of PyYAML's node tree: any document, every duplicate key noted."""
     try:
         check_yaml(text, _Loader)
     except StructureError as err:
@@ -89,7 +122,7 @@ def parse(text: str) -> YamlTree:
             tree = YamlTree(None)
             merges = _walk(node, tree) if node is not None else False
             # Construction flattens merge keys (<<) into their mappings; lines are indexed after.
-            tree.data = loader.construct_document(node) if node is not None else None
+            tree.data = _construct(loader, node) if node is not None else None
             if merges and node is not None:
                 tree.lines0.clear()
                 tree.columns0.clear()
@@ -102,6 +135,17 @@ def parse(text: str) -> YamlTree:
     finally:
         loader.dispose()
     return tree
+
+
+def _construct(loader: Any, node: yaml.Node) -> Any:
+    """The document's data; a scalar that cannot be built is a :class:`YamlValueError`."""
+    try:
+        return loader.construct_document(node)
+    except BUILD_ERRORS as err:
+        bad = find_bad_scalar(loader, node)
+        if bad is None:
+            raise YamlSyntaxError(" ".join(str(err).split()), None) from None
+        raise YamlValueError(bad.cause, bad.line0, bad.path) from None
 
 
 def _cause(err: yaml.MarkedYAMLError) -> str:

@@ -19,14 +19,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
 
 from workbench.catalog.models import Catalog
 from workbench.errors import InputError
+
+if TYPE_CHECKING:  # scikit-learn takes about a second to import: only engines that run need it
+    from sklearn.feature_extraction.text import TfidfVectorizer
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
@@ -149,6 +150,8 @@ class ArgusStrategy:
         self.vectorizer: TfidfVectorizer | None = None
         self.matrix: Any = None
         if self.size:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
             vectorizer = TfidfVectorizer(
                 token_pattern=r"[a-zA-Z0-9_]+", lowercase=True, stop_words=None
             )
@@ -176,6 +179,8 @@ class ArgusStrategy:
             return np.array([overlap_score(tokens, d) for d in self.doc_tokens], dtype=np.float64)
         if self.vectorizer is None:
             return np.zeros(self.size, dtype=np.float64)
+        from sklearn.metrics.pairwise import cosine_similarity
+
         query_vec = self.vectorizer.transform([query])
         return np.asarray(cosine_similarity(query_vec, self.matrix), dtype=np.float64).ravel()
 
