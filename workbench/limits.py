@@ -33,7 +33,7 @@ import yaml
 
 from workbench.errors import InputError
 
-#: The largest input file read (bytes). A 20 MB agent file loads in about 7 s; real ones are KB.
+#: The largest input file read (bytes). A 20 MB agent file loads in about 3 s; real ones are KB.
 MAX_FILE_BYTES = 64 * 1024 * 1024
 #: The deepest nesting of mappings and lists (YAML and JSON). Real configs and JSON Schemas stay
 #: under 30; HoloDeck's own loader fails near 1,000.
