@@ -124,6 +124,10 @@ INLINE = {
     "claude_block": BASE.replace("openai", "anthropic").replace("gpt-4o", "claude-sonnet-4")
     + "claude:\n  permission_mode: manual\n",
     "name_empty": "name: ''\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n",
+    # Read by libyaml, refused by PyYAML's pure-Python reader (HoloDeck's yaml.safe_load).
+    "yaml_trailing_tab": BASE.replace("name: a\n", "name: a\t\n"),
+    "yaml_tab_before_value": BASE + "description:\tsearch\n",
+    "yaml_flow_question": BASE.replace("gpt-4o}", "g?pt-4o}"),
 }
 
 
@@ -153,6 +157,10 @@ SCENARIOS: dict[str, dict[str, str]] = {
     },
     "global_invalid": {"agent.yaml": AZURE, "config.yaml": "mcp_servers: [{name: x}]\n"},
     "global_no_endpoint": {"agent.yaml": AZURE, "config.yaml": "mcp_servers: []\n"},
+    "global_tab": {
+        "agent.yaml": AZURE,
+        "config.yaml": PROJECT + "execution: {llm_timeout: 30}\t\n",
+    },
     "cases_file": {
         "agent.yaml": BASE + "test_cases_file: cases.yaml\n",
         "cases.yaml": "- input: q1\n  expected_tools: [a]\n- turns: [{input: t}]\n",
@@ -170,6 +178,10 @@ SCENARIOS: dict[str, dict[str, str]] = {
         "cases.yaml": "- input: q\n- input: r\n  expected_tools: [{name: a, count: 0}]\n",
     },
     "cases_file_missing": {"agent.yaml": BASE + "test_cases_file: nope.yaml\n"},
+    "cases_file_tab": {
+        "agent.yaml": BASE + "test_cases_file: cases.yaml\n",
+        "cases.yaml": "- input: q1\t\n",
+    },
     # A user config (home/.holodeck) alone, then with a project config over it.
     "user_only": {"agent.yaml": AZURE + TOOLS, "home/.holodeck/config.yaml": PROJECT},
     "user_untyped_only": {

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from workbench.config.models import TestCase
+from workbench.config.notices import ConfigWarning
 from workbench.config.source import Unset, Where, read_source
 from workbench.config.validation import Problem, problems
 from workbench.config.yamltree import KeyPath
@@ -35,6 +36,8 @@ class CasesFile:
     cases: list[Any]
     lines: dict[KeyPath, int]
     """Keyed like the agent's own: ``("test_cases", i, ...)``."""
+    reader_warning: ConfigWarning | None = None
+    """HoloDeck's YAML reader refuses the file (see ``YamlSource.reader_warning``)."""
 
 
 def read_cases_file(
@@ -74,4 +77,4 @@ def read_cases_file(
         _Cases.model_validate({"test_cases": payload})
     except ValidationError as err:
         raise where.error(problems(_Cases, err.errors())) from None
-    return CasesFile(path, payload, lines)
+    return CasesFile(path, payload, lines, source.reader_warning())

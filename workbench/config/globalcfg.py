@@ -67,6 +67,8 @@ class GlobalConfig:
     """Server name -> (file, index in its ``mcp_servers``, whether it says ``type``)."""
     lines: dict[Path, dict[KeyPath, int]] = field(default_factory=dict)
     """Each file's key lines."""
+    reader_warnings: list[ConfigWarning] = field(default_factory=list)
+    """Files HoloDeck's YAML reader refuses (see ``YamlSource.reader_warning``)."""
 
     def problem_line(self, name: str, problem: Problem) -> ConfigWarning:
         """A problem inside the global server ``name``'s entry, placed in its file."""
@@ -98,8 +100,11 @@ def load_global(
     read: list[Path] = []
     origin: dict[str, tuple[Path, int, bool]] = {}
     lines: dict[Path, dict[KeyPath, int]] = {}
+    refused: list[ConfigWarning] = []
     for path in files:
         source = read_source(path, env, unset)
+        if (warning := source.reader_warning()) is not None:
+            refused.append(warning)
         data = source.data
         if not data:
             continue
@@ -119,7 +124,7 @@ def load_global(
         merged = copy.deepcopy(data) if merged is None else _merge_dumps(merged, data)
     if merged is None:
         return None
-    return GlobalConfig(merged, read, origin, lines)
+    return GlobalConfig(merged, read, origin, lines, refused)
 
 
 def _validate(data: dict[str, Any], where: Where) -> None:
@@ -247,7 +252,7 @@ def _resolve_database(tool: Any, vectorstores: Mapping[str, Any]) -> None:
 
 def merge_notes(config: GlobalConfig, added: list[str]) -> list[ConfigWarning]:
     """One line per global MCP server added to the agent: a tuner should know where it is from."""
-    notes: list[ConfigWarning] = []
+    notes: list[ConfigWarning] = list(config.reader_warnings)
     for name in added:
         typed = config.server_origin[name][2]
         note = f"HoloDeck adds this global MCP server '{name}' "

@@ -158,6 +158,8 @@ def _load(
         *own,
     ]
     warnings = [source.where.warning(p) for p in sorted(found, key=source.where.sort_key)]
+    read_by_holodeck = [source.reader_warning(), cases_file.reader_warning if cases_file else None]
+    warnings += [warning for warning in read_by_holodeck if warning is not None]
     warnings += [_unset_warning(u) for u in unset or []]
     if merged is not None:
         warnings += globalcfg.merge_notes(merged, added)

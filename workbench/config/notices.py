@@ -18,12 +18,13 @@ WarningKind = Literal[
     "duplicate-key",
     "unset-variable",
     "global-server",
+    "yaml-reader",
     "other",
 ]
 
 #: Kinds for which HoloDeck refuses to load or start the agent (``check`` reports them as errors).
 REFUSED_KINDS: frozenset[WarningKind] = frozenset(
-    {"holodeck-rejects", "too-many", "command-rejected", "unset-variable"}
+    {"holodeck-rejects", "too-many", "command-rejected", "unset-variable", "yaml-reader"}
 )
 
 

@@ -21,6 +21,7 @@ from workbench.config.yamltree import (
     YamlTree,
     YamlValueError,
     parse,
+    refusal_by_pure_pyyaml,
 )
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -76,6 +77,11 @@ class Where:
         return self.exception(first, more=len(found) - 1)
 
 
+#: Files up to this size are also read as HoloDeck reads them (PyYAML's pure-Python loader, about
+#: 1 s per MB) to find what it refuses and libyaml accepts; real agent files are a few KB.
+PURE_CHECK_BYTES = 256 * 1024
+
+
 @dataclass(frozen=True)
 class YamlSource:
     """A file's bytes, its text, the substituted text, the parsed tree and the key lines."""
@@ -94,6 +100,26 @@ class YamlSource:
     @property
     def where(self) -> Where:
         return Where(self.path, self.lines)
+
+    def reader_warning(self) -> ConfigWarning | None:
+        """A warning when HoloDeck's YAML reader (PyYAML's pure-Python loader) refuses the text
+        libyaml read here; files over :data:`PURE_CHECK_BYTES` are not read a second time."""
+        if len(self.subst.text) > PURE_CHECK_BYTES:
+            return None
+        refusal = refusal_by_pure_pyyaml(self.subst.text)
+        if refusal is None:
+            return None
+        line = self.subst.source_line(refusal.line0) if refusal.line0 is not None else None
+        fix = "; replace the tab with spaces" if "'\\t'" in refusal.cause else ""
+        err = ConfigError(
+            "HoloDeck's YAML reader (PyYAML's pure-Python safe_load) refuses the file, which "
+            f"libyaml (holo-tune's reader) accepts: {refusal.cause}{fix}",
+            file=self.path,
+            line=line,
+        )
+        return ConfigWarning(
+            err.one_line(), kind="yaml-reader", refused=True, file=err.file, line=err.line
+        )
 
     def duplicate_lines(self) -> list[int]:
         """The file line of each duplicate key's first occurrence (``tree.duplicates`` order)."""

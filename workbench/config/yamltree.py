@@ -24,6 +24,7 @@ __all__ = [
     "YamlValueError",
     "parse",
     "parse_nodes",
+    "refusal_by_pure_pyyaml",
 ]
 from workbench.limits import StructureError, check_yaml, no_gc
 
@@ -102,6 +103,29 @@ def parse(text: str) -> YamlTree:
     except BadScalar as err:
         raise YamlValueError(err.cause, err.line0, err.path) from None
     return YamlTree(plain.data, plain.lines0, plain.columns0)
+
+
+def refusal_by_pure_pyyaml(text: str) -> YamlSyntaxError | None:
+    """Why PyYAML's pure-Python loader refuses ``text``, which libyaml read (None: it reads it).
+
+    HoloDeck parses with ``yaml.safe_load``, PyYAML's pure-Python reader, and that reader is
+    stricter than libyaml in places: a tab after a value (``a: b<TAB>``) or between tokens, a
+    ``?`` inside a flow scalar (``{name: g?pt-4o}``). Only its event stream is read (the syntax is
+    where the two differ), under the same limits.
+    """
+    try:
+        check_yaml(text, yaml.SafeLoader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        cause = " ".join(str(err.problem or err.context or "not valid YAML").split())
+        if mark is not None:
+            cause += f" (column {mark.column + 1})"
+        return YamlSyntaxError(cause, mark.line if mark else None)
+    except yaml.YAMLError as err:
+        return YamlSyntaxError(" ".join(str(err).split()), None)
+    except StructureError:  # libyaml's events passed these limits: not a refusal by HoloDeck
+        return None
+    return None
 
 
 def parse_nodes(text: str) -> YamlTree:
