@@ -23,9 +23,11 @@ from workbench.config.writeback_mcp_json import plan_mcp_json
 from workbench.deferred import check_anthropic, check_mcp_json, check_openai
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import (
+    DeferredBudget,
     DeferredSetting,
     extra_tokens,
     measure,
+    tune_deferred,
     units,
 )
 from workbench.search.strategies.anthropic import search_tool_definition
@@ -113,7 +115,9 @@ def test_tune_min_hit_is_the_cheapest_path_point_reaching_it(
     assert len(low["setting"]["loaded"]) < len(high["setting"]["loaded"])
 
 
-def test_the_bill_is_loaded_plus_search_tool_plus_found(tmp_path: Path) -> None:
+def test_the_bill_is_per_task_with_the_search_round_trip(tmp_path: Path) -> None:
+    """A case the loaded tools do not cover costs two requests: the search's (loaded tools +
+    search tool) and the next (the same + the tools found)."""
     agent = load_agent(_agent(tmp_path, "openai"))
     catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
     tokens = token_table(catalog, "openai", "gpt-4o")
@@ -121,18 +125,69 @@ def test_the_bill_is_loaded_plus_search_tool_plus_found(tmp_path: Path) -> None:
     loaded = (0, 5)
     setting = DeferredSetting("bm25", 4, loaded)
     search = definitions_tokens(tokens, [search_tool_definition("bm25")])
-    for result in measure(setting, catalog, tokens, cases.cases[:20]):
+    per_tool = np.asarray(tokens.per_tool)
+    first = int(per_tool[list(loaded)].sum()) + search + tokens.overhead
+    searched = 0
+    for case, result in zip(
+        cases.cases[:20], measure(setting, catalog, tokens, cases.cases[:20]), strict=True
+    ):
+        assert not any(i in loaded for g in case.groups for i in g), "none of these is covered"
         assert set(loaded) <= set(result.selected)
         assert len(result.selected) <= len(loaded) + 4
-        definitions = int(np.asarray(tokens.per_tool)[list(result.selected)].sum())
-        assert result.tokens == definitions + search + tokens.overhead
-    # OpenAI's model also reads each namespace's name and description.
+        definitions = int(per_tool[list(result.selected)].sum())
+        assert result.tokens == first + definitions + search + tokens.overhead
+        searched += 1
+    assert searched == 20
+    # OpenAI's model also reads each namespace's name and description, in both requests.
     described = {s: f"the {s} server" for s in SERVERS}
     extra = extra_tokens("openai", catalog, tokens, described)
     assert extra > 0 and extra_tokens("anthropic", catalog, tokens, described) == 0
     plain = measure(setting, catalog, tokens, cases.cases[:3])
     billed = measure(setting, catalog, tokens, cases.cases[:3], extra)
-    assert [b.tokens - p.tokens for p, b in zip(plain, billed, strict=True)] == [extra] * 3
+    assert [b.tokens - p.tokens for p, b in zip(plain, billed, strict=True)] == [2 * extra] * 3
+
+
+def test_a_case_its_loaded_tools_cover_costs_one_request_and_no_search(tmp_path: Path) -> None:
+    agent = load_agent(_agent(tmp_path, "anthropic"))
+    catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
+    tokens = token_table(catalog, "anthropic", "claude-sonnet-4-5")
+    cases = resolve_cases(load_cases(STACKONE / "cases.jsonl"), catalog)
+    case = cases.cases[0]
+    loaded = tuple(sorted({group[0] for group in case.groups} | {0}))
+    setting = DeferredSetting("bm25", 5, loaded)
+    [result] = measure(setting, catalog, tokens, [case])
+    search = definitions_tokens(tokens, [search_tool_definition("bm25")])
+    one_request = int(np.asarray(tokens.per_tool)[list(loaded)].sum()) + search + tokens.overhead
+    assert result.tokens == one_request
+    assert result.selected == loaded and result.recall == 1.0 and result.hit
+
+
+def test_the_tuner_keeps_a_tool_every_task_needs_loaded(tmp_path: Path) -> None:
+    """Searching for it would cost each task a second request: loading it is cheaper."""
+    agent = load_agent(_agent(tmp_path, "anthropic"))
+    catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
+    tokens = token_table(catalog, "anthropic", "claude-sonnet-4-5")
+    cases = resolve_cases(load_cases(STACKONE / "cases.jsonl"), catalog)
+    # Single-tool cases whose tool the search already finds with nothing loaded: loading it
+    # adds no recall, only its definition; what it saves is each task's second request.
+    searched = measure(DeferredSetting("bm25", 5, ()), catalog, tokens, cases.cases)
+    found = [r for r in searched if len(r.case.groups) == 1 and r.top1]
+    by_tool: dict[int, list[int]] = {}
+    for r in found:
+        by_tool.setdefault(r.case.groups[0][0], []).append(cases.cases.index(r.case))
+    target, chosen = max(by_tool.items(), key=lambda kv: len(kv[1]))
+    assert len(chosen) >= 3
+    report = tune_deferred(
+        "openai",  # bm25 only (Anthropic's regex variant finds nothing here, which is cheaper)
+        catalog,
+        tokens,
+        cases.subset(chosen),
+        DeferredBudget(),
+        tokens_all=int(tokens.all),
+        folds=2,
+    )
+    assert report.setting.loaded == (target,)
+    assert report.insample.hit == 1.0
 
 
 def test_claude_code_keeps_whole_servers_loaded(tmp_path: Path) -> None:

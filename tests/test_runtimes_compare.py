@@ -63,4 +63,5 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
     assert "hit (95% CI)" in out and "Wilson" in out and "bootstrap" in out
     for mark in ("6 holodeck-0.6", "7 holodeck-0.7", "A anthropic", "C claude-code", "O openai"):
         assert mark in out
-    assert out.count("tokens per request (mean)") == 1
+    assert out.count("tokens per task (mean)") == 1
+    assert "takes two requests (the search, then the call)" in out

@@ -167,7 +167,7 @@ def test_the_plot_draws_each_runtime_with_both_bars() -> None:
     assert len(lines) == 14
     assert lines[0] == "6 holodeck-0.6 ▶  A anthropic"
     assert lines[1].startswith("0.90 ┤") and lines[-2].startswith("0.40 │")
-    assert "800 … 2,100 tokens per request" in lines[-1]
+    assert "800 … 2,100 tokens per task" in lines[-1]
     body = "\n".join(lines[1:-1])
     assert body.count("6") == 1 and body.count("A") == 1
     six = next(line for line in lines[1:-1] if "6" in line)

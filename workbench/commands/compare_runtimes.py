@@ -1,7 +1,7 @@
 """``holo-tune compare AGENT.yaml --runtimes [--cases FILE] [--json]``: which runtime?
 
 Every runtime at its tuned setting on the same cases (:mod:`workbench.evaluate.runtimes`), as a
-table with 95 % error bars and one text plot (recall against tokens per request, a bar per
+table with 95 % error bars and one text plot (recall against tokens per task, a bar per
 runtime for its recall interval), or ``--json``.
 """
 
@@ -53,13 +53,14 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
     ]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
     lines.append("95% CI: Wilson for hit, bootstrap (2,000 resamples) for recall and tokens")
+    lines.append("tokens: tool tokens per task (one user message)")
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
     return "\n".join(lines) + "\n"
 
 
 def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
-    """Recall (y, from 1 down to the lowest bar's tenth) against mean tokens per request (x):
+    """Recall (y, from 1 down to the lowest bar's tenth) against mean tokens per task (x):
     each runtime's marker at its figures and a ``|`` bar over its recall interval."""
     top = max((r.ci()["tokens"][1] for r in rows), default=1.0) or 1.0
     lowest = min((r.ci()["recall"][0] for r in rows), default=0.0)
@@ -80,7 +81,7 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
     for y, cells in enumerate(grid):
         label = "1.0 " if y == 0 else f"{floor:.1f} " if y == height - 1 else "    "
         out.append(label + ("┤" if y == 0 else "│") + "".join(cells).rstrip())
-    out.append("    └" + f"0 … {top:,.0f} tokens per request (mean)".rjust(width, "─"))
+    out.append("    └" + f"0 … {top:,.0f} tokens per task (mean)".rjust(width, "─"))
     out.append(
         "recall; "
         + "  ".join(f"{MARKS.get(r.runtime, '?')} {r.runtime}" for r in rows)

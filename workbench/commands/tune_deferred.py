@@ -138,16 +138,18 @@ def export_command(report: DeferredReport, ws: Workspace) -> str:
 
 
 def line(m: Metrics) -> str:
+    change = m.token_reduction
+    than = f"{change:.1%} fewer" if change >= 0 else f"{-change:.1%} more"
     return (
         f"hit {m.hit:.3f}  recall {m.recall:.3f}  tokens {m.tokens_selected_mean:,.0f} per "
-        f"request ({m.token_reduction:.1%} fewer than all {m.tokens_all:,})"
+        f"task ({than} than all {m.tokens_all:,} in one request)"
     )
 
 
 def _budget_text(budget: DeferredBudget) -> str:
     parts = []
     if budget.max_tokens is not None:
-        parts.append(f"at most {budget.max_tokens:,} tokens per request on average")
+        parts.append(f"at most {budget.max_tokens:,} tokens per task on average")
     if budget.min_hit is not None:
         parts.append(f"the fewest tokens with hit >= {budget.min_hit:g}")
     return " and ".join(parts) or "the knee (as tune's default: best recall within 30% of all)"
@@ -167,8 +169,10 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"engine    {ENGINE[report.runtime]}",
         f"note      {approximation(report.queries)}",
         f"query     {report.queries.describe()}",
-        "bill      loaded tools + the search tool + the tools a search returns"
-        + (" + every namespace's name and description" if report.extra_tokens else ""),
+        "bill      per task: loaded tools + the search tool"
+        + (" + every namespace's name and description" if report.extra_tokens else "")
+        + "; when the loaded tools do not cover the task, a second request after the search "
+        "with the same and the tools it returned",
         f"budget    {_budget_text(report.budget)}",
         f"proposed  {s.variant} search, {s.max_results} results per search (assumed: the "
         "provider takes no setting), loaded: " + loaded,

@@ -3,9 +3,16 @@
 Every tool is deferred behind the provider's search tool except a few kept loaded. The knobs
 are the loaded set, the search variant (``bm25`` / ``regex``, where the provider has both: only
 Anthropic's API) and the results one search returns (3-5, as Anthropic documents; no provider
-takes it as a setting, so it is the figures' assumption, reported with them). The bill of one
-request is the loaded tools + the search tool + the tools a search returns (+ for OpenAI the
-name and description of every namespace, which the model still sees).
+takes it as a setting, so it is the figures' assumption, reported with them).
+
+The bill is per task (one user message), in tool tokens, search round trip included. Every
+request sends the loaded tools and the search tool (+ for OpenAI the name and description of
+every namespace, which the model still sees). When the loaded tools cover every tool the case
+expects, the model calls them at once: one request. Otherwise it searches first: that request,
+then a second one that sends the loaded tools and the search tool again with the tools the
+search returned. This is why keeping a task's tools loaded pays beyond their own tokens (the
+providers advise keeping the 3-5 most used ones loaded; a search round trip is reported to cost
+27-40 % more on a first turn).
 
 The hit estimate is the strategy lab's ``anthropic`` engine
 (:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`): for ``anthropic`` it is that
@@ -49,7 +56,7 @@ from workbench.search.strategies.anthropic import (
     AnthropicStrategy,
     Variant,
 )
-from workbench.search.strategies.base import TokenBill, text_tokens
+from workbench.search.strategies.base import TokenBill, request_tokens, text_tokens
 from workbench.search.types import IntArray
 
 #: The search variants each runtime offers.
@@ -155,14 +162,30 @@ def measure(
     extra: int = 0,
     queries: SearchQueries = MESSAGE,
 ) -> list[CaseResult]:
-    """Each case through the engine at ``setting`` (``extra`` tokens added to every request),
-    searched with ``queries``' query for it."""
+    """Each case through the engine at ``setting``, searched with ``queries``' query for it, billed
+    per task (module doc): one request when the loaded tools cover the case, else the search's
+    request and the one after it (``extra`` tokens in each)."""
     engine = AnthropicStrategy(catalog, bill, setting.params(catalog))
+    loaded = np.zeros(len(catalog), dtype=np.bool_)
+    loaded[list(setting.loaded)] = True
+    first = request_tokens(bill, list(setting.loaded), engine.meta_tokens) + extra
     out = []
     for case in items:
         result = case_result(case, engine.run(queries.query(case.query, setting.variant)))
-        out.append(dataclasses.replace(result, tokens=result.tokens + extra))
+        if covered(case, loaded):  # no search: the loaded tools are all the model gets
+            out.append(
+                dataclasses.replace(
+                    result, selected=setting.loaded, sent=(True,) * len(case.groups), tokens=first
+                )
+            )
+        else:
+            out.append(dataclasses.replace(result, tokens=first + result.tokens + extra))
     return out
+
+
+def covered(case: ResolvedCase, loaded: Mask) -> bool:
+    """Whether the loaded tools hold a tool of every group the case expects (no search)."""
+    return all(any(loaded[i] for i in group) for group in case.groups)
 
 
 # --------------------------------------------------------------------------------- the greedy
@@ -215,6 +238,28 @@ def _recall(case: ResolvedCase, loaded: Mask, found: Sequence[int]) -> float:
     return sum(sent) / len(sent)
 
 
+#: One case under a loaded set: found tools, recall, found tools' tokens, whether it searches.
+_CaseState = tuple[list[int], float, float, bool]
+
+
+def _better(score: tuple[int, float, float], than: tuple[int, float, float]) -> bool:
+    """A greedy step's score beats another's (ties within 1e-12 keep the earlier one)."""
+    if score[0] != than[0]:
+        return score[0] > than[0]
+    if abs(score[1] - than[1]) > 1e-12:
+        return score[1] > than[1]
+    return score[2] > than[2] + 1e-12
+
+
+def _case(proxy: _Proxy, case: ResolvedCase, order: IntArray, loaded: Mask, k: int) -> _CaseState:
+    """One case under a loaded set: what its search finds, its recall, the found tools' tokens
+    and whether it needs the search at all (covered cases find nothing and cost one request)."""
+    if covered(case, loaded):
+        return [], 1.0, 0.0, False
+    found = _found(order, loaded, k)
+    return found, _recall(case, loaded, found), float(proxy.per_tool[found].sum()), True
+
+
 def greedy_path(
     proxy: _Proxy,
     items: Sequence[ResolvedCase],
@@ -226,15 +271,18 @@ def greedy_path(
     usage: IntArray | None = None,
     extra: int = 0,
 ) -> list[PathPoint]:
-    """Loaded sets from nothing upwards, each step the unit with the most recall per token."""
+    """Loaded sets from nothing upwards, each step the unit with the most recall per token
+    (tokens per task: a case the loaded set covers saves its search round trip)."""
     size = proxy.per_tool.shape[0]
     loaded = np.zeros(size, dtype=np.bool_)
     cases = [items[c] for c in case_ids]
     orders = [proxy.orders[c] for c in case_ids]
     n = max(len(cases), 1)
-    found = [_found(o, loaded, k) for o in orders]
-    recall = [_recall(c, loaded, f) for c, f in zip(cases, found, strict=True)]
-    ftok = [float(proxy.per_tool[f].sum()) for f in found]
+    state = [_case(proxy, c, o, loaded, k) for c, o in zip(cases, orders, strict=True)]
+    found = [s[0] for s in state]
+    recall = [s[1] for s in state]
+    ftok = [s[2] for s in state]
+    searches = [s[3] for s in state]
     weight = np.zeros(size)
     if usage is not None and usage.sum() > 0:
         weight = USAGE_WEIGHT * usage / usage.sum()
@@ -247,10 +295,14 @@ def greedy_path(
     base = proxy.fixed + extra
     loaded_tok = 0.0
 
+    def task_tokens(loaded_tok: float, searched: float, found_tok: float) -> float:
+        """Mean tokens per task: every case's first request, the searching cases' second."""
+        return (base + loaded_tok) * (1.0 + searched / n) + found_tok / n
+
     def point() -> PathPoint:
         hits = [r > 0 for r in recall]
         setting = DeferredSetting(variant, k, tuple(np.flatnonzero(loaded).tolist()))
-        mean_tok = base + loaded_tok + sum(ftok) / n
+        mean_tok = task_tokens(loaded_tok, sum(searches), sum(ftok))
         return PathPoint(setting, sum(hits) / n, sum(recall) / n, mean_tok)
 
     path = [point()]
@@ -259,7 +311,7 @@ def greedy_path(
         for c, f in enumerate(found):
             for i in f:
                 shown.setdefault(i, set()).add(c)
-        best: tuple[float, int, dict[int, tuple[list[int], float, float]]] | None = None
+        best: tuple[tuple[int, float, float], int, dict[int, _CaseState]] | None = None
         now = path[-1].tokens
         for u_index, unit in enumerate(hot):
             if loaded[list(unit)].all():
@@ -269,31 +321,36 @@ def greedy_path(
             touched: set[int] = set()
             for i in unit:
                 touched |= expects.get(i, set()) | shown.get(i, set())
-            changes: dict[int, tuple[list[int], float, float]] = {}
-            d_recall = d_tok = 0.0
+            changes: dict[int, _CaseState] = {}
+            d_recall = d_tok = d_search = 0.0
             for c in touched:
-                f = _found(orders[c], trial, k)
-                r = _recall(cases[c], trial, f)
-                t = float(proxy.per_tool[f].sum())
-                changes[c] = (f, r, t)
-                d_recall += r - recall[c]
-                d_tok += t - ftok[c]
+                change = _case(proxy, cases[c], orders[c], trial, k)
+                changes[c] = change
+                d_recall += change[1] - recall[c]
+                d_tok += change[2] - ftok[c]
+                d_search += change[3] - searches[c]
             new = [i for i in unit if not loaded[i]]
-            cost = float(proxy.per_tool[new].sum()) + d_tok / n
+            after = task_tokens(
+                loaded_tok + float(proxy.per_tool[new].sum()),
+                sum(searches) + d_search,
+                sum(ftok) + d_tok,
+            )
+            cost = after - now
             gain = d_recall / n + float(weight[new].sum())
-            if gain <= 1e-12 or now + cost > cap + 1e-9:
-                continue
-            ratio = gain / max(cost, 1.0)
-            if best is None or ratio > best[0] + 1e-12:
-                best = (ratio, u_index, changes)
+            if now + cost > cap + 1e-9 or (gain <= 1e-12 and cost >= -1e-9):
+                continue  # over the cap, or neither more recall nor fewer tokens
+            # A unit that saves tokens (the round trips it spares cost more than it) comes first.
+            score = (1, gain, -cost) if cost <= 1e-9 else (0, gain / max(cost, 1.0), 0.0)
+            if best is None or _better(score, best[0]):
+                best = (score, u_index, changes)
         if best is None:
             return path
         unit = hot[best[1]]
         loaded_tok += float(proxy.per_tool[[i for i in unit if not loaded[i]]].sum())
         loaded[list(unit)] = True
         weight[list(unit)] = 0.0
-        for c, (f, r, t) in best[2].items():
-            found[c], recall[c], ftok[c] = f, r, t
+        for c, (f, r, t, searched) in best[2].items():
+            found[c], recall[c], ftok[c], searches[c] = f, r, t, searched
         path.append(point())
 
 

@@ -8,7 +8,11 @@
 Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
 and measured k-fold held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
-and tokens per request (:mod:`workbench.evaluate.intervals`).
+and tokens per task (:mod:`workbench.evaluate.intervals`).
+
+Tokens are tool tokens per task (one user message): for the HoloDeck rows one request; for the
+deferred rows the search round trip is in (a task the loaded tools do not cover costs the search's
+request and the one after it, see :mod:`workbench.evaluate.deferred_tune`).
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
 from workbench.runtime import RUNTIMES, RuntimeName
 from workbench.tokens import TokenTable
+
+#: How the deferred rows' tokens differ from a request's, in words (the rows' note).
+ROUND_TRIP = "a task the loaded tools do not cover takes two requests (the search, then the call)"
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,6 @@ def compare_runtimes(
             figures = tuple(
                 CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases
             )
-            note = approximation(queries)
+            note = f"{approximation(queries)}; {ROUND_TRIP}"
             rows.append(RuntimeRow(name, text, s.to_json(catalog), figures, note))
     return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)

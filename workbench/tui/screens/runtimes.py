@@ -3,7 +3,7 @@
 The numbers of ``holo-tune compare --runtimes`` (a thread worker calls the core's
 :func:`workbench.evaluate.runtimes.compare_runtimes`, one runtime at a time so the progress bar
 moves and leaving the view stops the run between runtimes): a table row per runtime with its
-tuned setting and held-out hit, recall and tokens per request, each with its 95 % interval; the
+tuned setting and held-out hit, recall and tokens per task, each with its 95 % interval; the
 runtime that runs the agent marked ``▶``; the approximation note of the deferred-loading rows;
 and one plot of recall against tokens with both error bars. Cases are the CLI's default
 (``--cases``, the agent's own ``test_cases``, ``<agent stem>.cases.yaml`` beside it), or a file
@@ -49,7 +49,7 @@ COLUMNS: tuple[tuple[str, bool], ...] = (
     ("tuned setting", False),
     ("hit (95%)", True),
     ("recall (95%)", True),
-    ("tokens/request (95%)", True),
+    ("tokens/task (95%)", True),
 )
 #: Marks the runtime that runs the agent.
 HERE = "▶ "

@@ -1,4 +1,4 @@
-"""Every runtime's recall against its tokens per request, with both 95 % error bars.
+"""Every runtime's recall against its tokens per task, with both 95 % error bars.
 
 One mark per runtime (the letters of ``compare --runtimes``' text plot) at its held-out figures,
 a ``│`` bar over its recall interval and a ``─`` bar over its tokens interval; the runtime that
@@ -115,7 +115,7 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
         for x, char in enumerate(cells):
             text.append(char, style=styles.get((x, y), ""))
         text.append("\n")
-    scale = f"{x0:,.0f} … {x1:,.0f} tokens per request (mean, 95% bars)"
+    scale = f"{x0:,.0f} … {x1:,.0f} tokens per task (mean, 95% bars)"
     text.append(" " * (label - 1) + "└" + scale.rjust(inner_w, "─"), style="dim")
     return text
 
@@ -123,7 +123,7 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
 class RuntimesPlot(Widget):
     """Draws a :class:`RuntimesPlotData`."""
 
-    BORDER_TITLE = "recall vs tokens per request · every runtime, 95% error bars"
+    BORDER_TITLE = "recall vs tokens per task · every runtime, 95% error bars"
     data: reactive[RuntimesPlotData | None] = reactive(None)
 
     def render(self) -> Text:
