@@ -91,6 +91,7 @@ def test_tune_json_says_the_engine_is_an_approximation_and_fits_the_budget(
     data = _json(capsys, _tune(path, runtime, "--max-tokens", "1500", "--json"))
     assert data["runtime"] == {"name": runtime, "reason": "--runtime", "source": "flag"}
     assert "approximation" in data["approximation"] and "not publish" in data["approximation"]
+    assert data["tokens"].startswith("per task: the search round trip included")
     assert "anthropic engine" in data["engine"]
     if runtime == "openai":
         assert "closest" in data["engine"] and data["setting"]["variant"] == "bm25"
