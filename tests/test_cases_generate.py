@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from chat_world import SECRET, WEATHER_AND_MAIL, private_agent
 from fake_chat_server import KEY, FakeChatServer, Fault, answer_for, write_catalog
 
 from workbench.cli import main
@@ -21,18 +22,7 @@ from workbench.evaluate.generate import (
     words,
 )
 
-SECRET = "do-not-send-0xC0FFEE"
-TOOLS = {
-    "weather": [
-        ("get_forecast", "Weather forecast for a city", ["city", "days"]),
-        ("get_alerts", "Severe weather alerts for a region", ["region"]),
-    ],
-    "mail": [
-        ("send_email", "Send an email message to a recipient", ["to", "subject", "body"]),
-        ("list_inbox", "List the messages in the email inbox", []),
-    ],
-}
-ALL = [f"{server}-{name}" for server, tools in TOOLS.items() for name, _, _ in tools]
+ALL = [f"{server}-{name}" for server, tools in WEATHER_AND_MAIL.items() for name, _, _ in tools]
 
 
 @pytest.fixture
@@ -43,19 +33,8 @@ def server() -> Iterator[FakeChatServer]:
 
 @pytest.fixture
 def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatch) -> Path:
-    write_catalog(tmp_path / "catalog.json", TOOLS)
-    agent = tmp_path / "agent.yaml"
-    agent.write_text(
-        "name: gen\nmodel:\n  provider: openai\n  name: gpt-4o-mini\n"
-        "instructions:\n  inline: the agent's own instructions stay private\n"
-        "tools:\n  - name: weather\n    type: mcp\n    description: weather\n"
-        "    command: no-such-command\n"
-        "    env:\n      WEATHER_TOKEN: ${WEATHER_TOKEN}\n"
-    )
-    monkeypatch.setenv("WEATHER_TOKEN", SECRET)
-    for variable, value in server.environment(tmp_path / "cache").items():
-        monkeypatch.setenv(variable, value)
-    return agent
+    write_catalog(tmp_path / "catalog.json", WEATHER_AND_MAIL)
+    return private_agent(tmp_path, "gen", "openai:gpt-4o-mini", server, monkeypatch)
 
 
 def _generate(agent: Path, *more: str) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chat_world import SECRET, WEATHER_AND_MAIL, private_agent
 from fake_chat_server import FakeChatServer, write_catalog
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,17 +27,9 @@ from workbench.evaluate.search_queries import (
 )
 from workbench.search.strategies.anthropic import PATTERN_MAX
 
-SECRET = "do-not-send-0xBEEF"
 LLM = "openai:gpt-4o-mini"
 TOOLS = {
-    "weather": [
-        ("get_forecast", "Weather forecast for a city", ["city", "days"]),
-        ("get_alerts", "Severe weather alerts for a region", ["region"]),
-    ],
-    "mail": [
-        ("send_email", "Send an email message to a recipient", ["to", "subject", "body"]),
-        ("list_inbox", "List the messages in the email inbox", []),
-    ],
+    **WEATHER_AND_MAIL,
     "files": [
         ("read_file", "Read a file from disk", ["path"]),
         ("write_file", "Write text to a file on disk", ["path", "content"]),
@@ -88,18 +81,7 @@ def world(tmp_path: Path, server: FakeChatServer, monkeypatch: pytest.MonkeyPatc
             for message, (tool, _) in CASES.items()
         )
     )
-    agent = tmp_path / "agent.yaml"
-    agent.write_text(
-        "name: deferred\nmodel:\n  provider: anthropic\n  name: claude-sonnet-4-5\n"
-        "instructions:\n  inline: the agent's own instructions stay private\n"
-        "tools:\n  - name: weather\n    type: mcp\n    description: weather\n"
-        "    command: no-such-command\n"
-        "    env:\n      WEATHER_TOKEN: ${WEATHER_TOKEN}\n"
-    )
-    monkeypatch.setenv("WEATHER_TOKEN", SECRET)
-    for variable, value in server.environment(tmp_path / "cache").items():
-        monkeypatch.setenv(variable, value)
-    return agent
+    return private_agent(tmp_path, "deferred", "anthropic:claude-sonnet-4-5", server, monkeypatch)
 
 
 def _run(agent: Path, command: str, *more: str) -> list[str]:

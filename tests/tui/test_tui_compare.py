@@ -11,14 +11,21 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Input, ProgressBar, Static
-from tui_helpers import ENV, SAMPLES, research_app, shown
+from tui_helpers import (
+    ENV,
+    SAMPLES,
+    open_view,
+    research_app,
+    run_view,
+    shown,
+    stackone_with_cases,
+)
 
 from workbench.config import load_agent
 from workbench.evaluate import cases_from_agent, evaluate, load_cases, resolve_cases
 from workbench.evaluate.compare import CompareReport, CompareRow, CurvePoint, compare
 from workbench.evaluate.metrics import Metrics
 from workbench.search.strategies import ENGINES
-from workbench.tui.app import HoloTuneApp
 from workbench.tui.caseruns import AGENT_CASES, NO_CASES, agent_cases_first
 from workbench.tui.commands import ACTIONS
 from workbench.tui.options import Options
@@ -48,29 +55,15 @@ test_cases:
 """
 
 
-def _stackone_small(stackone: Path, tmp_path: Path) -> HoloTuneApp:
-    """The stackone agent with a small ``cases.jsonl`` beside it (no test_cases of its own)."""
-    shutil.copyfile(stackone / "agent.yaml", tmp_path / "agent.yaml")
-    lines = (stackone / "cases.jsonl").read_text().splitlines()[::STEP]
-    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    options = Options(agent=tmp_path / "agent.yaml", catalog=stackone / "catalog.json", environ=ENV)
-    return HoloTuneApp(options)
-
-
 async def test_compare_view_shows_the_cores_numbers_and_every_engine(
     stackone: Path, tmp_path: Path
 ) -> None:
-    app = _stackone_small(stackone, tmp_path)
+    app = stackone_with_cases(stackone, tmp_path, every=STEP)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareEnginesScreen)
+        screen = await open_view(pilot, CompareEnginesScreen, "x")
         # No test_cases in the agent: the file beside it is the default.
         assert screen.query_one("#cmp-cases", Input).value == str(tmp_path / "cases.jsonl")
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_view(pilot, screen)
         ws = screen.lab.workspace
         cases = resolve_cases(load_cases(tmp_path / "cases.jsonl"), ws.catalog)
         expected = compare(ws, cases)
@@ -111,13 +104,10 @@ async def test_compare_view_shows_the_cores_numbers_and_every_engine(
 
 
 async def test_the_marked_setting_is_the_knobs(stackone: Path, tmp_path: Path) -> None:
-    app = _stackone_small(stackone, tmp_path)
+    app = stackone_with_cases(stackone, tmp_path, every=STEP)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "right_square_bracket", "right_square_bracket", "x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareEnginesScreen)
+        keys = ("right_square_bracket", "right_square_bracket", "x")
+        screen = await open_view(pilot, CompareEnginesScreen, *keys)
         lab = screen.lab
         assert lab.setting.top_k == lab.file_setting.top_k + 2
         await pilot.press("ctrl+g")
@@ -136,14 +126,9 @@ async def test_the_agents_test_cases_are_the_default(tmp_path: Path) -> None:
     agent = tmp_path / "research-agent.yaml"
     agent.write_text(agent.read_text() + TEST_CASES)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareEnginesScreen)
+        screen = await open_view(pilot, CompareEnginesScreen, "x")
         assert screen.query_one("#cmp-cases", Input).value == AGENT_CASES
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_view(pilot, screen)
         ws = screen.lab.workspace
         expected = compare(ws, resolve_cases(cases_from_agent(ws.agent), ws.catalog))
         assert screen.table_rows() == [row_cells(row) for row in expected.rows]
@@ -155,14 +140,9 @@ async def test_the_agents_test_cases_are_the_default(tmp_path: Path) -> None:
 async def test_a_bad_cases_file_is_said_on_the_status_line(tmp_path: Path) -> None:
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareEnginesScreen)
+        screen = await open_view(pilot, CompareEnginesScreen, "x")
         screen.query_one("#cmp-cases", Input).value = str(tmp_path / "nope.jsonl")
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_view(pilot, screen)
         status = shown(screen.query_one("#cmp-status"))
         assert status.strip().startswith("✗") and "nope.jsonl: no such file" in status
         assert screen.outcome is None and screen.table_rows() == []
@@ -172,14 +152,9 @@ async def test_a_bad_cases_file_is_said_on_the_status_line(tmp_path: Path) -> No
 async def test_no_cases_runs_nothing_and_says_what_eval_says(tmp_path: Path, path: str) -> None:
     app = research_app(tmp_path)  # no test_cases, no cases file beside it
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "x")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareEnginesScreen)
+        screen = await open_view(pilot, CompareEnginesScreen, "x")
         screen.query_one("#cmp-cases", Input).value = path
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_view(pilot, screen)
         status = shown(screen.query_one("#cmp-status"))
         assert status.strip().startswith("✗") and NO_CASES in status
         assert screen.outcome is None and screen.table_rows() == []
@@ -189,11 +164,8 @@ async def test_no_cases_runs_nothing_and_says_what_eval_says(tmp_path: Path, pat
 async def test_the_cases_path_is_kept_for_the_session(tmp_path: Path) -> None:
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "x")
-        await settle(pilot)
-        assert isinstance(app.screen, CompareEnginesScreen)
-        app.screen.query_one("#cmp-cases", Input).value = ""
+        opened = await open_view(pilot, CompareEnginesScreen, "x")
+        opened.query_one("#cmp-cases", Input).value = ""
         await pilot.press(*"my-cases.jsonl", "escape")
         await settle(pilot)
         await pilot.press("x")
@@ -210,12 +182,9 @@ async def test_evaluate_and_compare_engines_share_the_typed_cases_path(tmp_path:
     agent = tmp_path / "research-agent.yaml"
     agent.write_text(agent.read_text() + TEST_CASES)  # the agent's own come before any file
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        assert isinstance(app.screen, EvaluateScreen)
-        assert app.screen.query_one("#eval-cases", Input).value == AGENT_CASES
-        assert "cases: the agent's test_cases" in shown(app.screen.query_one("#eval-status"))
+        evaluate_view = await open_view(pilot, EvaluateScreen, "v")
+        assert evaluate_view.query_one("#eval-cases", Input).value == AGENT_CASES
+        assert "cases: the agent's test_cases" in shown(evaluate_view.query_one("#eval-status"))
         await pilot.press("escape", "x")  # opened, nothing typed: the same default
         await settle(pilot)
         assert isinstance(app.screen, CompareEnginesScreen)

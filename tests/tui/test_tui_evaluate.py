@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Static
-from tui_helpers import ENV, broken_server_app, shown
+from tui_helpers import (
+    broken_server_app,
+    open_and_run,
+    open_view,
+    run_view,
+    shown,
+    stackone_with_cases,
+)
 
 from workbench.evaluate import evaluate, load_cases, resolve_cases
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.caseruns import AGENT_CASES, NO_CASES
-from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.evaluate import EvaluateScreen
 from workbench.tui.screens.server_log import ServerLogScreen
@@ -25,25 +30,12 @@ from workbench.tui.widgets.servers_panel import ServersPanel
 SIZE = (120, 36)
 
 
-def _stackone_with_cases(stackone: Path, tmp_path: Path) -> HoloTuneApp:
-    shutil.copyfile(stackone / "agent.yaml", tmp_path / "agent.yaml")
-    shutil.copyfile(stackone / "cases.jsonl", tmp_path / "cases.jsonl")
-    options = Options(agent=tmp_path / "agent.yaml", catalog=stackone / "catalog.json", environ=ENV)
-    return HoloTuneApp(options)
-
-
 async def test_evaluate_shows_the_cores_metrics_and_adopts_a_front_point(
     stackone: Path, tmp_path: Path
 ) -> None:
-    app = _stackone_with_cases(stackone, tmp_path)
+    app = stackone_with_cases(stackone, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EvaluateScreen)
-        await pilot.press("enter")
-        await settle(pilot)
+        screen = await open_and_run(pilot, EvaluateScreen, "v")
         lab = screen.lab
         ws = lab.workspace
         cases = resolve_cases(load_cases(tmp_path / "cases.jsonl"), ws.catalog)
@@ -71,15 +63,10 @@ async def test_evaluate_shows_the_cores_metrics_and_adopts_a_front_point(
 
 
 async def test_a_miss_opens_in_the_query_lab(stackone: Path, tmp_path: Path) -> None:
-    app = _stackone_with_cases(stackone, tmp_path)
+    app = stackone_with_cases(stackone, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EvaluateScreen) and screen.outcome is not None
+        screen = await open_and_run(pilot, EvaluateScreen, "v")
+        assert screen.outcome is not None
         first_miss = screen.outcome.report.misses[0].case.query
         screen.query_one("#eval-misses", RowList).focus()
         await pilot.press("enter")
@@ -126,14 +113,9 @@ async def test_no_cases_runs_nothing_and_says_what_eval_says(
 ) -> None:
     """The stackone agent has no test_cases and no cases file beside it (a copy in tmp_path)."""
     async with stackone_app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        screen = stackone_app.screen
-        assert isinstance(screen, EvaluateScreen)
+        screen = await open_view(pilot, EvaluateScreen, "v")
         screen.query_one("#eval-cases", Input).value = path
-        await pilot.press("enter")
-        await settle(pilot)
+        await run_view(pilot, screen)
         status = shown(screen.query_one("#eval-status"))
         assert status.strip().startswith("✗") and NO_CASES in status
         assert screen.outcome is None and screen.query_one("#eval-front", RowList).row_count == 0
@@ -142,11 +124,7 @@ async def test_no_cases_runs_nothing_and_says_what_eval_says(
 
 async def test_the_cases_path_is_kept_for_the_session(stackone_app: HoloTuneApp) -> None:
     async with stackone_app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        assert isinstance(stackone_app.screen, EvaluateScreen)
-        field = stackone_app.screen.query_one("#eval-cases", Input)
+        field = (await open_view(pilot, EvaluateScreen, "v")).query_one("#eval-cases", Input)
         field.value = ""
         await pilot.press(*"my-cases.jsonl")
         await pilot.press("escape")

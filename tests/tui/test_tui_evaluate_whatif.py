@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from textual.worker import WorkerState
-from tui_helpers import ENV, cli_json, research_app, shown
+from tui_helpers import ENV, cli_json, open_and_run, research_app, shown
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
@@ -64,13 +64,7 @@ def _kit_app(tmp_path: Path) -> HoloTuneApp:
 async def test_evaluate_lists_the_what_if_rows_tune_lists(tmp_path: Path) -> None:
     app = _kit_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EvaluateScreen)
-        await pilot.press("enter")
-        await settle(pilot)
+        screen = await open_and_run(pilot, EvaluateScreen, "v")
         assert screen.outcome is not None
         report = screen.whatifs.report
         assert report is not None
@@ -103,13 +97,7 @@ async def test_evaluate_lists_the_what_if_rows_tune_lists(tmp_path: Path) -> Non
 async def test_a_new_evaluation_measures_again_and_leaving_cancels(tmp_path: Path) -> None:
     app = _kit_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EvaluateScreen)
-        await pilot.press("enter")
-        await settle(pilot)
+        screen = await open_and_run(pilot, EvaluateScreen, "v")
         first = screen.whatifs.report
         assert first is not None
         await pilot.press("ctrl+g")
@@ -130,13 +118,8 @@ async def test_too_few_cases_say_why_no_what_if_is_measured(tmp_path: Path) -> N
         "cases:\n  - query: find recent papers on transformers\n    expected: [search_papers]\n"
     )
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "v")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, EvaluateScreen) and screen.outcome is not None
+        screen = await open_and_run(pilot, EvaluateScreen, "v")
+        assert screen.outcome is not None
         text = str(screen.query_one("#eval-whatif").render())
         assert "needs at least 5 cases" in text and "these are 1" in text
         assert screen.whatifs.report is None

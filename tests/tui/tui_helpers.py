@@ -14,20 +14,25 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widget import Widget
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
+from workbench.tui.screenshots import settle
 
 REPO = Path(__file__).resolve().parents[2]
 DATASETS = REPO / "tests" / "data" / "datasets"
 SAMPLES = REPO / "sample_configs"
 #: What the sample agents need to load; no embedding key, so semantic is BM25 (deterministic).
 ENV = {"BRAVE_API_KEY": "placeholder", "HOME": "/nonexistent-holo-tune-home"}
+
+ViewT = TypeVar("ViewT", bound=Screen[Any])
 
 
 @pytest.fixture
@@ -41,6 +46,18 @@ def stackone() -> Path:
 @pytest.fixture
 def stackone_app(stackone: Path, tmp_path: Path) -> HoloTuneApp:
     """The stackone agent (a copy, so write-back tests can write) on its snapshot."""
+    return _stackone_copy(stackone, tmp_path)
+
+
+def stackone_with_cases(stackone: Path, tmp_path: Path, every: int = 1) -> HoloTuneApp:
+    """The stackone agent (a copy) with its ``cases.jsonl`` beside it (it has no test_cases of
+    its own): every case, or every ``every``-th one for a smaller set."""
+    lines = (stackone / "cases.jsonl").read_text().splitlines()[::every]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    return _stackone_copy(stackone, tmp_path)
+
+
+def _stackone_copy(stackone: Path, tmp_path: Path) -> HoloTuneApp:
     agent = tmp_path / "agent.yaml"
     shutil.copyfile(stackone / "agent.yaml", agent)
     return HoloTuneApp(Options(agent=agent, catalog=stackone / "catalog.json", environ=ENV))
@@ -112,3 +129,28 @@ def shown(widget: Widget) -> str:
     size = widget.outer_size
     strips = widget.render_lines(Region(0, 0, size.width, size.height))
     return "\n".join(strip.text for strip in strips)
+
+
+async def open_view(pilot: Pilot[None], view: type[ViewT], *keys: str) -> ViewT:
+    """Once the app has loaded, ``tab`` to the dashboard's lists and press ``keys``: the view
+    they open, checked to be a ``view``, with its own workers done."""
+    await settle(pilot)
+    await pilot.press("tab", *keys)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, view)
+    return screen
+
+
+async def run_view(pilot: Pilot[None], screen: ViewT) -> ViewT:
+    """``enter`` on an open view (run it on its cases) and wait for the run's worker: the view,
+    checked to be still on screen."""
+    await pilot.press("enter")
+    await settle(pilot)
+    assert pilot.app.screen is screen
+    return screen
+
+
+async def open_and_run(pilot: Pilot[None], view: type[ViewT], *keys: str) -> ViewT:
+    """:func:`open_view`, then :func:`run_view` as it opened."""
+    return await run_view(pilot, await open_view(pilot, view, *keys))

@@ -20,6 +20,7 @@ from pathlib import Path
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
 from workbench.config.writeback import WritePlan, apply_plan, plan_write
+from workbench.config.writeback_allowlist import AllowlistPlan
 
 _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
 
@@ -70,6 +71,25 @@ def show_and_write(
     saved = write()
     kept = f"previous file kept in {saved}" if saved else no_backup
     _status(f"{path}: {written} ({kept})")
+
+
+def write_plan(
+    plan: WritePlan | AllowlistPlan, *, unchanged: str, written: str, to_stdout: bool
+) -> None:
+    """A tuner's ``--apply`` of a plan for the agent YAML: its warnings, then
+    ``PATH: no change (UNCHANGED)`` on stderr, or :func:`show_and_write` with a backup kept."""
+    for message in plan.warnings:
+        warn(message)
+    if not plan.changed:
+        _status(f"{plan.path}: no change ({unchanged})")
+        return
+    show_and_write(
+        plan.path,
+        plan.diff,
+        lambda: apply_plan(plan, backup=True),
+        to_stdout=to_stdout,
+        written=written,
+    )
 
 
 def colored_diff(diff: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.commands.apply import show_and_write
+from workbench.commands.apply import write_plan
 from workbench.commands.common import (
     print_json,
     refuse_unwritable,
@@ -24,7 +24,7 @@ from workbench.commands.common import (
 )
 from workbench.commands.eval import describe, metric_line, open_for_cases, with_source
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
-from workbench.config.writeback import apply_plan, plan_write, render_block_text
+from workbench.config.writeback import plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runs import TuneReport, tune_cases
@@ -234,15 +234,9 @@ def verdict_lines(report: TuneReport) -> list[str]:
 def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -> None:
     agent = ws.agent
     plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
-    for message in plan.warnings:
-        warn(message)
-    if not plan.changed:
-        print(f"{plan.path}: no change (the block already says that)", file=sys.stderr)
-        return
-    show_and_write(
-        plan.path,
-        plan.diff,
-        lambda: apply_plan(plan, backup=True),
-        to_stdout=diff_to_stdout,
+    write_plan(
+        plan,
+        unchanged="the block already says that",
         written="tool_filtering written",
+        to_stdout=diff_to_stdout,
     )

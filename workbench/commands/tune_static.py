@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from workbench.commands.apply import show_and_write
+from workbench.commands.apply import write_plan
 from workbench.commands.common import (
     max_tokens_of,
     print_json,
@@ -21,7 +21,6 @@ from workbench.commands.common import (
     warn,
     with_runtime,
 )
-from workbench.config.writeback import apply_plan
 from workbench.config.writeback_allowlist import plan_allowlists
 from workbench.evaluate.allowlist import (
     AllowlistReport,
@@ -131,15 +130,9 @@ def write_allowlists(
     plan = plan_allowlists(
         agent.path, report.surface.backend, lists, every=every, original=agent.raw
     )
-    for message in plan.warnings:
-        warn(message)
-    if not plan.changed:
-        print(f"{plan.path}: no change (the allowlists already say that)", file=sys.stderr)
-        return
-    show_and_write(
-        plan.path,
-        plan.diff,
-        lambda: apply_plan(plan, backup=True),
-        to_stdout=not args.json,
+    write_plan(
+        plan,
+        unchanged="the allowlists already say that",
         written=f"{', '.join(plan.keys)} written",
+        to_stdout=not args.json,
     )

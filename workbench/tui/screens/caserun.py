@@ -1,7 +1,8 @@
-"""The run loop the case-running views share (Evaluate, Compare engines).
+"""The run loop the case-running views share (Evaluate, Compare engines, Which runtime?).
 
-A view has a cases path :class:`~textual.widgets.Input` (``#<prefix>-cases``), a
-:class:`~textual.widgets.ProgressBar` and a status line (``#<prefix>-status``). Enter in the path
+A view has a cases path :class:`~textual.widgets.Input` (``#<prefix>-cases``, on the CLI's
+default cases until one is typed), a :class:`~textual.widgets.ProgressBar` and a status line
+(``#<prefix>-status``), composed by :meth:`CaseRunScreen.run_header`. Enter in the path
 (or the view's run binding) starts one exclusive thread worker that calls the core; the worker
 posts progress and never touches a widget; its end is handled here in one
 ``Worker.StateChanged`` handler: an error is said on the status line, a cancel says "stopped", a
@@ -15,12 +16,20 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from workbench.errors import HoloTuneError
-from workbench.tui.caseruns import CasesMemory, RunProgress, nothing_to_run, source_text
+from workbench.tui.caseruns import (
+    CasesMemory,
+    RunProgress,
+    nothing_to_run,
+    source_text,
+    view_default,
+)
 from workbench.tui.lab import Lab
 
 ResultT = TypeVar("ResultT")
@@ -52,8 +61,8 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
 
     # -- what a view provides ---------------------------------------------------------------
     def default_path(self) -> str:
-        """The path the view opens on while none has been typed."""
-        raise NotImplementedError
+        """The path the view opens on while none has been typed: the CLI's default cases."""
+        return view_default(self.lab.workspace.agent, self.cases_flag())
 
     def run_cases(self, path: str) -> OutcomeT:
         """Thread worker body: core calls only (progress through ``progress_poster``)."""
@@ -87,6 +96,14 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         else:
             self._opened_on = self.default_path()
         return Input(self._opened_on, id=f"{self.PREFIX}-cases")
+
+    def run_header(self) -> ComposeResult:
+        """The cases path and the progress bar side by side (``#<prefix>-top``), then the status
+        line: the first rows of the view's :meth:`compose`."""
+        with Horizontal(id=f"{self.PREFIX}-top"):
+            yield self.cases_input()
+            yield ProgressBar(id=f"{self.PREFIX}-progress", show_eta=False)
+        yield Static("", id=f"{self.PREFIX}-status")
 
     def status(self, text: str | Text) -> None:
         self.query_one(f"#{self.PREFIX}-status", Static).update(text)

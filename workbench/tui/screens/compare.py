@@ -19,9 +19,9 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from workbench.evaluate import evaluate
@@ -31,7 +31,6 @@ from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
     read_cases,
-    view_default,
 )
 from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
@@ -124,15 +123,9 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
     def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
         super().__init__(lab, agent_path, memory, id="compare-engines")
 
-    def default_path(self) -> str:
-        return view_default(self.lab.workspace.agent, self.cases_flag())
-
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):
-            with Horizontal(id="cmp-top"):
-                yield self.cases_input()
-                yield ProgressBar(id="cmp-progress", show_eta=False)
-            yield Static("", id="cmp-status")
+            yield from self.run_header()
             table: DataTable[Text] = DataTable(
                 id="cmp-table", cursor_type="row", zebra_stripes=True
             )

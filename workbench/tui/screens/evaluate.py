@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
@@ -31,7 +31,6 @@ from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
     read_cases,
-    view_default,
 )
 from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
@@ -120,15 +119,9 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         self.runtime = runtime
         self.whatifs = WhatIfs(self, "#eval-whatif")
 
-    def default_path(self) -> str:
-        return view_default(self.lab.workspace.agent, self.cases_flag())
-
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
-            with Horizontal(id="eval-top"):
-                yield self.cases_input()
-                yield ProgressBar(id="eval-progress", show_eta=False)
-            yield Static("", id="eval-status")
+            yield from self.run_header()
             with Horizontal(id="eval-cards"):
                 for label in ("recall", "hit", "top1", "mrr", "tokens sent", "saved"):
                     yield Static(Text(f"{label}\n–"), classes="eval-card")

@@ -20,9 +20,9 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, ProgressBar, Static
+from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from workbench.errors import InputError
@@ -36,7 +36,6 @@ from workbench.tui.caseruns import (
     RunProgress,
     Stopped,
     read_cases,
-    view_default,
 )
 from workbench.tui.dashboard.runtime import runtime_text
 from workbench.tui.lab import Lab
@@ -131,15 +130,9 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             return ""
         return f"{HERE}{runtime_text(self.runtime)} runs this agent · "
 
-    def default_path(self) -> str:
-        return view_default(self.lab.workspace.agent, self.cases_flag())
-
     def compose(self) -> ComposeResult:
         with Vertical(id="rt-box"):
-            with Horizontal(id="rt-top"):
-                yield self.cases_input()
-                yield ProgressBar(id="rt-progress", show_eta=False)
-            yield Static("", id="rt-status")
+            yield from self.run_header()
             table: DataTable[Text] = DataTable(id="rt-table", cursor_type="row", zebra_stripes=True)
             yield table
             yield Static("", id="rt-notes")
