@@ -230,6 +230,33 @@ def test_check_runtime_flag_turns_the_error_into_a_warning(
     assert codes["filtering-not-read"] == "warning" and "filtering-removed-0.7" not in codes
 
 
+@pytest.mark.parametrize(
+    ("runtime", "knob_findings"),
+    [("holodeck-0.6", True), ("holodeck-0.7", False), ("anthropic", False), ("openai", False)],
+)
+def test_the_knobs_findings_only_where_the_runtime_reads_the_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], runtime: str, knob_findings: bool
+) -> None:
+    """Where the block is not read, what its knobs would do (a cold-start top_n_used, an
+    always_include that matches nothing) is not what the runtime does: only the block's
+    generation finding and the catalog's remain."""
+    (tmp_path / ".git").mkdir()
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "tool_filtering:\n  enabled: true\n  always_include_top_n_used: 3\n"
+        "  always_include: [no_such_tool]\n"
+    )
+    catalog = Path(__file__).resolve().parents[1] / "sample_configs"
+    catalog = catalog / "research-agent.catalog.json"
+    main(["check", str(path), "--json", "--runtime", runtime, "--catalog", str(catalog)])
+    codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    knobs = {"top-n-used-cold-start", "always-include-unmatched"}
+    assert bool(codes & knobs) == knob_findings, codes
+    if not knob_findings:
+        assert codes & {"filtering-not-read", "filtering-removed-0.7"}
+
+
 def test_the_installed_holodeck_is_seen_in_a_real_environment(tmp_path: Path) -> None:
     """A fake holodeck-ai distribution on sys.path: importlib.metadata finds its version."""
     site = tmp_path / "site"

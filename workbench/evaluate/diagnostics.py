@@ -136,7 +136,8 @@ def diagnose(
         usage=usage,
         runtime=runtime or detect_runtime(parts.agent.path, parts.agent.data),
     )
-    found = [finding for check in CHECKS for finding in check(ctx)]
+    checks = CHECKS if ctx.runtime.reads_tool_filtering else RUNTIME_CHECKS
+    found = [finding for check in checks for finding in check(ctx)]
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
@@ -483,3 +484,6 @@ CHECKS: tuple[Check, ...] = (
     check_top_k,
     check_catalog,
 )
+#: What applies when the runtime does not read ``tool_filtering`` (HoloDeck 0.7, the deferred
+#: runtimes): the knobs' checks would describe a filter that never runs.
+RUNTIME_CHECKS: tuple[Check, ...] = (check_config, check_generation, check_catalog)
