@@ -247,12 +247,14 @@ def test_the_knobs_findings_only_where_the_runtime_reads_the_block(
         "tool_filtering:\n  enabled: true\n  always_include_top_n_used: 3\n"
         "  always_include: [no_such_tool]\n"
     )
-    catalog = Path(__file__).resolve().parents[1] / "sample_configs"
-    catalog = catalog / "research-agent.catalog.json"
-    main(["check", str(path), "--json", "--runtime", runtime, "--catalog", str(catalog)])
+    samples = Path(__file__).resolve().parents[1] / "sample_configs"
+    catalog, cases = samples / "research-agent.catalog.json", samples / "research-agent.cases.yaml"
+    flags = ["--runtime", runtime, "--catalog", str(catalog), "--cases", str(cases)]
+    main(["check", str(path), "--json", "--no-what-if", *flags])
     codes = {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
-    knobs = {"top-n-used-cold-start", "always-include-unmatched"}
-    assert bool(codes & knobs) == knob_findings, codes
+    # The cases run under the block's filter: which expected tools it never sends.
+    knobs = {"top-n-used-cold-start", "always-include-unmatched", "unreachable-tools"}
+    assert (codes & knobs == knobs) if knob_findings else not codes & knobs, codes
     if not knob_findings:
         assert codes & {"filtering-not-read", "filtering-removed-0.7"}
 

@@ -73,20 +73,28 @@ def all_findings(
     runtime: RuntimeInfo,
     cases: CaseSet | None,
 ) -> list[Finding]:
-    """The diagnostics, the catalog findings and, with cases, unreachable tools and what-ifs."""
+    """The diagnostics, the catalog findings and, with cases, unreachable tools and what-ifs.
+
+    Unreachable tools and what-ifs measure the ``tool_filtering`` block's filter: they are left
+    out where the runtime does not read the block (it never runs that filter)."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+    filtered = cases if runtime.reads_tool_filtering else None
     rankings = (
-        [ws.engine.rank(case.query, setting.search_method) for case in cases.cases]
-        if cases is not None
+        [ws.engine.rank(case.query, setting.search_method) for case in filtered.cases]
+        if filtered is not None
         else []
     )
     found = diagnose(ws, setting, rankings=rankings, usage=usage, runtime=runtime)
     results = None
-    if cases is not None:
-        results = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=usage).per_case
-    found += catalog_findings(ws.catalog, ws.tokens, results)
-    if cases is not None and not getattr(args, "no_what_if", False) and len(cases) >= args.folds:
-        report = measure_what_ifs(args, ws, cases, setting, Budget())
+    if filtered is not None:
+        results = evaluate(ws.engine, ws.catalog, ws.tokens, filtered, setting, usage=usage)
+    found += catalog_findings(ws.catalog, ws.tokens, results.per_case if results else None)
+    if (
+        filtered is not None
+        and not getattr(args, "no_what_if", False)
+        and len(filtered) >= args.folds
+    ):
+        report = measure_what_ifs(args, ws, filtered, setting, Budget())
         found += [row.finding() for row in report.listed]
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
