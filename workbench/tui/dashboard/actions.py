@@ -14,7 +14,7 @@ from typing import ClassVar
 from textual.binding import Binding, BindingType
 from textual.command import SimpleCommand
 from textual.screen import Screen
-from textual.widgets import TabbedContent
+from textual.widgets import Input, TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.tui.caseruns import CasesMemory
@@ -96,6 +96,18 @@ BINDINGS: list[BindingType] = [
     _b("e", "toggle_enabled", "enabled", "Toggle enabled", show=False),
     _b("n", "top_n(1)", "top_n+", "always_include_top_n_used plus one", show=False),
     _b("N", "top_n(-1)", "top_n−", "always_include_top_n_used minus one", show=False),
+    # The keys that move the focus are priority bindings: Textual routes a key to the focused
+    # widget as soon as the app reads it, so a key typed right after one of these would still
+    # reach the old widget if the focus moved only when that widget handled the first key.
+    # ``check_action`` leaves them to a text box that has the focus (they type there).
+    _b(
+        "tab,down",
+        "focus_results",
+        "results",
+        "From the query into the results",
+        show=False,
+        priority=True,
+    ),
     # The tab keys stay out of the footer (the tabs show their names; help lists the keys), so it
     # fits 120 columns with space label and w runtimes.
     _b(
@@ -104,6 +116,7 @@ BINDINGS: list[BindingType] = [
         "compare",
         "semantic, bm25, hybrid side by side",
         show=False,
+        priority=True,
     ),
     _b(
         "h",
@@ -111,11 +124,22 @@ BINDINGS: list[BindingType] = [
         "history",
         "Recent queries (Enter in the query keeps one)",
         show=False,
+        priority=True,
     ),
-    _b("g", "show_tab('tab-ranking')", "ranking", "The ranking", show=False),
-    _b("d", "show_tab('tab-findings')", "findings", "Diagnostics", show=False),
-    _b("t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False),
-    _b("slash", "focus_query", "query", "Back to the query", key_display="/", show=False),
+    _b("g", "show_tab('tab-ranking')", "ranking", "The ranking", show=False, priority=True),
+    _b("d", "show_tab('tab-findings')", "findings", "Diagnostics", show=False, priority=True),
+    _b(
+        "t", "show_tab('tab-catalog')", "catalog", "Every tool by tokens", show=False, priority=True
+    ),
+    _b(
+        "slash",
+        "focus_query",
+        "query",
+        "Back to the query",
+        key_display="/",
+        show=False,
+        priority=True,
+    ),
     _b("v", "evaluate", "eval", "Measure the setting on labelled queries"),
     _b(
         "x",
@@ -156,7 +180,7 @@ RESULTS = {
     "tab-history": "#history",
     "tab-compare": "#compare-semantic RowList",
     "tab-catalog": "#catalog-full",
-    "tab-findings": "#findings",
+    "tab-findings": "#findings-scroll",
 }
 
 
@@ -204,32 +228,43 @@ class DashboardActions(Screen[None]):
     def action_revert(self) -> None:
         self.state.revert()
 
+    def tool_table(self) -> RankingTable | CatalogTable | None:
+        """The table whose highlighted tool ``a`` and ``space`` act on: the catalog or ranking
+        that has the focus, else the ranking while its tab shows; None when neither is in sight
+        (a key must never change a tool the user cannot see)."""
+        focused = self.focused
+        if isinstance(focused, CatalogTable | RankingTable):
+            return focused
+        if self.query_one(TabbedContent).active == "tab-ranking":
+            return self.query_one(RankingTable)
+        return None
+
     def action_toggle_always(self) -> None:
         """Toggle the tool highlighted in the ranking (or the catalog when it has focus)."""
-        focused = self.focused
-        table = focused if isinstance(focused, CatalogTable) else self.query_one(RankingTable)
-        tool = table.highlighted_tool()
+        table = self.tool_table()
+        tool = table.highlighted_tool() if table is not None else None
         if tool is not None:
             self.post_message(ToggleAlways(tool))
 
     def action_label(self) -> None:
         """Label the tool highlighted in the ranking (or the catalog when it has focus) as
         expected for the query in the lab, or unlabel it."""
-        focused = self.focused
-        table = focused if isinstance(focused, CatalogTable) else self.query_one(RankingTable)
-        tool = table.highlighted_tool()
+        table = self.tool_table()
+        tool = table.highlighted_tool() if table is not None else None
         if tool is None:
             self.notify("Type a query first, then highlight a tool to label.", title="label")
             return
         self.post_message(ToggleLabel(tool))
 
     # -- views and focus -----------------------------------------------------------------------
+    # Focus moves at once (``set_focus``), not after the queue (``Widget.focus`` defers it): keys
+    # typed right after Tab, / or a tab key must reach the widget they were typed for.
     def action_focus_results(self) -> None:
         active = self.query_one(TabbedContent).active
-        self.query_one(RESULTS.get(active, "#ranking")).focus()
+        self.set_focus(self.query_one(RESULTS.get(active, "#ranking")))
 
     def action_focus_query(self) -> None:
-        self.query_one("#query", QueryInput).focus()
+        self.set_focus(self.query_one("#query", QueryInput))
 
     def action_show_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
@@ -246,14 +281,24 @@ class DashboardActions(Screen[None]):
         self.action_help()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``?`` is not offered while the query has focus (it types there; F1 is shown)."""
-        return not (action == "help" and isinstance(self.focused, QueryInput))
+        """``?`` is not offered while the query has focus (it types there; F1 is shown);
+        ``a`` and ``space`` only while a ranking or catalog is in sight; the focus keys
+        (priority bindings) go to a text box that has the focus, Tab and ↓ only from the query
+        (elsewhere Tab moves on as usual)."""
+        focused = self.focused
+        if action in ("label", "toggle_always") and self.tool_table() is None:
+            return False
+        if action == "focus_results":
+            return isinstance(focused, QueryInput)
+        if action in ("show_tab", "focus_query"):
+            return not isinstance(focused, Input)
+        return not (action == "help" and isinstance(focused, QueryInput))
 
     def open_query(self, query: str) -> None:
         """Put ``query`` in the query box and show its ranking (history, an Evaluate miss)."""
         self.query_one("#query", QueryInput).value = query
         self.query_one(TabbedContent).active = "tab-ranking"
-        self.query_one(RankingTable).focus()
+        self.set_focus(self.query_one(RankingTable))
 
     # -- labelled queries ----------------------------------------------------------------------
     def action_evaluate(self) -> None:

@@ -149,7 +149,10 @@ class DashboardScreen(DashboardActions):
                         yield CatalogTable(id="catalog-full")
                         with VerticalScroll(id="catalog-findings-scroll"):
                             yield FindingsList(id="catalog-findings")
-                    with TabPane("findings", id="tab-findings"):
+                    with (
+                        TabPane("findings", id="tab-findings"),
+                        VerticalScroll(id="findings-scroll"),
+                    ):
                         yield FindingsList(id="findings")
             with VerticalScroll(id="side"):
                 yield KnobsPanel(self.state.setting, id="knobs")
@@ -241,3 +244,9 @@ class DashboardScreen(DashboardActions):
         # The compare and catalog tabs need the width: the servers column steps aside.
         self.set_class(event.pane.id in ("tab-compare", "tab-catalog"), "-wide-tab")
         self.state.show_tab(event.pane.id)
+        # The focus never stays in a tab that is hidden (a mouse click, a tab key).
+        focused = self.focused
+        if focused is not None and any(
+            isinstance(node, TabPane) and node is not event.pane for node in focused.ancestors
+        ):
+            self.action_focus_results()

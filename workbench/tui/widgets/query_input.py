@@ -19,7 +19,7 @@ class QueryInput(Input):
     """A user message to rank the tools for."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down,tab", "screen.focus_results", "results", show=False, id="to-results"),
+        # ↓ and Tab into the results are the dashboard's (priority bindings: see its actions).
         # ? types into the query, so help is F1 here (shown in the footer while typing).
         Binding(
             "f1",
