@@ -33,6 +33,9 @@ RATIO_TARGET = 1.5
 #: on a shared 2-core machine (the load: 2.8 s, the plan: 1.5 s); 9.6 s by the node tree, 417 s
 #: before issue 13.
 TARGET_20MB_S = 6.0
+#: The one-pass readers against the node tree on the 20 MB file, in the same process (2.2x
+#: measured).
+SPEEDUP_TARGET = 1.8
 
 
 def agent_text(megabytes: float) -> str:
@@ -108,5 +111,6 @@ def _general_way(path: Path, fast_s: float) -> dict[str, Any]:
         "load_s": statistics.median(t[0] for t in times),
         "plan_s": statistics.median(t[1] for t in times),
         "speedup": total_s / fast_s,
-        "ok": True,
+        "target": SPEEDUP_TARGET,
+        "ok": total_s / fast_s >= SPEEDUP_TARGET,
     }

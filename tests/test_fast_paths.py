@@ -159,6 +159,18 @@ EDGES = [
     "%YAML 1.1\n---\nname: a\n",
     "\ufeffname: a\n",
     "name: a\r\ntool_filtering:\r\n  top_k: 2\r\n",
+    # A value that cannot be built, then a worse error further on: the node tree's order.
+    "a: 2001-13-45\nb: [\n",
+    "a: 2001-13-45\n---\nb: 1\n",
+    "a: 2001-13-45\nb: " + "[" * 101 + "]" * 101 + "\n",
+    "a:\n  b: 2001-13-45\n<<: 1\n",
+    "a:\n  b: 2001-13-45\n? [1]\n: 2\n",
+    "a: !!timestamp abc\n",
+    "a: !!bool maybe\n",
+    "a: !!int ''\n",
+    # An anchor written twice: the composer refuses it (so must the write-back).
+    "name: a\nx: &a 1\ny: &a 2\ntool_filtering:\n  top_k: 3\n",
+    "name: a\nx: &a [1]\ntool_filtering:\n  top_k: &a 3\n",
 ]
 DOCS = (
     st.sampled_from(SAMPLES).flatmap(lambda p: mutated(p.read_text(encoding="utf-8")))
@@ -240,14 +252,17 @@ def test_what_is_not_plain_goes_the_general_way(text: str) -> None:
     [
         ("2001-13-45", "'2001-13-45' reads as a YAML timestamp but is not a valid one: month"),
         ("1" * 5000, "reads as a YAML int but is not a valid one: it has more than 4300 digits"),
+        ("!!timestamp abc", "'abc' is not a valid YAML timestamp"),
+        ("!!bool maybe", "'maybe' is not a valid YAML bool"),
+        ("!!int ''", "'' is not a valid YAML int"),
     ],
-    ids=["date", "int"],
+    ids=["date", "int", "tagged-date", "tagged-bool", "tagged-int"],
 )
 def test_a_value_yaml_reads_but_python_cannot_build_is_one_line_with_its_place(
     tmp_path: Path, anchor: str, value: str, cause: str
 ) -> None:
-    """Before, ``x: 2001-13-45`` was an internal error (exit 3); the node-tree path (an anchor
-    sends the file there) and the one-pass path say the same line."""
+    """Before, ``x: 2001-13-45`` (and a tagged value PyYAML cannot build) was an internal error
+    (exit 3); now it is the file's one line, whichever way the file is read."""
     path = tmp_path / "agent.yaml"
     path.write_text(f"name: a\nmodel:\n  provider: openai\n  extra: [ok, {anchor}{value}]\n")
     with pytest.raises(ConfigError) as caught:
@@ -372,6 +387,16 @@ def test_the_skeleton_finds_the_layout_of_hand_written_files(text: str) -> None:
     """Each mapping with its own indent, each list with its own offset: the first of each in
     ``detect_style``'s breadth-first order is the one the skeleton finds."""
     _check_skeleton(text + "\n")
+
+
+@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
+def test_the_plan_of_each_edge_document_is_the_whole_trees(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_bytes(text.encode("utf-8"))
+    setting = ToolFiltering(enabled=True, top_k=7, always_include=["x"])
+    fast = _plan(path, setting)
+    with mock.patch("workbench.config.writeback.read_skeleton", return_value=None):
+        assert fast == _plan(path, setting)
 
 
 @pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))

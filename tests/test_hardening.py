@@ -425,4 +425,5 @@ def test_an_unhashable_key_in_the_block_is_refused_by_the_write_back(tmp_path: P
     )
     with pytest.raises(ConfigError) as err:
         plan_write(path, ToolFiltering(top_k=3))
-    assert err.value.one_line() == f"{path}:5: not valid YAML: found unhashable key"
+    cause = "not valid YAML: while constructing a mapping, found unhashable key"
+    assert err.value.one_line() == f"{path}:5: {cause}"

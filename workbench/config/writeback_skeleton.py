@@ -10,8 +10,8 @@ the style and the end on the way, as those functions would on the whole tree.
 
 Where a document is not simple enough for that (an alias, a key that is a mapping or a list, a
 top level that is not a block mapping, more than one document, nesting past the limit, a syntax
-error) :func:`read_skeleton` returns None and the caller composes the whole tree, which also
-reports every error. The tests compare both ways on random documents.
+error, an anchor written twice) :func:`read_skeleton` returns None and the caller composes the
+whole tree, which also reports every error. The tests compare both ways on random documents.
 """
 
 from __future__ import annotations
@@ -92,8 +92,9 @@ class _Pass:
         #: The last scalar (and the key event it is a block mapping's value of), or flow end.
         self.last: tuple[Any, Any] = (None, None)
         self.last_flow: Node | None = None
+        self.anchors: set[str] = set()
 
-    def run(self) -> Skeleton | None:
+    def run(self) -> Skeleton:
         next_event = self.loader.get_event
         next_event()  # the stream's start
         if type(next_event()) is not yaml.DocumentStartEvent:
@@ -101,6 +102,8 @@ class _Pass:
         first = next_event()
         if type(first) is not yaml.MappingStartEvent or first.flow_style:
             raise _NotSimple
+        if first.anchor is not None:
+            self.anchors.add(first.anchor)
         root = self._collection(first, MappingNode)
         stack = self.stack
         stack.append(_Frame(root, False, True, False))
@@ -108,7 +111,13 @@ class _Pass:
         while stack:
             event = next_event()
             frame = stack[-1]
-            if type(event) is not scalar or frame.children or frame is top or frame.indent_from:
+            if (
+                type(event) is not scalar
+                or frame.children
+                or frame is top
+                or frame.indent_from
+                or event.anchor is not None
+            ):
                 self._event(event)
             elif not frame.mapping:  # a list item inside a stand-in (most events of a big file)
                 self.last = (event, None)
@@ -129,6 +138,11 @@ class _Pass:
     def _event(self, event: Any) -> None:
         kind = type(event)
         frame = self.stack[-1]
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None and kind is not yaml.AliasEvent:
+            if anchor in self.anchors:  # the composer refuses a repeated anchor: let it say so
+                raise _NotSimple
+            self.anchors.add(anchor)
         if kind is yaml.ScalarEvent:
             self._scalar(event, frame)
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:

@@ -50,7 +50,7 @@ from workbench.config.writeback_text import (
     eol,
     line_start,
 )
-from workbench.config.yamlvalues import BUILD_ERRORS, find_bad_scalar
+from workbench.config.yamlvalues import find_bad_scalar
 from workbench.errors import ConfigError, InputError, WriteBackError
 from workbench.limits import StructureError, check_yaml, no_gc
 
@@ -92,7 +92,7 @@ class Composed:
                 return self.loader.construct_document(node)
         except yaml.YAMLError as err:
             raise yaml_error(err, self.path) from None
-        except BUILD_ERRORS as err:
+        except Exception as err:  # a constructor's own failure (ValueError, KeyError, ...)
             bad = find_bad_scalar(self.loader, node)
             if bad is None:
                 raise ConfigError(f"not valid YAML: {err}", file=self.path) from None
@@ -105,8 +105,8 @@ def yaml_error(err: yaml.YAMLError, path: str) -> ConfigError:
     if isinstance(err, yaml.MarkedYAMLError):
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
-        cause = err.problem or err.context or "not valid YAML"
-        return ConfigError(f"not valid YAML: {cause}", file=path, line=line)
+        cause = ", ".join(p for p in (err.context, err.problem) if p) or "not valid YAML"
+        return ConfigError(f"not valid YAML: {' '.join(cause.split())}", file=path, line=line)
     return ConfigError(f"not valid YAML: {err}".splitlines()[0], file=path)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from yaml.nodes import ScalarNode
 
-from workbench.config.yamlvalues import BUILD_ERRORS, BadScalar, KeyPath, scalar_cause
+from workbench.config.yamlvalues import KeyPath
 from workbench.limits import MAX_DEPTH
 
 __all__ = ["KeyPath", "NotPlain", "PlainTree", "read_plain"]
@@ -33,10 +33,8 @@ _SPECIAL = ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value")
 
 
 class NotPlain(Exception):
-    """The document is not in the plain subset (or not YAML): read it the general way.
-
-    A scalar that cannot be built is not this but :class:`~workbench.config.yamlvalues.BadScalar`
-    (the general path would fail on it the same way)."""
+    """The document is not in the plain subset, not YAML, or holds a value that cannot be built:
+    read it the general way (which reports every error in the node tree's order)."""
 
 
 @dataclass
@@ -88,8 +86,6 @@ def _read(loader: Any) -> PlainTree:
     event = next_event()
     if type(event) is yaml.StreamEndEvent:  # nothing but comments and blank lines
         return tree
-    if type(event) is not yaml.DocumentStartEvent:
-        raise NotPlain
     stack: list[_Frame] = []
     done = False
     scalar_event, mapping_start, sequence_start = (
@@ -106,10 +102,7 @@ def _read(loader: Any) -> PlainTree:
             if event.anchor is not None or event.tag is not None:
                 raise NotPlain
             if event.implicit[0] and (value[:1] in resolved_first or wildcard):
-                try:
-                    value = scalar.value(value)
-                except BadScalar as err:
-                    raise BadScalar(err.cause, event.start_mark.line, _here(stack, value)) from None
+                value = scalar.value(value)
         elif kind is mapping_start or kind is sequence_start:
             if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
                 raise NotPlain
@@ -203,15 +196,5 @@ class _ScalarReader:
             raise NotPlain
         try:
             return construct(self.loader, ScalarNode(tag, text))
-        except BUILD_ERRORS as err:
-            raise BadScalar(scalar_cause(text, tag, err), None, ()) from None
-
-
-def _here(stack: list[_Frame], text: str) -> KeyPath:
-    """The key path of a scalar about to be placed (a key: the key itself)."""
-    if not stack:
-        return ()
-    frame = stack[-1]
-    if not frame.mapping:
-        return (*frame.path, len(frame.value))
-    return (*frame.path, frame.key if frame.key is not None else text)
+        except Exception:
+            raise NotPlain from None  # any error earlier in the file, as the node tree does

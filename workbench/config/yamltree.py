@@ -1,8 +1,8 @@
 """YAML parsing that remembers, for every key and list item, the file line it is on.
 
-HoloDeck parses with ``yaml.safe_load``; this composes the same document with PyYAML's safe loader
-(same types, same YAML 1.1 rules, same last-wins duplicate keys) but keeps the node tree so every
-error and warning can name its line.
+HoloDeck parses with ``yaml.safe_load``; this reads the same document with PyYAML's safe loader
+(same types, same YAML 1.1 rules, same last-wins duplicate keys) and keeps the line of every key so
+every error and warning can name it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 import yaml
 
 from workbench.config.yamlfast import NotPlain, read_plain
-from workbench.config.yamlvalues import BUILD_ERRORS, BadScalar, KeyPath, find_bad_scalar
+from workbench.config.yamlvalues import KeyPath, find_bad_scalar
+from workbench.limits import StructureError, check_yaml, no_gc
 
 __all__ = [
     "Duplicate",
@@ -26,7 +27,6 @@ __all__ = [
     "parse_nodes",
     "refusal_by_pure_pyyaml",
 ]
-from workbench.limits import StructureError, check_yaml, no_gc
 
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -100,8 +100,6 @@ def parse(text: str) -> YamlTree:
             plain = read_plain(text, _Loader)
     except NotPlain:
         return parse_nodes(text)
-    except BadScalar as err:
-        raise YamlValueError(err.cause, err.line0, err.path) from None
     return YamlTree(plain.data, plain.lines0, plain.columns0)
 
 
@@ -110,8 +108,9 @@ def refusal_by_pure_pyyaml(text: str) -> YamlSyntaxError | None:
 
     HoloDeck parses with ``yaml.safe_load``, PyYAML's pure-Python reader, and that reader is
     stricter than libyaml in places: a tab after a value (``a: b<TAB>``) or between tokens, a
-    ``?`` inside a flow scalar (``{name: g?pt-4o}``). Only its event stream is read (the syntax is
-    where the two differ), under the same limits.
+    ``?`` inside a flow scalar (``{name: g?pt-4o}``). Only its event stream is read, under the
+    same limits: the syntax is where the two differ (a file both accept could still read
+    differently, e.g. two byte order marks; none is known in a real agent file).
     """
     try:
         check_yaml(text, yaml.SafeLoader)
@@ -165,7 +164,9 @@ def _construct(loader: Any, node: yaml.Node) -> Any:
     """The document's data; a scalar that cannot be built is a :class:`YamlValueError`."""
     try:
         return loader.construct_document(node)
-    except BUILD_ERRORS as err:
+    except yaml.YAMLError:
+        raise
+    except Exception as err:  # a constructor's own failure (ValueError, KeyError, ...)
         bad = find_bad_scalar(loader, node)
         if bad is None:
             raise YamlSyntaxError(" ".join(str(err).split()), None) from None

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.limits import MAX_INT_DIGITS
 
 __all__ = ["BUILD_ERRORS", "BadScalar", "find_bad_scalar", "scalar_cause"]
 
-#: What PyYAML's constructors raise for a value they resolved but cannot build.
+#: What PyYAML's constructors raise for a value they resolved but cannot build, with a message
+#: worth showing (an explicit tag on a wrong value can also raise KeyError, IndexError, ...).
 BUILD_ERRORS = (ValueError, OverflowError)
 
 #: A path into the parsed document: mapping keys (str) and list indexes (int).
@@ -34,9 +36,11 @@ class BadScalar(Exception):
 
 
 def scalar_cause(text: str, tag: str, err: Exception) -> str:
-    """Why the scalar ``text`` (resolved to ``tag``) cannot be built, in one line."""
+    """Why the scalar ``text`` (resolved or tagged ``tag``) cannot be built, in one line."""
     kind = tag.rsplit(":", 1)[-1]
     shown = repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+    if not isinstance(err, BUILD_ERRORS):  # a KeyError or IndexError inside PyYAML says nothing
+        return f"{shown} is not a valid YAML {kind}"
     reason = " ".join(str(err).split()) or type(err).__name__
     if "digits" in reason and kind == "int":
         reason = f"it has more than {MAX_INT_DIGITS} digits (Python's limit for an integer)"
@@ -58,11 +62,11 @@ def find_bad_scalar(loader: Any, root: Node) -> BadScalar | None:
                 continue
             try:
                 build(loader, node)
-            except BUILD_ERRORS as err:
+            except yaml.YAMLError:
+                continue  # reported as PyYAML words it
+            except Exception as err:
                 cause = scalar_cause(str(node.value), str(node.tag), err)
                 return BadScalar(cause, node.start_mark.line, path)
-            except Exception:
-                continue
         elif isinstance(node, MappingNode):
             todo: list[tuple[Node, KeyPath]] = []
             for key, value in node.value:

@@ -23,7 +23,8 @@ Every figure is therefore an approximation of an unpublished ranker, and says so
 call a model writes for it (:mod:`workbench.evaluate.search_queries`).
 
 :func:`tune_deferred` grows the loaded set greedily from the *hot* tools (those the cases expect,
-and those ``--usage`` counts): each step loads the unit with the most recall gained per token
+and those ``--usage`` counts): each step loads the unit that saves the most tokens per task (the
+round trips it spares cost more than it), else the one with the most recall gained per token
 (a tool; for Claude Code a whole server, since ``.mcp.json``'s ``alwaysLoad`` is per server).
 The steps are scored with one ranking per case over every tool, the loaded ones skipped (the
 engine indexes only deferred tools, so its exact scores move a little with the set); the setting
@@ -171,15 +172,12 @@ def measure(
     first = request_tokens(bill, list(setting.loaded), engine.meta_tokens) + extra
     out = []
     for case in items:
+        if covered(case, loaded):  # no search: the loaded tools are the model's, first to hand
+            sent = (True,) * len(case.groups)
+            out.append(CaseResult(case, setting.loaded, sent, True, 1, first))
+            continue
         result = case_result(case, engine.run(queries.query(case.query, setting.variant)))
-        if covered(case, loaded):  # no search: the loaded tools are all the model gets
-            out.append(
-                dataclasses.replace(
-                    result, selected=setting.loaded, sent=(True,) * len(case.groups), tokens=first
-                )
-            )
-        else:
-            out.append(dataclasses.replace(result, tokens=first + result.tokens + extra))
+        out.append(dataclasses.replace(result, tokens=first + result.tokens + extra))
     return out
 
 
@@ -271,8 +269,9 @@ def greedy_path(
     usage: IntArray | None = None,
     extra: int = 0,
 ) -> list[PathPoint]:
-    """Loaded sets from nothing upwards, each step the unit with the most recall per token
-    (tokens per task: a case the loaded set covers saves its search round trip)."""
+    """Loaded sets from nothing upwards. Each step loads a unit that saves tokens per task (a
+    case the loaded set covers saves its search round trip), the most saving first, else the
+    unit with the most recall per token added; a step that adds tokens stops at ``cap``."""
     size = proxy.per_tool.shape[0]
     loaded = np.zeros(size, dtype=np.bool_)
     cases = [items[c] for c in case_ids]
@@ -337,8 +336,8 @@ def greedy_path(
             )
             cost = after - now
             gain = d_recall / n + float(weight[new].sum())
-            if now + cost > cap + 1e-9 or (gain <= 1e-12 and cost >= -1e-9):
-                continue  # over the cap, or neither more recall nor fewer tokens
+            if (cost > 1e-9 and after > cap + 1e-9) or (gain <= 1e-12 and cost >= -1e-9):
+                continue  # adds tokens past the cap, or neither more recall nor fewer tokens
             # A unit that saves tokens (the round trips it spares cost more than it) comes first.
             score = (1, gain, -cost) if cost <= 1e-9 else (0, gain / max(cost, 1.0), 0.0)
             if best is None or _better(score, best[0]):
