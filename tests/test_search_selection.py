@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from workbench.catalog.models import Catalog, ServerStatus, Tool
+from workbench.cli import main
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.search.selection import (
@@ -253,6 +254,33 @@ def test_load_usage_errors_name_the_file(tmp_path: Path, content: str, message: 
     with pytest.raises(InputError) as err:
         load_usage(path, CATALOG)
     assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_load_usage_takes_a_bare_name_one_tool_has(tmp_path: Path) -> None:
+    """As cases files name tools: ``four`` is ``b-four``; a name two servers share is refused."""
+    path = tmp_path / "usage.json"
+    path.write_text(json.dumps({"four": 3, "a-two": 1}))
+    assert load_usage(path, CATALOG).tolist() == [0, 1, 0, 3, 0, 0]
+    path.write_text(json.dumps({"one": 2}))
+    catalog = catalog_of("a-one", "b-one", "b-two")
+    with pytest.raises(InputError, match=r"one: names 2 tools \(a-one, b-one\): give the full"):
+        load_usage(path, catalog)
+
+
+def test_tune_reads_the_usage_file_even_without_what_ifs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, --no-what-if left the file unread: a broken one passed with exit 0."""
+    samples = Path(__file__).resolve().parents[1] / "sample_configs"
+    usage = tmp_path / "usage.json"
+    usage.write_text(json.dumps({"memory-read_graph": -5}))
+    base = ["tune", str(samples / "research-agent.yaml"), "--no-what-if", "--embedder", "none"]
+    base += ["--catalog", str(samples / "research-agent.catalog.json")]
+    assert main([*base, "--usage", str(usage)]) == 2
+    assert "count must be a whole number >= 0" in capsys.readouterr().err
+    usage.write_text(json.dumps({"memory-read_graph": 5}))
+    assert main([*base, "--usage", str(usage)]) == 0
+    assert "--usage feeds the warm-runtime what-if" in capsys.readouterr().err
 
 
 def test_load_usage_missing_file(tmp_path: Path) -> None:

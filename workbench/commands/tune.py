@@ -44,6 +44,15 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
+    if getattr(args, "usage", None):
+        load_usage(args.usage, ws.catalog)  # a bad file is an error whether or not it is used
+        if getattr(args, "no_what_if", False) and not (
+            runtime.deferred or runtime.name == "holodeck-0.7"
+        ):
+            warn(
+                "--usage feeds the warm-runtime what-if, which --no-what-if leaves out: "
+                "it has no effect here"
+            )
     if getattr(args, "llm", None) is not None and not runtime.deferred:
         raise InputError(
             "is the search call a model writes on the deferred-loading runtimes (anthropic, "

@@ -1,7 +1,8 @@
 """Tool use counts: what a warmed-up runtime's ``always_include_top_n_used`` ranks by.
 
 HoloDeck keeps the counts in memory (they start at 0 on every restart). A usage file lets the
-workbench show a runtime that has been running: ``{"<full_name>": count, ...}``.
+workbench show a runtime that has been running: ``{"<full_name>": count, ...}`` (a bare tool
+name does when one tool has it).
 """
 
 from __future__ import annotations
@@ -38,12 +39,25 @@ def usage_array(counts: dict[str, object], catalog: Catalog, *, source: str | Pa
     """Counts by catalog index; an unknown tool name or a bad count is an InputError."""
     usage = cold_usage(catalog)
     for name, count in counts.items():
-        tool = catalog.get(name)
-        if tool is None:
-            raise InputError("no such tool in the catalog", file=source, field=name)
+        index = _index(catalog, name, source)
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InputError(
                 f"count must be a whole number >= 0, not {count!r}", file=source, field=name
             )
-        usage[catalog.position(name)] = count
+        usage[index] = count
     return usage
+
+
+def _index(catalog: Catalog, name: str, source: str | Path) -> int:
+    """A tool's position by full name (``<server>-<tool>``), or by its bare name when one tool
+    has it (as cases files name tools)."""
+    if catalog.get(name) is not None:
+        return catalog.position(name)
+    bare = [i for i, tool in enumerate(catalog.tools) if tool.name == name]
+    if len(bare) == 1:
+        return bare[0]
+    if bare:
+        servers = ", ".join(catalog.tools[i].full_name for i in bare)
+        raise InputError(f"names {len(bare)} tools ({servers}): give the full name", file=source,
+                         field=name)  # fmt: skip
+    raise InputError("no such tool in the catalog", file=source, field=name)
