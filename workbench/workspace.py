@@ -13,11 +13,34 @@ from pathlib import Path
 
 from workbench.catalog import Catalog, ServerStatus
 from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.snapshot import load_snapshot
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.search.embedders import EmbedderChoice, resolve_embedder
 from workbench.search.engine import HoloDeckEngine
+from workbench.search.usage import read_counts
 from workbench.tokens import TokenTable, token_table
+
+
+def preflight(
+    agent: AgentConfig,
+    *,
+    catalog_file: str | Path | None = None,
+    usage_file: str | Path | None = None,
+    embedder_spec: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Check the files and flags a workspace will need before any server starts: a catalog
+    snapshot that does not read, a usage file that is not counts, an embedder that cannot be
+    built are the user's one-line InputError now, as the CLI reports them (the dashboard shows
+    them on its error screen instead of opening without a catalog). Tool names in the usage
+    file are checked when the catalog is known."""
+    if catalog_file is not None:
+        load_snapshot(catalog_file)
+    if usage_file is not None:
+        read_counts(usage_file)
+    if embedder_spec is not None:
+        resolve_embedder(agent, embedder_spec, environ=environ)
 
 
 @dataclass

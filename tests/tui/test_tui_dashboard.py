@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.widgets import Button, Input, Label, Select, Switch
-from tui_helpers import broken_server_app, research_app, shown
+from tui_helpers import ENV, SAMPLES, broken_server_app, research_app, shown
 
 from workbench.catalog import ServerStatus
 from workbench.config import load_agent
@@ -429,6 +432,41 @@ async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path
         assert isinstance(app.screen, ErrorScreen)
         detail = str(app.screen.query_one("#error-detail").render())
         assert "agent.yaml" in detail and "line  9" in detail and "top_k" in detail
+        await pilot.press("q")
+    assert app.return_code == 2
+
+
+@pytest.mark.parametrize(
+    ("flag", "content", "said"),
+    [
+        ("catalog", '{"garbage', "not JSON"),
+        ("catalog", None, "no such file"),
+        ("usage", '{"memory-read_graph": -5}', "count must be a whole number >= 0"),
+        ("embedder", "local:no-such-model", "neither a folder nor in the Hugging Face cache"),
+    ],
+    ids=["catalog-garbage", "catalog-missing", "usage-negative", "embedder-missing"],
+)
+async def test_a_bad_file_or_flag_shows_the_error_screen_and_exits_2(
+    tmp_path: Path, flag: str, content: str | None, said: str
+) -> None:
+    """Before, the dashboard opened without a catalog (a status line cut short) and quit with
+    exit code 0; the CLI refused the same input in one line, exit 2."""
+    agent = tmp_path / "research-agent.yaml"
+    shutil.copyfile(SAMPLES / "research-agent.yaml", agent)
+    options: dict[str, Any] = {"catalog": SAMPLES / "research-agent.catalog.json"}
+    if flag == "embedder":
+        options["embedder"] = content
+    else:
+        path = tmp_path / f"{flag}.json"
+        if content is not None:
+            path.write_text(content)
+        options[flag] = path
+    app = HoloTuneApp(Options(agent=agent, environ=ENV, **options))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, ErrorScreen)
+        detail = str(app.screen.query_one("#error-detail").render())
+        assert said in " ".join(detail.split())
         await pilot.press("q")
     assert app.return_code == 2
 

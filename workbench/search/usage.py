@@ -24,6 +24,12 @@ def cold_usage(catalog: Catalog) -> IntArray:
 
 def load_usage(path: str | Path, catalog: Catalog) -> IntArray:
     """Use counts per catalog tool from a JSON object ``{full_name: count}`` (absent tools: 0)."""
+    return usage_array(read_counts(path), catalog, source=path)
+
+
+def read_counts(path: str | Path) -> dict[str, int]:
+    """The usage file's counts by name, each a whole number >= 0 (the names are not looked up:
+    :func:`usage_array` does that against a catalog); an InputError naming the file otherwise."""
     raw = read_input(path, InputError, "usage file (JSON)")
     try:
         text = raw.decode("utf-8")
@@ -32,19 +38,19 @@ def load_usage(path: str | Path, catalog: Catalog) -> IntArray:
     data = json_loads(text, error=InputError, file=path)
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {full_name: count}", file=path)
-    return usage_array(data, catalog, source=path)
-
-
-def usage_array(counts: dict[str, object], catalog: Catalog, *, source: str | Path) -> IntArray:
-    """Counts by catalog index; an unknown tool name or a bad count is an InputError."""
-    usage = cold_usage(catalog)
-    for name, count in counts.items():
-        index = _index(catalog, name, source)
+    for name, count in data.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise InputError(
-                f"count must be a whole number >= 0, not {count!r}", file=source, field=name
+                f"count must be a whole number >= 0, not {count!r}", file=path, field=name
             )
-        usage[index] = count
+    return data
+
+
+def usage_array(counts: dict[str, int], catalog: Catalog, *, source: str | Path) -> IntArray:
+    """Counts by catalog index; an unknown tool name is an InputError."""
+    usage = cold_usage(catalog)
+    for name, count in counts.items():
+        usage[_index(catalog, name, source)] = count
     return usage
 
 

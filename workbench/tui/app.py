@@ -18,6 +18,7 @@ from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.error import ErrorScreen
 from workbench.tui.screens.quit import QuitChoice, QuitScreen
+from workbench.workspace import preflight
 
 
 class HoloTuneApp(App[None]):
@@ -36,11 +37,20 @@ class HoloTuneApp(App[None]):
         self.crashed: Exception | None = None
 
     def get_default_screen(self) -> Screen[None]:
-        """The config is read here (small, local): the first frame is the dashboard or the
-        error, never a blank screen. An unexpected exception shows as an internal error (one
-        line, ``q`` exits 3) unless ``--debug`` asks for the traceback."""
+        """The config is read here (small, local), and the files and flags the workspace will
+        need are checked (``preflight``): the first frame is the dashboard or the error, never
+        a blank screen nor a dashboard that cannot open. An unexpected exception shows as an
+        internal error (one line, ``q`` exits 3) unless ``--debug`` asks for the traceback."""
+        options = self.options
         try:
-            agent = load_agent(self.options.agent, environ=self.options.environ, missing_env="warn")
+            agent = load_agent(options.agent, environ=options.environ, missing_env="warn")
+            preflight(
+                agent,
+                catalog_file=options.catalog,
+                usage_file=options.usage,
+                embedder_spec=options.embedder,
+                environ=options.environ,
+            )
         except InputError as err:
             self.load_error = err
             return ErrorScreen(err)
