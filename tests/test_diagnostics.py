@@ -119,6 +119,21 @@ def test_an_agent_with_a_vectorstore_has_an_embedding_service(tmp_path: Path) ->
     assert "semantic-is-bm25" not in _codes(diagnose(ws))
 
 
+def test_semantic_scored_as_bm25_here_while_the_runtime_embeds_is_said(tmp_path: Path) -> None:
+    """HoloDeck embeds (a vectorstore), holo-tune has no embedder here (``none``): the scores
+    the threshold and unreachable-tools findings read are BM25's, and check says so."""
+    (tmp_path / "docs.md").write_text("# notes\n")
+    ws = _open(tmp_path, method="semantic", extra=VECTORSTORE)
+    note = _codes(diagnose(ws))["scored-as-bm25"]
+    assert note.severity == "info" and note.evidence["search_method"] == "semantic"
+    assert "embeddings are off here" in note.evidence["reason"]
+    assert "scored-as-bm25" not in _codes(diagnose(ws, ws.setting.with_(search_method="bm25")))
+    # Without an embedding service the runtime's own BM25 is the finding, not this note.
+    (tmp_path / "plain").mkdir()
+    plain = _codes(diagnose(_open(tmp_path / "plain", method="semantic")))
+    assert "semantic-is-bm25" in plain and "scored-as-bm25" not in plain
+
+
 def test_top_n_used_names_the_first_catalog_tools(tmp_path: Path) -> None:
     ws = _open(tmp_path, top_n=2)
     warning = _codes(diagnose(ws))["top-n-used-cold-start"]

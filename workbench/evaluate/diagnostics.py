@@ -109,6 +109,8 @@ class Context:
     usage: IntArray | None
     #: What runs the agent (detected from the agent when the caller does not say).
     runtime: RuntimeInfo
+    #: Why semantic scores are BM25 here while the runtime embeds (None: they are not).
+    bm25_here: str | None = None
 
 
 Check = Callable[[Context], list[Finding]]
@@ -126,6 +128,8 @@ def diagnose(
 
     ``runtime``: what runs the agent (``--runtime``); detected from the agent when None."""
     embedder = getattr(parts, "embedder", None)
+    reason = getattr(embedder, "bm25_reason", None)
+    no_vectors = callable(reason) and getattr(embedder, "embedder", None) is None
     ctx = Context(
         agent=parts.agent,
         catalog=parts.catalog,
@@ -135,6 +139,7 @@ def diagnose(
         rankings=rankings,
         usage=usage,
         runtime=runtime or detect_runtime(parts.agent.path, parts.agent.data),
+        bm25_here=reason() if no_vectors and callable(reason) else None,
     )
     checks = CHECKS if ctx.runtime.reads_tool_filtering else RUNTIME_CHECKS
     found = [finding for check in checks for finding in check(ctx)]
@@ -275,6 +280,24 @@ def check_embedding_service(ctx: Context) -> list[Finding]:
             "semantic-is-bm25",
             f"search_method {method} {what} at run time: {runtime.reason}",
             {"search_method": method, "runtime_embedding": "none", "reason": runtime.reason},
+        )
+    ]
+
+
+def check_scored_here(ctx: Context) -> list[Finding]:
+    """The runtime embeds, but holo-tune has no embedder here: the scores read are BM25."""
+    method = ctx.setting.search_method
+    if method == "bm25" or ctx.bm25_here is None:
+        return []
+    if runtime_embedding(ctx.agent.agent).spec.kind == "none":
+        return []  # the runtime's own BM25: check_embedding_service says so
+    return [
+        Finding(
+            "info",
+            "scored-as-bm25",
+            f"search_method {method} is scored as BM25 here ({ctx.bm25_here}); the findings "
+            "that read scores (threshold, unreachable tools) are BM25's, not the runtime's",
+            {"search_method": method, "reason": ctx.bm25_here},
         )
     ]
 
@@ -478,6 +501,7 @@ CHECKS: tuple[Check, ...] = (
     check_provider,
     check_disabled,
     check_embedding_service,
+    check_scored_here,
     check_top_n_used,
     check_threshold,
     check_always_include,

@@ -109,8 +109,12 @@ def _unreadable(query: str, embeds: bool) -> Finding:
         f"a-z and 0-9; {effect}",
         {"query": query, "scripts": found, "tokens": []},
         fix=(
-            "give the query's key words in ASCII (e.g. English), or give the agent an embedding "
-            "service (a vectorstore tool) and use search_method semantic, which reads the scripts "
-            "its embedding model knows"
+            "give the query's key words in ASCII (e.g. English) if users ask in them; "
+            "search_method semantic alone reads it at run time (bm25 and hybrid's BM25 half "
+            "do not)"
+            if embeds
+            else "give the query's key words in ASCII (e.g. English), or give the agent an "
+            "embedding service (a vectorstore tool) and use search_method semantic, which reads "
+            "the scripts its embedding model knows"
         ),
     )
