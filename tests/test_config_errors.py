@@ -279,3 +279,17 @@ def test_lines_stay_right_when_a_value_holds_newlines(tmp_path: Path) -> None:
     )
     err = error_of(path, environ={"TWO_LINES": "one\n\n\ntwo"})
     assert (err.line, err.field) == (6, "tool_filtering.top_k")
+
+
+def test_a_misspelled_top_level_key_suggests_the_known_one(tmp_path: Path) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "tool_filterring:\n  top_k: 3\nmisc: 1\n"
+    )
+    warnings = load_agent(path, environ={}, dotenv_files=[], global_configs=[]).warnings
+    assert any(
+        w.startswith(f"{path}:4: tool_filterring: unknown key (did you mean 'tool_filtering'?)")
+        for w in warnings
+    )
+    assert any(w.startswith(f"{path}:6: misc: unknown key (HoloDeck") for w in warnings)

@@ -145,3 +145,20 @@ def test_a_folder_it_cannot_write_to(tmp_path: Path) -> None:
         tmp_path.chmod(0o700)
     assert path.read_bytes() == raw
     assert [p.name for p in tmp_path.iterdir()] == ["agent.yaml"]
+
+
+@pytest.mark.parametrize("key", ["tool_filterring", "tool_filtring", "tools_filtering"])
+def test_a_misspelled_block_is_not_written_beside(agent: Callable[[bytes], Path], key: str) -> None:
+    """Before, a new block went at the end while the user's values stayed in the misspelled key
+    (which HoloDeck rejects): the file got worse, not tuned."""
+    path = agent(HEAD + f"{key}:\n  top_k: 3\n".encode())
+    message = _refused(WriteBackError, path, ToolFiltering(enabled=True, top_k=6))
+    assert message.startswith(f"{path}:4: {key}: is this tool_filtering, misspelled?")
+    assert message.endswith("nothing written")
+
+
+def test_a_key_not_like_the_block_does_not_stop_a_new_block(tmp_path: Path) -> None:
+    path = tmp_path / "agent.yaml"
+    path.write_bytes(HEAD + b"tool_notes: keep\n")
+    plan = plan_write(path, ToolFiltering(enabled=True, top_k=6))
+    assert plan.changed and "+tool_filtering:" in plan.diff

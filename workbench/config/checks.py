@@ -8,6 +8,7 @@ rule is reported with its line so the user knows the runtime will refuse or skip
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,9 +58,10 @@ def soften(data: dict[str, Any], fallback_name: str) -> tuple[dict[str, Any], li
     found.extend(_instructions(data, cleaned))
     for key in data:
         if key not in KNOWN_TOP_LEVEL and key != "openai":
-            found.append(
-                Problem((key,), "unknown key (HoloDeck 0.6 rejects the file); kept as is", _REJECTS)
-            )
+            close = difflib.get_close_matches(key, sorted(KNOWN_TOP_LEVEL), n=1, cutoff=0.8)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            cause = f"unknown key{hint} (HoloDeck 0.6 rejects the file); kept as is"
+            found.append(Problem((key,), cause, _REJECTS))
     return cleaned, found
 
 

@@ -16,6 +16,7 @@ is edited as text, never re-dumped from loaded data).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 import re
@@ -151,6 +152,7 @@ def _plan(
         doc = Composed(skeleton.root, Loader(""), name)
         root = skeleton.root
     top = _top_level(root)
+    _refuse_misspelled_block(top, name)
     block = top.get(BLOCK_NAME)
     literal = None
     if block is not None and not _has_merge_key(block[1]):
@@ -188,6 +190,25 @@ def _plan(
         diff=unified_diff(text, new_text, label=name),
         warnings=tuple(warnings),
     )
+
+
+def _refuse_misspelled_block(top: Mapping[str, tuple[Node, Node]], name: str) -> None:
+    """No block but a key that looks like its misspelling (``tool_filterring``): writing a new
+    block beside it would leave the user's values in a key HoloDeck rejects."""
+    if BLOCK_NAME in top:
+        return
+    close = difflib.get_close_matches(BLOCK_NAME, list(top), n=1, cutoff=0.8)
+    if close:
+        key = top[close[0]][0]
+        raise WriteBackError(
+            where(
+                name,
+                key.start_mark.line + 1,
+                close[0],
+                f"is this {BLOCK_NAME}, misspelled? rename it (HoloDeck rejects the unknown "
+                "key) and run this again; nothing written",
+            )
+        )
 
 
 def _top_level(root: MappingNode) -> dict[str, tuple[Node, Node]]:
