@@ -65,3 +65,27 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
         assert mark in out
     assert out.count("tokens per task (mean)") == 1
     assert "takes two requests (the search, then the call)" in out
+
+
+def test_runtimes_with_the_same_figures_are_both_drawn() -> None:
+    """Before, the second marker hid the first (the legend listed a runtime the plot lacked):
+    each plot sets them side by side."""
+    from workbench.commands.compare_runtimes import plot
+    from workbench.evaluate.runtimes import CaseFigures, RuntimeRow
+    from workbench.tui.widgets.runtimes_plot import (
+        RuntimesPlotData,
+        runtime_points,
+        runtimes_plot_text,
+    )
+
+    cases = tuple(CaseFigures(i % 2 == 0, 0.5 + 0.1 * (i % 3), 900.0 + i) for i in range(12))
+    rows = [
+        RuntimeRow("holodeck-0.6", "s", {}, cases),
+        RuntimeRow("holodeck-0.7", "s", {}, cases),
+        RuntimeRow("anthropic", "s", {}, cases),
+    ]
+    drawn = plot(rows).split("recall;")[0]
+    assert all(drawn.count(mark) == 1 for mark in ("6", "7", "A"))
+    text = runtimes_plot_text(RuntimesPlotData(runtime_points(rows)), 60, 16).plain
+    grid = "".join(line[6:] for line in text.splitlines() if line[5:6] in ("│", "┤"))
+    assert all(grid.count(mark) == 1 for mark in ("6", "7", "A")), text

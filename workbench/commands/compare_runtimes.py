@@ -13,7 +13,12 @@ import sys
 
 from workbench.commands.common import print_json, runtime_of, search_queries, with_runtime
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
+from workbench.evaluate.runtimes import (
+    RuntimeRow,
+    RuntimesReport,
+    compare_runtimes,
+    free_column,
+)
 from workbench.workspace import Workspace
 
 #: One marker per runtime in the plot.
@@ -70,13 +75,17 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
     def y_of(recall: float) -> int:
         return min(max(round((1.0 - recall) / (1.0 - floor) * (height - 1)), 0), height - 1)
 
+    taken: set[tuple[int, int]] = set()
     for row in rows:
         x = min(max(round(row.tokens / top * (width - 1)), 0), width - 1)
         low, high = row.ci()["recall"]
         for y in range(y_of(high), y_of(low) + 1):
             if grid[y][x] == " ":
                 grid[y][x] = "|"
-        grid[y_of(row.recall)][x] = MARKS.get(row.runtime, "?")
+        y = y_of(row.recall)
+        x = free_column(taken, x, y, width)  # two runtimes in one cell: side by side
+        taken.add((x, y))
+        grid[y][x] = MARKS.get(row.runtime, "?")
     out = []
     for y, cells in enumerate(grid):
         label = "1.0 " if y == 0 else f"{floor:.1f} " if y == height - 1 else "    "

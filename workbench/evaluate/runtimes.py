@@ -41,6 +41,18 @@ from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
 from workbench.runtime import RUNTIMES, RuntimeName
 from workbench.tokens import TokenTable
 
+
+def free_column(taken: set[tuple[int, int]], x: int, y: int, width: int) -> int:
+    """Where a plot marker at ``(x, y)`` goes so it hides no other marker (``taken``): ``x``, else
+    the nearest free column on its row (right first), within ``width``. Both runtime plots (the
+    text one and the dashboard's) place their markers with it."""
+    for step in range(width):
+        for candidate in (x + step, x - step):
+            if 0 <= candidate < width and (candidate, y) not in taken:
+                return candidate
+    return x
+
+
 #: How the deferred rows' tokens differ from a request's, in words (the rows' note).
 ROUND_TRIP = "a task the loaded tools do not cover takes two requests (the search, then the call)"
 

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from workbench.evaluate.intervals import Interval
-from workbench.evaluate.runtimes import RuntimeRow
+from workbench.evaluate.runtimes import RuntimeRow, free_column
 from workbench.tui.widgets.engines_plot import legend_lines
 from workbench.tui.widgets.front_plot import Series
 
@@ -104,9 +104,12 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
         for xx in range(col(p.tokens_ci[0]), col(p.tokens_ci[1]) + 1):
             grid[y][xx] = "┼" if grid[y][xx] == "│" else "─"
             styles[(xx, y)] = style
+    taken: set[tuple[int, int]] = set()
     for p in points:
         marker, style = RUNTIME_MARKS.get(p.runtime, UNKNOWN)
-        x, y = col(p.tokens), row(p.recall)
+        y = row(p.recall)
+        x = free_column(taken, col(p.tokens), y, inner_w)  # two in one cell: side by side
+        taken.add((x, y))
         grid[y][x] = marker
         styles[(x, y)] = f"{DETECTED} {style}" if p.runtime == data.detected else f"bold {style}"
     for y, cells in enumerate(grid):
