@@ -427,3 +427,28 @@ def test_an_unhashable_key_in_the_block_is_refused_by_the_write_back(tmp_path: P
         plan_write(path, ToolFiltering(top_k=3))
     cause = "not valid YAML: while constructing a mapping, found unhashable key"
     assert err.value.one_line() == f"{path}:5: {cause}"
+
+
+def test_fifo_in_the_write_paths_is_refused_or_skipped_without_waiting(tmp_path: Path) -> None:
+    """The label store, the write-back plan, .mcp.json and the runtime's pin files read files
+    too; a FIFO in any of them is a one-line refusal (or, for a pin that only hints, skipped)."""
+    from workbench.config.filtering import ToolFiltering
+    from workbench.config.writeback import plan_write
+    from workbench.config.writeback_mcp_json import plan_mcp_json
+    from workbench.errors import CasesError, ConfigError
+    from workbench.evaluate.casestore import load_expected
+    from workbench.runtime import detect_runtime
+
+    started = time.monotonic()
+    for name in ("cases.yaml", "agent.yaml", ".mcp.json", "uv.lock"):
+        os.mkfifo(tmp_path / name)
+    with pytest.raises(CasesError, match=r"cases\.yaml: not a regular file"):
+        load_expected(tmp_path / "cases.yaml")
+    with pytest.raises(ConfigError, match=r"agent\.yaml: not a regular file"):
+        plan_write(tmp_path / "agent.yaml", ToolFiltering(top_k=3))
+    with pytest.raises(ConfigError, match=r"\.mcp\.json: not a regular file"):
+        plan_mcp_json(tmp_path / ".mcp.json", {"mcpServers": {}}, ())
+    (tmp_path / ".git").mkdir()
+    found = detect_runtime(tmp_path / "agent.yaml", {}, installed=lambda: None)
+    assert found.name == "holodeck-0.6" and found.source != "pin"
+    assert time.monotonic() - started < 5

@@ -32,6 +32,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from workbench.errors import InputError
+from workbench.limits import read_text
 
 RuntimeName = Literal["holodeck-0.6", "holodeck-0.7", "anthropic", "claude-code", "openai"]
 RUNTIMES: tuple[RuntimeName, ...] = (
@@ -233,8 +234,10 @@ def _is_ours(name: str) -> bool:
 
 
 def _read(path: Path) -> str:
+    """A pin file's text ("" when it cannot be read: a pin only hints). Only a regular file is
+    read (a FIFO named ``uv.lock`` would block the detection), at most the limits' size."""
     try:
-        return path.read_text(encoding="utf-8")
+        return read_text(path)
     except (OSError, UnicodeDecodeError):
         return ""
 

@@ -57,7 +57,7 @@ from workbench.config.writeback_text import (
     unified_diff,
 )
 from workbench.errors import ConfigError, WriteBackError
-from workbench.limits import no_gc
+from workbench.limits import no_gc, read_input
 
 __all__ = [
     "Style",
@@ -266,10 +266,9 @@ def _digest(data: bytes) -> str:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"cannot read: {err.strerror}", file=str(path)) from None
+    """The file's bytes, under the limits of every file users hand holo-tune (a regular file,
+    not too large: a FIFO would block the plan)."""
+    return read_input(path, ConfigError, "YAML agent file")
 
 
 def _decode(raw: bytes, name: str) -> str:

@@ -41,6 +41,7 @@ from workbench.config.writeback_splice import (
 from workbench.config.writeback_text import Edit, PlanBytes, apply_edits, eol, unified_diff
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
+from workbench.limits import read_input
 
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]
@@ -231,10 +232,9 @@ def _warnings(
 
 
 def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as err:
-        raise ConfigError(f"cannot read: {err.strerror}", file=str(path)) from None
+    """The file's bytes, under the limits of every file users hand holo-tune (a regular file,
+    not too large: a FIFO would block the plan)."""
+    return read_input(path, ConfigError, "YAML agent file")
 
 
 def _load(text: str, name: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from workbench.config.writeback_io import atomic_write
 from workbench.config.writeback_text import unified_diff
 from workbench.errors import ConfigError, WriteBackError
+from workbench.limits import read_input
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,9 @@ def plan_mcp_json(
     """``path`` with ``alwaysLoad`` set for ``always_load`` among ``rendered['mcpServers']``
     (the agent's servers as ``mcp_json`` renders them)."""
     path = Path(path)
-    old: bytes | None
-    try:
-        old = path.read_bytes()
-    except FileNotFoundError:
-        old = None
-    except OSError as err:
-        raise ConfigError(f"cannot read: {err.strerror}", file=str(path)) from None
+    old: bytes | None = None
+    if os.path.lexists(path):  # under the limits: a regular file, not too large
+        old = read_input(path, ConfigError, ".mcp.json file")
     doc: dict[str, Any]
     if old is None:
         doc = {"mcpServers": {}}

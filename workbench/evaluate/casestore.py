@@ -32,6 +32,7 @@ from ruamel.yaml.error import YAMLError as RuamelError
 
 from workbench.errors import CasesError
 from workbench.evaluate.cases import YAML_SUFFIXES
+from workbench.limits import read_input
 
 #: ``source:`` of a case labelled by hand (the dashboard) and of one a model wrote.
 LABELLED = "labelled"
@@ -58,12 +59,9 @@ def load_expected(path: str | Path) -> dict[str, tuple[str, ...]]:
     """``{query_key(query): expected names}`` of every case in the file (``{}`` when the file
     does not exist). Malformed: :class:`CasesError` naming the file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return {}
-    except (OSError, UnicodeDecodeError) as err:
-        raise CasesError(f"cannot read: {err}", file=path) from None
     out: dict[str, tuple[str, ...]] = {}
     for item in _items_fast(text, path):
         if not isinstance(item, dict) or not isinstance(item.get("query"), str):
@@ -78,12 +76,9 @@ def load_expected(path: str | Path) -> dict[str, tuple[str, ...]]:
 def load_sources(path: str | Path) -> dict[str, str | None]:
     """``{query_key(query): source}`` of every case in the file (None: no ``source:`` key)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return {}
-    except (OSError, UnicodeDecodeError) as err:
-        raise CasesError(f"cannot read: {err}", file=path) from None
     out: dict[str, str | None] = {}
     for item in _items_fast(text, path):
         if isinstance(item, dict) and isinstance(item.get("query"), str):
@@ -220,12 +215,9 @@ def _write_yaml(
     drop_source: str | None,
 ) -> None:
     rt = _yaml()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         text = HEADER.format(agent=agent_name) + "cases: []\n"
-    except (OSError, UnicodeDecodeError) as err:
-        raise CasesError(f"cannot read: {err}", file=path) from None
     try:
         data = rt.load(text) if text.strip() else None
     except RuamelError as err:
@@ -297,12 +289,8 @@ def _flow(tools: Sequence[str]) -> CommentedSeq:
 def _write_jsonl(
     path: Path, wanted: list[tuple[str, tuple[str, ...]]], source: str, drop_source: str | None
 ) -> None:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    except FileNotFoundError:
-        lines = []
-    except (OSError, UnicodeDecodeError) as err:
-        raise CasesError(f"cannot read: {err}", file=path) from None
+    text = _read_text(path, encoding="utf-8")
+    lines = text.splitlines(keepends=True) if text is not None else []
     parsed: list[Any] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -376,3 +364,17 @@ def _atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _read_text(path: Path, encoding: str = "utf-8-sig") -> str | None:
+    """The cases file's text; None when there is none yet (a label starts it). Under the limits
+    of every file users hand holo-tune (a regular file, not too large): a FIFO, a folder or a
+    file that is not UTF-8 is a one-line CasesError."""
+    if not os.path.lexists(path):
+        return None
+    raw = read_input(path, CasesError, "cases file")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise CasesError(f"not UTF-8 text (byte {err.start})", file=path, line=line) from None
