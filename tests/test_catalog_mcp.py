@@ -152,6 +152,10 @@ def test_no_process_outlives_the_listing(
 def test_the_process_check_can_fail(tag: str, find_processes: ProcessFinder) -> None:
     proc = subprocess.Popen([PY, MISBEHAVING, "hang", "--tag", tag], stdin=subprocess.PIPE)
     try:
+        # The child's command line shows the tag once it has exec'd: wait for that, not more.
+        deadline = time.monotonic() + 10
+        while find_processes(tag) != [proc.pid] and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert find_processes(tag) == [proc.pid]
     finally:
         proc.kill()

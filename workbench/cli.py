@@ -64,10 +64,11 @@ EXPORT_EPILOG = (
 
 
 CASES_EPILOG = (
-    "Sent: the tools' names, descriptions and parameter names and the instructions; never an "
-    "environment value or a key. OPENAI_BASE_URL and OPENAI_API_KEY reach any OpenAI-compatible "
-    "server. Answers are cached (a re-run sends nothing); generated cases are marked "
-    "'source: generated' and replace those of an earlier run, hand labels stay."
+    "Sent: holo-tune's own prompt and the tools' names, servers, descriptions and parameter "
+    "names; never the agent's instructions, an environment value or a key. OPENAI_BASE_URL "
+    "and OPENAI_API_KEY reach any OpenAI-compatible server. Answers are cached (a re-run "
+    "sends nothing); generated cases are marked 'source: generated' and replace those of an "
+    "earlier run, hand labels stay."
 )
 
 
