@@ -308,7 +308,7 @@ class LabState(DOMNode):
             text = f"{ranking.requested} by {model}{took} · enabled: false, so every tool is sent"
         else:
             sent, passing = len(selection.indices), selection.passing
-            text = f"{ranking.requested} scored by {model}{took} · {sent} sent · {passing:,} pass"
+            text = f"{sent} sent · {passing:,} pass · {ranking.requested} scored by {model}{took}"
         labelled = summary(self.marks(selection))  # first: the line is cut at the right
         return f"{labelled} · {text}" if labelled else text
 
