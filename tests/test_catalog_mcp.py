@@ -142,6 +142,19 @@ def test_failure_is_reported_with_its_cause(
     assert status.log_path is not None and status.error in status.log_path.read_text()
 
 
+def test_a_command_that_cannot_start_is_one_line_in_its_log(
+    failures: tuple[dict[str, ServerListing], str, list[str]],
+) -> None:
+    """No Python traceback for a missing command (it said nothing a user can act on); a
+    protocol failure keeps its traceback for whoever debugs the server."""
+    missing = failures[0]["missing"].status
+    assert missing.log_path is not None and missing.error is not None
+    log = missing.log_path.read_text()
+    assert "Traceback" not in log and log.strip() == f"[holo-tune] missing: {missing.error}"
+    init = failures[0]["init_error"].status
+    assert init.log_path is not None and "Traceback" in init.log_path.read_text()
+
+
 def test_no_process_outlives_the_listing(
     failures: tuple[dict[str, ServerListing], str, list[str]], find_processes: ProcessFinder
 ) -> None:

@@ -245,7 +245,9 @@ def _explain(
         error += stderr_tail(status.log_path)
     status.error = error + garbage.describe()
     with status.log_path.open("a", encoding="utf-8") as log:
-        if failure is not None:
+        # A process that could not start (no such command, no permission) is said in its one
+        # line; a traceback is kept for failures whose cause it may show (the protocol, a crash).
+        if failure is not None and not isinstance(leaf(failure), OSError):
             log.write("\n[holo-tune] " + "".join(traceback.format_exception(failure)))
         log.write(f"\n[holo-tune] {spec.name}: {status.error}\n")
 
