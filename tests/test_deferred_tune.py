@@ -221,6 +221,16 @@ def test_claude_code_keeps_whole_servers_loaded(tmp_path: Path) -> None:
     assert all(len(u) == 1 for u in units("anthropic", catalog))
 
 
+def test_claude_code_keeps_only_mcp_servers_loaded() -> None:
+    """The research agent's vectorstore is a HoloDeck tool, not an MCP server: Claude Code's
+    alwaysLoad cannot name it (before, "1 tools loaded" could be that vectorstore)."""
+    samples = Path(__file__).resolve().parents[1] / "sample_configs"
+    agent = load_agent(samples / "research-agent.yaml", missing_env="warn")
+    catalog = load_catalog(agent, catalog_file=samples / "research-agent.catalog.json")
+    kinds = {catalog.tools[i].kind for unit in units("claude-code", catalog) for i in unit}
+    assert kinds == {"mcp"} and any(t.kind != "mcp" for t in catalog.tools)
+
+
 def test_claude_code_apply_writes_always_load_and_a_second_run_changes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

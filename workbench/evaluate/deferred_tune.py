@@ -131,12 +131,15 @@ def entry_descriptions(agent: Any) -> dict[str, str]:
 
 
 def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
-    """What can be kept loaded, one unit at a time: a tool, or for Claude Code a server."""
+    """What can be kept loaded, one unit at a time: a tool, or for Claude Code an MCP server
+    (``.mcp.json``'s ``alwaysLoad`` is per server; a HoloDeck tool that is not MCP, such as a
+    vectorstore, has no place there)."""
     if runtime != "claude-code":
         return [(i,) for i in range(len(catalog))]
     servers: dict[str, list[int]] = {}
     for i, tool in enumerate(catalog.tools):
-        servers.setdefault(tool.plugin, []).append(i)
+        if tool.kind == "mcp":
+            servers.setdefault(tool.plugin, []).append(i)
     return [tuple(v) for v in servers.values()]
 
 
