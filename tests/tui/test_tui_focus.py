@@ -12,6 +12,7 @@ from typing import Any
 
 from textual import events
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import TabbedContent
 from tui_helpers import research_app
 
@@ -38,12 +39,18 @@ def _dashboard(pilot: Pilot[Any]) -> DashboardScreen:
     return screen
 
 
+async def _focused(pilot: Pilot[Any], widget: type[Widget] | str) -> DashboardScreen:
+    """The dashboard once it has settled, with the focus on ``widget``."""
+    await settle(pilot)
+    screen = _dashboard(pilot)
+    screen.set_focus(screen.query_one(widget))
+    await settle(pilot)
+    return screen
+
+
 async def test_a_key_right_after_tab_reaches_the_ranking(tmp_path: Path) -> None:
     async with research_app(tmp_path, QUERY).run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = _dashboard(pilot)
-        screen.set_focus(screen.query_one("#query", QueryInput))
-        await settle(pilot)
+        screen = await _focused(pilot, "#query")
         top_k = screen.state.setting.top_k
         await _at_once(pilot, ("tab", None), ("right_square_bracket", "]"))
         assert screen.query_one("#query", QueryInput).value == QUERY
@@ -54,10 +61,7 @@ async def test_a_key_right_after_tab_reaches_the_ranking(tmp_path: Path) -> None
 async def test_keys_right_after_slash_reach_the_query(tmp_path: Path) -> None:
     """Before: ``/x`` from the ranking opened Compare engines (``x``) instead of typing x."""
     async with research_app(tmp_path, QUERY).run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = _dashboard(pilot)
-        screen.set_focus(screen.query_one(RankingTable))
-        await settle(pilot)
+        screen = await _focused(pilot, RankingTable)
         always = list(screen.state.setting.always_include)
         await _at_once(pilot, ("slash", "/"), ("x", "x"), ("a", "a"))
         assert not isinstance(pilot.app.screen, CompareEnginesScreen)
@@ -73,10 +77,7 @@ async def test_the_findings_tab_takes_the_focus_and_hides_the_ranking_keys(
     space labelled, ``a`` always-included, a tool nobody could see."""
     cases = tmp_path / "research-agent.cases.yaml"
     async with research_app(tmp_path, QUERY).run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = _dashboard(pilot)
-        screen.set_focus(screen.query_one(RankingTable))
-        await settle(pilot)
+        screen = await _focused(pilot, RankingTable)
         always = list(screen.state.setting.always_include)
         await _at_once(pilot, ("d", "d"), ("space", " "), ("a", "a"))
         assert screen.query_one(TabbedContent).active == "tab-findings"
@@ -95,10 +96,7 @@ async def test_a_tab_chosen_by_the_mouse_takes_the_focus_from_a_hidden_table(
     tmp_path: Path,
 ) -> None:
     async with research_app(tmp_path, QUERY).run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = _dashboard(pilot)
-        screen.set_focus(screen.query_one(RankingTable))
-        await settle(pilot)
+        screen = await _focused(pilot, RankingTable)
         await pilot.click("#--content-tab-tab-findings")
         await settle(pilot)
         assert screen.query_one(TabbedContent).active == "tab-findings"
