@@ -45,18 +45,6 @@ def test_export_prints_the_files_block_with_the_flags(
     assert out.startswith("tool_filtering:\n  enabled: true\n  top_k: 9\n")
 
 
-def test_export_with_a_snapshot_warns_of_an_always_include_name_no_tool_has(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    samples = Path(__file__).resolve().parents[1] / "sample_configs"
-    args = ["export", str(samples / "research-agent.yaml"), "--always-include", "no_such_tool"]
-    assert main([*args, "--catalog", str(samples / "research-agent.catalog.json")]) == 0
-    warned = "always_include entry 'no_such_tool' matches no tool: the runtime ignores it"
-    assert warned in capsys.readouterr().err
-    assert main([*args, "--always-include", "memory-read_graph"]) == 0  # no snapshot: no check
-    assert "matches no tool" not in capsys.readouterr().err
-
-
 def test_export_enables_a_new_block_and_keeps_a_files_enabled_false(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -449,6 +449,8 @@ def test_fifo_in_the_write_paths_is_refused_or_skipped_without_waiting(tmp_path:
     with pytest.raises(ConfigError, match=r"\.mcp\.json: not a regular file"):
         plan_mcp_json(tmp_path / ".mcp.json", {"mcpServers": {}}, ())
     (tmp_path / ".git").mkdir()
+    (tmp_path / "labels.yaml").symlink_to(tmp_path / "gone.yaml")  # dangling: no file yet
+    assert load_expected(tmp_path / "labels.yaml") == {}
     found = detect_runtime(tmp_path / "agent.yaml", {}, installed=lambda: None)
     assert found.name == "holodeck-0.6" and found.source != "pin"
     assert time.monotonic() - started < 5

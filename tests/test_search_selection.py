@@ -267,6 +267,20 @@ def test_load_usage_takes_a_bare_name_one_tool_has(tmp_path: Path) -> None:
         load_usage(path, catalog)
 
 
+def test_load_usage_refuses_two_names_for_one_tool_and_skips_unknown_ones_when_partial(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "usage.json"
+    path.write_text(json.dumps({"b-four": 5, "four": 2}))
+    with pytest.raises(InputError, match=r"four: names the same tool as 'b-four'"):
+        load_usage(path, CATALOG)
+    # While servers are still listing (or one failed), a name the catalog lacks waits.
+    path.write_text(json.dumps({"b-four": 5, "z-later": 2}))
+    assert load_usage(path, CATALOG, partial=True).tolist() == [0, 0, 0, 5, 0, 0]
+    with pytest.raises(InputError, match=r"z-later: no such tool"):
+        load_usage(path, CATALOG)
+
+
 def test_tune_reads_the_usage_file_even_without_what_ifs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -32,15 +32,14 @@ def preflight(
 ) -> None:
     """Check the files and flags a workspace will need before any server starts: a catalog
     snapshot that does not read, a usage file that is not counts, an embedder that cannot be
-    built are the user's one-line InputError now, as the CLI reports them (the dashboard shows
-    them on its error screen instead of opening without a catalog). Tool names in the usage
-    file are checked when the catalog is known."""
+    built (``--embedder`` or ``HOLO_TUNE_EMBEDDER``) are the user's one-line InputError now, as
+    the CLI reports them (the dashboard shows them on its error screen instead of opening
+    without a catalog). Tool names in the usage file are checked when the catalog is known."""
     if catalog_file is not None:
         load_snapshot(catalog_file)
     if usage_file is not None:
         read_counts(usage_file)
-    if embedder_spec is not None:
-        resolve_embedder(agent, embedder_spec, environ=environ)
+    resolve_embedder(agent, embedder_spec, environ=environ)  # the flag, HOLO_TUNE_EMBEDDER, ...
 
 
 @dataclass

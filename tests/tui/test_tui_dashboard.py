@@ -443,8 +443,9 @@ async def test_a_broken_config_shows_the_error_screen_and_exits_2(tmp_path: Path
         ("catalog", None, "no such file"),
         ("usage", '{"memory-read_graph": -5}', "count must be a whole number >= 0"),
         ("embedder", "local:no-such-model", "neither a folder nor in the Hugging Face cache"),
+        ("HOLO_TUNE_EMBEDDER", "bogus:xyz", "HOLO_TUNE_EMBEDDER"),
     ],
-    ids=["catalog-garbage", "catalog-missing", "usage-negative", "embedder-missing"],
+    ids=["catalog-garbage", "catalog-missing", "usage-negative", "embedder-missing", "env"],
 )
 async def test_a_bad_file_or_flag_shows_the_error_screen_and_exits_2(
     tmp_path: Path, flag: str, content: str | None, said: str
@@ -456,17 +457,22 @@ async def test_a_bad_file_or_flag_shows_the_error_screen_and_exits_2(
     options: dict[str, Any] = {"catalog": SAMPLES / "research-agent.catalog.json"}
     if flag == "embedder":
         options["embedder"] = content
+    elif flag == "HOLO_TUNE_EMBEDDER":
+        options["environ"] = {**ENV, flag: content}
     else:
         path = tmp_path / f"{flag}.json"
         if content is not None:
             path.write_text(content)
         options[flag] = path
-    app = HoloTuneApp(Options(agent=agent, environ=ENV, **options))
+    app = HoloTuneApp(Options(agent=agent, **{"environ": ENV, **options}))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, ErrorScreen)
         detail = str(app.screen.query_one("#error-detail").render())
         assert said in " ".join(detail.split())
+        title = str(app.screen.query_one("#error-title").render())
+        option = flag in ("embedder", "HOLO_TUNE_EMBEDDER")
+        assert title == ("An option does not work" if option else f"{flag}.json does not load")
         await pilot.press("q")
     assert app.return_code == 2
 

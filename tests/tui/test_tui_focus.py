@@ -101,3 +101,19 @@ async def test_a_tab_chosen_by_the_mouse_takes_the_focus_from_a_hidden_table(
         await settle(pilot)
         assert screen.query_one(TabbedContent).active == "tab-findings"
         assert not isinstance(screen.focused, RankingTable)
+
+
+async def test_tab_away_from_the_query_moves_on_as_usual(tmp_path: Path) -> None:
+    """Tab and shift+Tab walk the widgets from the ranking on (the query's own Tab goes to the
+    results; it must not take the key from every other widget)."""
+    async with research_app(tmp_path, QUERY).run_test(size=SIZE) as pilot:
+        screen = await _focused(pilot, RankingTable)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert screen.focused is not None and screen.focused.id == "side"
+        await pilot.press("tab")
+        await settle(pilot)
+        assert screen.focused is screen.query_one("#knob-enabled")
+        await pilot.press("shift+tab", "shift+tab")
+        await settle(pilot)
+        assert isinstance(screen.focused, RankingTable)

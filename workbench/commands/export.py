@@ -15,13 +15,7 @@ import sys
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
-from workbench.commands.common import (
-    runtime_of,
-    setting_from_args,
-    warn,
-    warn_catalog,
-    warn_unmatched,
-)
+from workbench.commands.common import runtime_of, setting_from_args, warn, warn_catalog
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
@@ -57,8 +51,6 @@ def run(args: argparse.Namespace) -> int:
         )
     for message in runtime_warnings(agent.data):
         warn(message)
-    if args.catalog is not None:  # a snapshot to check the names against (no server starts)
-        warn_unmatched(setting, load_catalog(agent, catalog_file=args.catalog))
     sys.stdout.write(render_block_text(setting))
     return 0
 

@@ -45,7 +45,7 @@ def plan_mcp_json(
     (the agent's servers as ``mcp_json`` renders them)."""
     path = Path(path)
     old: bytes | None = None
-    if os.path.lexists(path):  # under the limits: a regular file, not too large
+    if os.path.exists(path):  # under the limits: a regular file, not too large
         old = read_input(path, ConfigError, ".mcp.json file")
     doc: dict[str, Any]
     if old is None:

@@ -370,7 +370,7 @@ def _read_text(path: Path, encoding: str = "utf-8-sig") -> str | None:
     """The cases file's text; None when there is none yet (a label starts it). Under the limits
     of every file users hand holo-tune (a regular file, not too large): a FIFO, a folder or a
     file that is not UTF-8 is a one-line CasesError."""
-    if not os.path.lexists(path):
+    if not os.path.exists(path):  # (a dangling link too: no file yet)
         return None
     raw = read_input(path, CasesError, "cases file")
     try:

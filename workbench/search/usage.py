@@ -22,9 +22,12 @@ def cold_usage(catalog: Catalog) -> IntArray:
     return np.zeros(len(catalog), dtype=np.int64)
 
 
-def load_usage(path: str | Path, catalog: Catalog) -> IntArray:
-    """Use counts per catalog tool from a JSON object ``{full_name: count}`` (absent tools: 0)."""
-    return usage_array(read_counts(path), catalog, source=path)
+def load_usage(path: str | Path, catalog: Catalog, *, partial: bool = False) -> IntArray:
+    """Use counts per catalog tool from a JSON object ``{full_name: count}`` (absent tools: 0).
+
+    ``partial``: the catalog lacks some servers (still listing, or failed), so a name it does
+    not have is left out instead of refused."""
+    return usage_array(read_counts(path), catalog, source=path, partial=partial)
 
 
 def read_counts(path: str | Path) -> dict[str, int]:
@@ -46,11 +49,26 @@ def read_counts(path: str | Path) -> dict[str, int]:
     return data
 
 
-def usage_array(counts: dict[str, int], catalog: Catalog, *, source: str | Path) -> IntArray:
-    """Counts by catalog index; an unknown tool name is an InputError."""
+def usage_array(
+    counts: dict[str, int], catalog: Catalog, *, source: str | Path, partial: bool = False
+) -> IntArray:
+    """Counts by catalog index; an unknown tool name (unless ``partial``) or two names for one
+    tool (a full and a bare one) is an InputError."""
     usage = cold_usage(catalog)
+    named: dict[int, str] = {}
     for name, count in counts.items():
-        usage[_index(catalog, name, source)] = count
+        try:
+            index = _index(catalog, name, source)
+        except InputError:
+            if partial:
+                continue
+            raise
+        if index in named:
+            raise InputError(
+                f"names the same tool as {named[index]!r}: give it once", file=source, field=name
+            )
+        named[index] = name
+        usage[index] = count
     return usage
 
 

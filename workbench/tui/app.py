@@ -53,7 +53,7 @@ class HoloTuneApp(App[None]):
             )
         except InputError as err:
             self.load_error = err
-            return ErrorScreen(err)
+            return ErrorScreen(err, agent=options.agent)
         except Exception as err:
             if self.options.debug:
                 raise

@@ -100,6 +100,9 @@ BINDINGS: list[BindingType] = [
     # widget as soon as the app reads it, so a key typed right after one of these would still
     # reach the old widget if the focus moved only when that widget handled the first key.
     # ``check_action`` leaves them to a text box that has the focus (they type there).
+    # The screen's own Tab (next widget) stays beside it: a subclass's binding for a key
+    # replaces its base classes' ones, and focus_results is only for the query.
+    Binding("tab", "app.focus_next", show=False, id="focus-next"),
     _b(
         "tab,down",
         "focus_results",

@@ -53,6 +53,8 @@ class ServerSession:
         self.workers = workers
         #: The catalog listing is over (partial catalogs arriving late are dropped).
         self._listed = False
+        #: The listing's result (the catalog of every server that listed).
+        self._final: Catalog | None = None
         #: A workspace is being built; the newest catalog waiting for its turn; the last one
         #: handed over to be opened.
         self._building = False
@@ -154,6 +156,7 @@ class ServerSession:
         """A catalog to open: the final one (the listing's result), or one so far."""
         if final:
             self._listed = True
+            self._final = catalog
             self.state.list_servers(self.state.merge_servers(catalog.servers), {})
             for note in catalog.notes:
                 self.host.notify(note, title="catalog", severity="warning", timeout=8)
@@ -190,7 +193,11 @@ class ServerSession:
             environ=self.options.environ,
             embedder=previous.embedder if previous is not None else None,
         )
-        usage = load_usage(self.options.usage, catalog) if self.options.usage else None
+        usage = None
+        if self.options.usage:
+            # Names of servers still listing (or failed) are left out until the catalog has them.
+            whole = catalog is self._final and all(s.state == "ok" for s in catalog.servers)
+            usage = load_usage(self.options.usage, catalog, partial=not whole)
         return Lab.open(workspace, usage)
 
     def _workspace_ready(self, lab: Lab) -> None:

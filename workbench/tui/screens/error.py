@@ -4,6 +4,7 @@ shows as the CLI shows it, one ``internal error`` line, and ``q`` quits with exi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
@@ -46,10 +47,21 @@ class ErrorScreen(Screen[None]):
         Binding("q,escape", "quit_bad_input", "quit", tooltip="Quit (exit code 2)", id="quit"),
     ]
 
-    def __init__(self, err: Exception) -> None:
+    def __init__(self, err: Exception, agent: Path | None = None) -> None:
         super().__init__(id="error-screen")
         self.err = err
         self.internal = not isinstance(err, InputError)
+        #: The agent file: an error elsewhere (a catalog, a flag) is said as such.
+        self.agent = agent
+
+    def _what(self) -> tuple[str, str]:
+        """The title and the hint: the agent's config, another file, or an option."""
+        file = getattr(self.err, "file", None)
+        if file is None and self.agent is not None:
+            return "An option does not work", "Fix the option and run holo-tune again. q quits."
+        if file is not None and self.agent is not None and Path(file) != Path(self.agent):
+            return f"{Path(file).name} does not load", "Fix it and run holo-tune again. q quits."
+        return "The agent config does not load", "Fix the file and run holo-tune again. q quits."
 
     def compose(self) -> ComposeResult:
         with Vertical(id="error-box"):
@@ -60,10 +72,11 @@ class ErrorScreen(Screen[None]):
                     "This is a bug in holo-tune, not in your file. q quits.", id="error-hint"
                 )
             else:
-                yield Static("The agent config does not load", id="error-title")
+                title, hint = self._what()
+                yield Static(title, id="error-title")
                 yield Static(error_text(self.err), id="error-detail")
                 yield Static(Text(str(self.err), style="dim"), id="error-line")
-                yield Static("Fix the file and run holo-tune again. q quits.", id="error-hint")
+                yield Static(hint, id="error-hint")
         yield Footer()
 
     def action_quit_bad_input(self) -> None:
