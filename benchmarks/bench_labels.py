@@ -24,11 +24,10 @@ from typing import Any
 
 from textual import events
 
-from benchmarks.bench_tui import DATASETS, SIZE, _Frames, _idle
+from benchmarks.bench_tui import DATASETS, SIZE, _Frames, _idle, dashboard_ready
 from workbench.evaluate.casestore import load_expected
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
-from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.view import CutRow, RankRow
 from workbench.tui.widgets.ranking_table import RankingTable
 
@@ -64,11 +63,7 @@ async def _labelling(agent: Path, catalog: Path, cases: Path) -> list[float]:
     frames = _Frames(app)
     times: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        assert isinstance(screen, DashboardScreen)
-        while screen.lab is None:
-            await asyncio.sleep(0.01)
-        await _idle(app)
+        screen = await dashboard_ready(app)
         await pilot.press(*QUERY)
         await _idle(app)
         await pilot.press("tab")  # the ranking has focus

@@ -84,17 +84,23 @@ async def _first_paint(agent: Path, catalog: Path) -> tuple[float, float]:
     return painted, listed
 
 
+async def dashboard_ready(app: HoloTuneApp) -> DashboardScreen:
+    """The dashboard once its workspace is open and the app is idle (inside ``run_test``)."""
+    screen = app.screen
+    assert isinstance(screen, DashboardScreen)
+    while screen.lab is None:
+        await asyncio.sleep(0.01)
+    await _idle(app)
+    return screen
+
+
 async def _keystrokes(agent: Path, catalog: Path, query: str) -> list[float]:
     """Seconds from each key press to the ranking of the query typed so far on screen."""
     app = HoloTuneApp(Options(agent=agent, catalog=catalog, environ={}, show_timing=False))
     frames = _Frames(app)
     times: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        assert isinstance(screen, DashboardScreen)
-        while screen.lab is None:
-            await asyncio.sleep(0.01)
-        await _idle(app)
+        screen = await dashboard_ready(app)
         await pilot.pause()
         table = screen.query_one(RankingTable)
         field = screen.query_one("#query")
