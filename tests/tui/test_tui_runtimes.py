@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, ProgressBar, Static
 from textual.worker import WorkerState
-from tui_helpers import SAMPLES, cli_json, research_app, shown
+from tui_helpers import SAMPLES, cli_json, open_view, research_app, run_view, shown
 
 from workbench.evaluate import load_cases, resolve_cases
 from workbench.evaluate.intervals import Interval
@@ -43,11 +43,7 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
     cases_file = _with_cases(tmp_path)
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "w")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, WhichRuntimeScreen)
+        screen = await open_view(pilot, WhichRuntimeScreen, "w")
         assert screen.query_one("#rt-cases", Input).value == str(cases_file)
         header = str(screen.query_one("#rt-status", Static).render())
         assert "(beside the agent)" in header and f"{HERE}holodeck-0.6" in header
@@ -105,11 +101,7 @@ async def test_leaving_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(runtimes_screen, "compare_runtimes", held)
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "w")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, WhichRuntimeScreen)
+        screen = await open_view(pilot, WhichRuntimeScreen, "w")
         await pilot.press("enter")
         workers = [w for w in app.workers if w.name == "which-runtime"]
         assert [w.state for w in workers] in ([WorkerState.PENDING], [WorkerState.RUNNING])
@@ -127,13 +119,8 @@ async def test_too_few_cases_is_said_on_the_status_line(tmp_path: Path) -> None:
     )
     app = research_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "w")
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, WhichRuntimeScreen)
+        screen = await open_view(pilot, WhichRuntimeScreen, "w")
+        await run_view(pilot, screen)
         status = shown(screen.query_one("#rt-status"))
         assert status.strip().startswith("✗") and screen.outcome is None
         assert "needs at least 5 cases (one per fold); these are 1" in status
