@@ -41,6 +41,8 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
 
     #: Widget id prefix: ``#<prefix>-cases``, ``#<prefix>-status``.
     PREFIX: ClassVar[str]
+    #: The view's name, on the cases input's border with how to run it.
+    VIEW: ClassVar[str]
     #: The worker's name and group.
     WORKER: ClassVar[str]
     #: What the worker does (Textual's worker description).
@@ -95,7 +97,9 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
             self._opened_on = str(self.memory.labels)
         else:
             self._opened_on = self.default_path()
-        return Input(self._opened_on, id=f"{self.PREFIX}-cases")
+        field = Input(self._opened_on, id=f"{self.PREFIX}-cases")
+        field.border_title = f"{self.VIEW} · cases file (Enter or ctrl+g runs)"
+        return field
 
     def run_header(self) -> ComposeResult:
         """The cases path and the progress bar side by side (``#<prefix>-top``), then the status

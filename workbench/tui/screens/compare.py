@@ -104,6 +104,7 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
     """Every engine's figures on the same cases, and their recall/tokens points."""
 
     PREFIX = "cmp"
+    VIEW = "Compare engines"
     WORKER = "compare-engines"
     DESCRIPTION = "compare every engine on the cases"
     FAILED = "comparison failed"

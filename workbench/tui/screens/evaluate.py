@@ -97,6 +97,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
     """Cases, metrics, the front and the misses for the setting the knobs hold."""
 
     PREFIX = "eval"
+    VIEW = "Evaluate"
     WORKER = "evaluate"
     DESCRIPTION = "evaluate the cases"
     FAILED = "evaluation failed"

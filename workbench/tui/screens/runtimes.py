@@ -93,6 +93,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
     """Every runtime's figures on the same cases, and one plot of them."""
 
     PREFIX = "rt"
+    VIEW = "Which runtime?"
     WORKER = "which-runtime"
     DESCRIPTION = "every runtime at its tuned setting on the cases"
     FAILED = "comparison failed"
