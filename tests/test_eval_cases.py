@@ -239,3 +239,41 @@ def test_an_unknown_expected_tool_of_the_agents_test_cases_has_its_line(tmp_path
     )
     resolved = resolve_cases(cases_from_agent(load_agent(agent)), CATALOG)
     assert resolved.warnings()[0] == f"{agent}:12: unknown expected tool 'zzz_missing'"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "cases.yaml",
+            "cases:\n  - qeury: find papers\n    expected: [a]\n",
+            ":2: query: must be a non-empty string (is 'qeury' it, misspelled?)",
+        ),
+        (
+            "cases.yaml",
+            "cases:\n  - query: find papers\n    expectd: [a]\n",
+            ":2: expected: required key is missing (is 'expectd' it, misspelled?)",
+        ),
+        (
+            "cases.jsonl",
+            '{"query": "find papers", "expeced": ["a"]}\n',
+            ":1: expected: required key is missing (is 'expeced' it, misspelled?)",
+        ),
+    ],
+)
+def test_a_misspelled_key_in_a_case_is_named(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(CasesError) as caught:
+        load_cases(path)
+    assert str(caught.value) == f"{path}{message}"
+
+
+def test_a_missing_key_with_nothing_like_it_says_no_more(tmp_path: Path) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text("cases:\n  - query: find papers\n    category: x\n")
+    with pytest.raises(CasesError) as caught:
+        load_cases(path)
+    assert "misspelled" not in str(caught.value)

@@ -20,6 +20,7 @@ scored 0.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -221,8 +222,11 @@ def _case(
         raise CasesError("a case must be an object", file=path, line=line)
     query = obj.get(query_key)
     if not isinstance(query, str) or not query.strip():
-        raise CasesError("must be a non-empty string", file=path, line=line, field=query_key)
+        cause = "must be a non-empty string" + _misspelled(obj, query_key)
+        raise CasesError(cause, file=path, line=line, field=query_key)
     raw = obj.get(expected_key)
+    if raw is None and (hint := _misspelled(obj, expected_key)):
+        raise CasesError(f"required key is missing{hint}", file=path, line=line, field=expected_key)
     expected, positions = _expected_names(raw, path, line, expected_key)
     category = obj.get("category")
     if category is not None and not isinstance(category, str | int):
@@ -242,6 +246,14 @@ def _case(
             for p in positions
         ),
     )
+
+
+def _misspelled(obj: Mapping[Any, Any], key: str) -> str:
+    """When ``key`` is missing, a hint naming a key of the case that looks like it misspelled."""
+    if key in obj:
+        return ""
+    close = difflib.get_close_matches(key, [str(k) for k in obj], n=1, cutoff=0.7)
+    return f" (is '{close[0]}' it, misspelled?)" if close else ""
 
 
 def _at(path: Path, line: int | None) -> str:
