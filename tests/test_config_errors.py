@@ -293,3 +293,19 @@ def test_a_misspelled_top_level_key_suggests_the_known_one(tmp_path: Path) -> No
         for w in warnings
     )
     assert any(w.startswith(f"{path}:6: misc: unknown key (HoloDeck") for w in warnings)
+
+
+def test_a_missing_required_key_is_said_at_the_key_that_looks_like_it(tmp_path: Path) -> None:
+    """``modle:`` used to be only "model: required key is missing" at line 1."""
+    path = tmp_path / "agent.yaml"
+    path.write_text(
+        "name: a\nmodle:\n  provider: openai\n  name: gpt-4o\ninstructions: {inline: hi}\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_agent(path, environ={}, dotenv_files=[], global_configs=[])
+    assert (
+        caught.value.one_line() == f"{path}:2: modle: is this model, misspelled? model is required"
+    )
+    path.write_text("name: a\ninstructions: {inline: hi}\n")  # nothing like it: as before
+    with pytest.raises(ConfigError, match=r"model: required key is missing$"):
+        load_agent(path, environ={}, dotenv_files=[], global_configs=[])

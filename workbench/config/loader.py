@@ -10,6 +10,8 @@ and the exact bytes are kept (with their digest) for the write-back to refuse a 
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
@@ -23,7 +25,7 @@ from workbench.config import checks, globalcfg
 from workbench.config.casesfile import KEY, CasesFile, read_cases_file
 from workbench.config.envsubst import PLACEHOLDER, default_dotenv_files, merged_environ
 from workbench.config.filtering import ToolFiltering
-from workbench.config.models import Agent, MCPTool, TestCase, Tool
+from workbench.config.models import KNOWN_TOP_LEVEL, Agent, MCPTool, TestCase, Tool
 from workbench.config.notices import ConfigWarning
 from workbench.config.source import Unset, YamlSource, read_source
 from workbench.config.validation import Problem, problems
@@ -149,7 +151,8 @@ def _load(
     try:
         agent = Agent.model_validate(cleaned)
     except ValidationError as err:
-        raise source.where.error(problems(Agent, err.errors())) from None
+        found = [_misspelled(p, data) for p in problems(Agent, err.errors())]
+        raise source.where.error(found) from None
 
     own, global_rules = _split_global(checks.runtime_rules(agent), agent, added)
     found = [
@@ -203,6 +206,21 @@ def _split_global(
                 continue
         own.append(problem)
     return own, global_rules
+
+
+def _misspelled(problem: Problem, data: Mapping[str, Any]) -> Problem:
+    """A missing top-level key said at the unknown key of the file that looks like it (``modle``
+    for ``model``): the agent model keeps unknown keys, so nothing else would name it."""
+    if len(problem.path) != 1 or problem.message != "required key is missing":
+        return problem
+    unknown = [str(key) for key in data if key not in KNOWN_TOP_LEVEL]
+    key = str(problem.path[0])
+    close = difflib.get_close_matches(key, unknown, n=1, cutoff=0.7)
+    if not close:
+        return problem
+    return dataclasses.replace(
+        problem, path=(close[0],), message=f"is this {key}, misspelled? {key} is required"
+    )
 
 
 def _unset_warning(unset: Unset) -> ConfigWarning:
