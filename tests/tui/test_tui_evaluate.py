@@ -67,7 +67,11 @@ async def test_a_miss_opens_in_the_query_lab(stackone: Path, tmp_path: Path) -> 
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_and_run(pilot, EvaluateScreen, "v")
         assert screen.outcome is not None
-        first_miss = screen.outcome.report.misses[0].case.query
+        first = screen.outcome.report.misses[0]
+        first_miss = first.case.query
+        shown = screen.query_one("#eval-misses", RowList).lines[0]
+        # The missed tools first (a narrow view cuts the query after them, not them).
+        assert str(shown.text).startswith(", ".join(first.missed) + " ← ")
         screen.query_one("#eval-misses", RowList).focus()
         await pilot.press("enter")
         await settle(pilot)

@@ -69,10 +69,10 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
         first = cli["rows"][0]
         hit, (low, high) = first["heldout"]["hit"], first["ci95"]["hit"]
         assert rows[0][0] == f"{HERE}holodeck-0.6"
-        assert rows[0][2] == f"{hit:.3f} {low:.2f}-{high:.2f}"
+        assert rows[0][1] == f"{hit:.3f} {low:.2f}-{high:.2f}"
         assert all(not r[0].startswith(HERE) for r in rows[1:])
         tokens = cli["rows"][2]["heldout"]["tokens_mean"]
-        assert rows[2][4].startswith(f"{tokens:,.0f} ")
+        assert rows[2][3].startswith(f"{tokens:,.0f} ")
         notes = shown(screen.query_one("#rt-notes"))
         assert "anthropic, claude-code, openai: hit and recall are an approximation" in notes
         progress = screen.query_one(ProgressBar)

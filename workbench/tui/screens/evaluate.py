@@ -200,10 +200,10 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             cursor_key=None,
         )
         misses = self.query_one("#eval-misses", RowList)
-        misses.set_lines(
-            Text(" query → missed"),
+        misses.set_lines(  # the missed tools first: a narrow view cuts the query, not them
+            Text(" missed ← query"),
             [
-                Line(str(n), Text.assemble(r.case.query, (" → " + ", ".join(r.missed), "dim")))
+                Line(str(n), Text.assemble(", ".join(r.missed), (" ← " + r.case.query, "dim")))
                 for n, r in enumerate(report.misses)
             ],
             cursor_key=None,

@@ -45,10 +45,10 @@ from workbench.tui.widgets.runtimes_plot import RuntimesPlot, RuntimesPlotData, 
 #: The table's columns: (label, right-aligned); each figure with its 95 % interval.
 COLUMNS: tuple[tuple[str, bool], ...] = (
     ("runtime", False),
-    ("tuned setting", False),
     ("hit (95%)", True),
     ("recall (95%)", True),
     ("tokens/task (95%)", True),
+    ("tuned setting", False),  # last: a narrow terminal cuts it, not the figures
 )
 #: Marks the runtime that runs the agent.
 HERE = "▶ "
@@ -67,10 +67,10 @@ def row_cells(row: RuntimeRow, detected: str | None = None) -> tuple[str, ...]:
     low, high = ci["tokens"]
     return (
         (HERE if row.runtime == detected else "  ") + row.runtime,
-        row.setting,
         f"{row.hit:.3f} {interval_text(ci['hit'])}",
         f"{row.recall:.3f} {interval_text(ci['recall'])}",
         f"{row.tokens:,.0f} {low:,.0f}-{high:,.0f}",
+        row.setting,
     )
 
 
