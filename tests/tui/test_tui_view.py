@@ -213,6 +213,21 @@ def test_ranking_widths_fit_the_table_and_drop_the_server_when_narrow() -> None:
     assert widths_for(50).server == 0 and widths_for(70).server == 10
 
 
+def test_a_wide_ranking_shows_whole_server_names() -> None:
+    """At 160 columns the server column was cut to ``brave_se…`` beside an emptied tool column:
+    it takes a long server name whole (up to 20 cells) while the tool column keeps 32."""
+    from workbench.tui.widgets.ranking_table import SERVER_MAX, TOOL_ROOM, widths_for
+
+    for total, longest in ((100, 12), (100, 30), (70, 12), (130, 18)):
+        w = widths_for(total, server_names=longest)
+        used = w.rank + w.mark + w.tool + w.server + w.score + w.tokens + w.why
+        assert used == total - 1
+        assert w.tool >= TOOL_ROOM or w.server == 10
+        assert 10 <= w.server <= min(max(longest, 10), SERVER_MAX)
+    assert widths_for(130, server_names=18).server == 18
+    assert widths_for(70, server_names=18).server == 10  # no room: as before
+
+
 def test_ranking_line_and_compare_line_show_local_names() -> None:
     from workbench.tui.widgets.compare_view import compare_line
     from workbench.tui.widgets.ranking_table import row_text, widths_for

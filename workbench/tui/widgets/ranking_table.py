@@ -37,14 +37,24 @@ class Widths:
     mark: int = 2
 
 
-def widths_for(total: int, digits: int = 3) -> Widths:
-    """Column widths for a table ``total`` cells wide whose scores have ``digits`` decimals
-    (pure: unit-tested)."""
+def widths_for(total: int, digits: int = 3, server_names: int = 10) -> Widths:
+    """Column widths for a table ``total`` cells wide whose scores have ``digits`` decimals and
+    whose longest server name takes ``server_names`` cells with its gap (pure: unit-tested). A
+    wide table gives the server column up to :data:`SERVER_MAX` cells for whole names while the
+    tool column keeps :data:`TOOL_ROOM`."""
     avail = max(total - 1, 40)
     server = 10 if avail >= 66 else 8 if avail >= 56 else 0
     score = BAR_WIDTH + digits + 4
     fixed = 4 + 2 + server + score + 7 + 7
+    if server == 10 and server_names > 10:
+        wider = min(server_names, SERVER_MAX)
+        if avail - (fixed - server + wider) >= TOOL_ROOM:
+            fixed, server = fixed - server + wider, wider
     return Widths(rank=4, tool=max(avail - fixed, 12), server=server, score=score)
+
+
+#: The widest the server column gets, and what the tool column keeps when it does.
+SERVER_MAX, TOOL_ROOM = 20, 32
 
 
 def clip(text: str, width: int) -> str:
@@ -185,7 +195,11 @@ class RankingTable(RowList):
         current = self.highlighted_tool() if follow else None
         self._rows = list(rows)
         ranked = [row for row in rows if isinstance(row, RankRow)]
-        w = widths_for(self.size.width or 60, max((row.digits for row in ranked), default=3))
+        w = widths_for(
+            self.size.width or 60,
+            max((row.digits for row in ranked), default=3),
+            max((len(row.server) + 1 for row in ranked), default=10),  # a space after it
+        )
         names = iter(clip_names([local_name(row) for row in ranked], w.tool - 1))
         lines = [
             Line(None, cut_text(row, w))
