@@ -16,6 +16,7 @@ from textual.widgets import DataTable
 from workbench.catalog import Catalog
 from workbench.tui.messages import ToggleAlways, ToggleLabel
 from workbench.tui.view import Counts
+from workbench.tui.widgets.ranking_table import clip
 
 #: The label mark of each expected tool, by full name: sent, or missed by the setting.
 LabelMarks = dict[str, bool]
@@ -140,7 +141,7 @@ class CatalogTable(DataTable[Text]):
             tool = catalog.tools[i]
             cells = [self._name_cell(tool.full_name, tool.name, tool_width)]
             if not self.compact:
-                cells.append(Text(" " + tool.plugin[: server_width - 1], style="dim"))
+                cells.append(Text(" " + clip(tool.plugin, server_width - 1), style="dim"))
             cells.append(Text(f"{int(self._per_tool[i]):>6,} "))
             if not self.compact:
                 cells.append(Text(" " + tool.description.replace("\n", " "), style="dim"))
