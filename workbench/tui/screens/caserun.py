@@ -23,6 +23,7 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from workbench.errors import HoloTuneError
+from workbench.runtime import RuntimeInfo
 from workbench.tui.caseruns import (
     CasesMemory,
     RunProgress,
@@ -43,6 +44,8 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
     PREFIX: ClassVar[str]
     #: The view's name, on the cases input's border with how to run it.
     VIEW: ClassVar[str]
+    #: The screen's id.
+    SCREEN_ID: ClassVar[str]
     #: The worker's name and group.
     WORKER: ClassVar[str]
     #: What the worker does (Textual's worker description).
@@ -50,10 +53,18 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
     #: How an unexpected failure starts on the status line.
     FAILED: ClassVar[str]
 
-    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None, *, id: str) -> None:
-        super().__init__(id=id)
+    def __init__(
+        self,
+        lab: Lab,
+        agent_path: Path,
+        memory: CasesMemory | None = None,
+        runtime: RuntimeInfo | None = None,
+    ) -> None:
+        super().__init__(id=self.SCREEN_ID)
         self.lab = lab
         self.agent_path = agent_path
+        #: What runs the agent (the views that say or measure by it read it).
+        self.runtime = runtime
         #: The path typed, kept by the dashboard for the next time the view opens.
         self.memory = memory or CasesMemory()
         self._opened_on = ""

@@ -12,7 +12,6 @@ input; the header says which.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar, cast
 
 from rich.text import Text
@@ -28,11 +27,9 @@ from workbench.evaluate import evaluate
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.tui.caseruns import (
-    CasesMemory,
     progress_poster,
     read_cases,
 )
-from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
 from workbench.tui.widgets.engines_plot import EnginesPlot, EnginesPlotData, engine_series
 
@@ -105,6 +102,7 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
 
     PREFIX = "cmp"
     VIEW = "Compare engines"
+    SCREEN_ID = "compare-engines"
     WORKER = "compare-engines"
     DESCRIPTION = "compare every engine on the cases"
     FAILED = "comparison failed"
@@ -120,9 +118,6 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
             priority=True,
         ),
     ]
-
-    def __init__(self, lab: Lab, agent_path: Path, memory: CasesMemory | None = None) -> None:
-        super().__init__(lab, agent_path, memory, id="compare-engines")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="cmp-box"):

@@ -98,6 +98,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
 
     PREFIX = "eval"
     VIEW = "Evaluate"
+    SCREEN_ID = "evaluate"
     WORKER = "evaluate"
     DESCRIPTION = "evaluate the cases"
     FAILED = "evaluation failed"
@@ -114,10 +115,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         memory: CasesMemory | None = None,
         runtime: RuntimeInfo | None = None,
     ) -> None:
-        super().__init__(lab, agent_path, memory, id="evaluate")
+        super().__init__(lab, agent_path, memory, runtime)
         self.setting = lab.setting
-        #: What runs the agent (what-if rows are measured where it reads the block).
-        self.runtime = runtime
         self.whatifs = WhatIfs(self, "#eval-whatif")
 
     def compose(self) -> ComposeResult:

@@ -13,7 +13,6 @@ named in the path input; the header says which.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar, cast
 
 from rich.text import Text
@@ -30,15 +29,13 @@ from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import DEFAULT_FOLDS
-from workbench.runtime import RUNTIMES, RuntimeInfo
+from workbench.runtime import RUNTIMES
 from workbench.tui.caseruns import (
-    CasesMemory,
     RunProgress,
     Stopped,
     read_cases,
 )
 from workbench.tui.dashboard.runtime import runtime_text
-from workbench.tui.lab import Lab
 from workbench.tui.screens.caserun import CaseRunScreen
 from workbench.tui.widgets.runtimes_plot import RuntimesPlot, RuntimesPlotData, runtime_points
 
@@ -94,6 +91,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
 
     PREFIX = "rt"
     VIEW = "Which runtime?"
+    SCREEN_ID = "which-runtime"
     WORKER = "which-runtime"
     DESCRIPTION = "every runtime at its tuned setting on the cases"
     FAILED = "comparison failed"
@@ -109,17 +107,6 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             priority=True,
         ),
     ]
-
-    def __init__(
-        self,
-        lab: Lab,
-        agent_path: Path,
-        memory: CasesMemory | None = None,
-        runtime: RuntimeInfo | None = None,
-    ) -> None:
-        super().__init__(lab, agent_path, memory, id="which-runtime")
-        #: What runs the agent (marked in the table and the plot).
-        self.runtime = runtime
 
     @property
     def detected(self) -> str | None:
