@@ -20,7 +20,7 @@ from pathlib import Path
 
 from workbench import __version__
 from workbench.errors import EXIT_INTERNAL, HoloTuneError, internal_error_line
-from workbench.runtime import RUNTIMES
+from workbench.runtimes import all_runtimes, runtime_names, searching_runtimes
 
 PROG = "holo-tune"
 
@@ -49,18 +49,19 @@ APPLY_EPILOG = (
     "blank line. The diff goes to stdout (--dry-run | patch works), warnings and status to "
     "stderr. Refused, file untouched (exit 2): out-of-range values, a file changed since it "
     "was read, a file that does not load, and a runtime that does not read the block "
-    "(holodeck-0.7, anthropic, claude-code, openai; --force writes it anyway). An anthropic "
-    "model on HoloDeck 0.6 is warned about, then written."
+    "({unread}; --force writes it anyway). An anthropic model on HoloDeck 0.6 is warned about, "
+    "then written."
 )
 
 
-EXPORT_EPILOG = (
-    "By runtime: holodeck-0.6 prints the tool_filtering block; anthropic the Messages API "
-    "tools JSON (the tool search tool, every tool with defer_loading); claude-code a .mcp.json "
-    "for the agent's MCP servers (alwaysLoad on those with a kept tool) and ENABLE_TOOL_SEARCH "
-    "advice on stderr; openai the Responses tools (tool_search, a namespace per server). "
-    "holodeck-0.7 has no block: tune --runtime holodeck-0.7 proposes its allowlists."
-)
+def apply_epilog() -> str:
+    unread = ", ".join(r.name for r in all_runtimes() if not r.reads_tool_filtering)
+    return APPLY_EPILOG.format(unread=unread)
+
+
+def export_epilog() -> str:
+    """What ``export`` prints for each runtime (each runtime says what it writes)."""
+    return "By runtime: " + "; ".join(f"{r.name}: {r.writes}" for r in all_runtimes()) + "."
 
 
 CASES_EPILOG = (
@@ -94,7 +95,7 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
     p.add_argument("agent", metavar="AGENT.yaml", help="the HoloDeck agent config")
     p.add_argument(
         "--runtime",
-        choices=RUNTIMES,
+        choices=runtime_names(),
         help="what runs the agent (default: detected from the installed holodeck-ai, a pin "
         "beside the agent, then the YAML; README, Runtimes)",
     )
@@ -223,11 +224,13 @@ def build_parser() -> Parsers:
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser(
-        "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=EXPORT_EPILOG
+        "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=export_epilog()
     )
     _common(p)
     _setting_flags(p)
-    g = p.add_argument_group("deferred-loading runtimes (--runtime anthropic, claude-code, openai)")
+    g = p.add_argument_group(
+        f"deferred-loading runtimes (--runtime {', '.join(searching_runtimes())})"
+    )
     g.add_argument(
         "--keep",
         action="append",
@@ -240,7 +243,7 @@ def build_parser() -> Parsers:
     )
 
     p = sub.add_parser(
-        "apply", help=COMMANDS["apply"], description=COMMANDS["apply"], epilog=APPLY_EPILOG
+        "apply", help=COMMANDS["apply"], description=COMMANDS["apply"], epilog=apply_epilog()
     )
     _common(p, catalog=False)
     _setting_flags(p)
@@ -282,7 +285,7 @@ def build_parser() -> Parsers:
         "--min-hit",
         type=float,
         metavar="H",
-        help="holodeck-0.7 and deferred runtimes: the fewest tokens with held-in hit >= H",
+        help="allowlist and deferred runtimes: the fewest tokens with held-in hit >= H",
     )
     p.add_argument(
         "--usage",
@@ -295,7 +298,7 @@ def build_parser() -> Parsers:
         "--force", action="store_true", help="with --apply: write even what the runtime refuses"
     )
     _what_if_flags(p, usage=False)
-    _llm_flag(p, "--runtime anthropic, claude-code or openai")
+    _llm_flag(p, f"--runtime {' or '.join(searching_runtimes())}")
     p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
@@ -312,8 +315,8 @@ def build_parser() -> Parsers:
     p.add_argument(
         "--runtimes",
         action="store_true",
-        help="every runtime (holodeck-0.6, holodeck-0.7, anthropic, claude-code, openai) at its "
-        "tuned setting, held-out, with 95%% error bars and a plot",
+        help=f"every runtime ({', '.join(runtime_names())}) at its tuned setting, held-out, "
+        "with 95%% error bars and a plot",
     )
     _llm_flag(p, "with --runtimes, the deferred-loading rows")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -12,6 +12,7 @@ import math
 import sys
 
 from workbench.commands.common import print_json, runtime_of, search_queries, with_runtime
+from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runtimes import (
     RuntimeRow,
@@ -19,16 +20,16 @@ from workbench.evaluate.runtimes import (
     compare_runtimes,
     free_column,
 )
+from workbench.runtimes import get_runtime
 from workbench.workspace import Workspace
 
-#: One marker per runtime in the plot.
-MARKS = {
-    "holodeck-0.6": "6",
-    "holodeck-0.7": "7",
-    "anthropic": "A",
-    "claude-code": "C",
-    "openai": "O",
-}
+
+def mark(runtime: str) -> str:
+    """The runtime's letter in the plot (its own, ``?`` for a name no runtime has)."""
+    try:
+        return get_runtime(runtime).marker[0]
+    except InputError:
+        return "?"
 
 
 def _interval(low: float, high: float, fmt: str) -> str:
@@ -85,7 +86,7 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
         y = y_of(row.recall)
         x = free_column(taken, x, y, width)  # two runtimes in one cell: side by side
         taken.add((x, y))
-        grid[y][x] = MARKS.get(row.runtime, "?")
+        grid[y][x] = mark(row.runtime)
     out = []
     for y, cells in enumerate(grid):
         label = "1.0 " if y == 0 else f"{floor:.1f} " if y == height - 1 else "    "
@@ -93,7 +94,7 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
     out.append("    └" + f"0 … {top:,.0f} tokens per task (mean)".rjust(width, "─"))
     out.append(
         "recall; "
-        + "  ".join(f"{MARKS.get(r.runtime, '?')} {r.runtime}" for r in rows)
+        + "  ".join(f"{mark(r.runtime)} {r.runtime}" for r in rows)
         + "  (| 95% CI of recall)"
     )
     return "\n".join(out) + "\n"

@@ -1,11 +1,11 @@
 """``holo-tune export AGENT.yaml [setting flags | --runtime R --keep NAME --variant V]``.
 
-For HoloDeck 0.6 (the default) it prints the ``tool_filtering`` block: the file's block with the
-flags applied; ``enabled`` keeps the file's value, or is ``true`` when the file has no block. For
-a deferred-loading runtime it prints that provider's configuration (:mod:`workbench.deferred`):
-every tool deferred but those ``--keep`` names. stdout carries only what to paste; warnings and
-advice go to stderr. HoloDeck 0.7 has nothing to export (``tune --runtime holodeck-0.7`` proposes
-its allowlists): exit 2 with that said.
+What the runtime that runs the agent is given (:meth:`workbench.runtimes.base.Runtime.export`):
+for HoloDeck 0.6 (the default) the ``tool_filtering`` block, the file's block with the flags
+applied (``enabled`` keeps the file's value, or is ``true`` when the file has no block); for a
+search-tool runtime its configuration (every tool deferred but those ``--keep`` names). stdout
+carries only what to paste; warnings and advice go to stderr. A runtime with nothing to export
+(HoloDeck 0.7's allowlists are written by ``tune``) says so: exit 2.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from workbench.catalog.models import Catalog
 from workbench.commands.common import runtime_of, setting_from_args, warn, warn_catalog
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
-from workbench.deferred_config import deferred_config
+from workbench.config.writeback import start_setting
 from workbench.errors import InputError
 from workbench.evaluate.cases import resolve_name
 from workbench.runtime import RuntimeInfo
@@ -38,21 +37,9 @@ def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
 
 
 def run(args: argparse.Namespace) -> int:
-    agent, setting = load_setting(args)
+    agent, _ = load_setting(args)
     runtime = runtime_of(args, agent)
-    if runtime.deferred:
-        return export_deferred(args, agent, runtime)
-    if runtime.name == "holodeck-0.7":
-        raise InputError(
-            f"the runtime is holodeck-0.7 ({runtime.reason}), which has no tool_filtering block; "
-            "`holo-tune tune --runtime holodeck-0.7` proposes its allowed_tools lists "
-            "(--runtime holodeck-0.6 prints the block anyway)",
-            field="--runtime",
-        )
-    for message in runtime_warnings(agent.data):
-        warn(message)
-    sys.stdout.write(render_block_text(setting))
-    return 0
+    return runtime.plugin.export(args, agent, runtime)
 
 
 def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
@@ -67,12 +54,15 @@ def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
 
 
 def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
+    """A runtime's own tool configuration for the agent's catalog, ``--keep`` tools loaded."""
     catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
     warn_catalog(catalog)
     for server in catalog.servers:
         if server.state == "error":
             warn(f"server {server.name} failed ({server.error}); its tools are left out")
-    config = deferred_config(agent, catalog, runtime, kept_names(args, catalog), args.variant)
+    config = runtime.plugin.tool_config(agent, catalog, kept_names(args, catalog), args.variant)
+    if config is None:
+        raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")
     for message in config.warnings:
         warn(message)
     for line in config.advice:

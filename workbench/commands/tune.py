@@ -30,13 +30,15 @@ from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runs import TuneReport, tune_cases
 from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
+from workbench.runtime import RuntimeInfo
+from workbench.runtimes import searching_runtimes
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
 
 def run(args: argparse.Namespace) -> int:
-    budget = Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)
+    Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)  # checks the flags
     if args.folds < 2:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
     if getattr(args, "min_hit", None) is not None and not 0.0 <= args.min_hit <= 1.0:
@@ -44,35 +46,34 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
+    plugin = runtime.plugin
     if getattr(args, "usage", None):
         load_usage(args.usage, ws.catalog)  # a bad file is an error whether or not it is used
-        if getattr(args, "no_what_if", False) and not (
-            runtime.deferred or runtime.name == "holodeck-0.7"
-        ):
+        if getattr(args, "no_what_if", False) and plugin.reads_tool_filtering:
             warn(
                 "--usage feeds the warm-runtime what-if, which --no-what-if leaves out: "
                 "it has no effect here"
             )
-    if getattr(args, "llm", None) is not None and not runtime.deferred:
+    if getattr(args, "llm", None) is not None and not plugin.searches:
         raise InputError(
-            "is the search call a model writes on the deferred-loading runtimes (anthropic, "
-            f"claude-code, openai); {runtime.name} searches no model-written query",
+            "is the search call a model writes on the deferred-loading runtimes "
+            f"({', '.join(searching_runtimes())}); {runtime.name} searches no model-written query",
             field="--llm",
         )
-    if runtime.name == "holodeck-0.7":
-        from workbench.commands.tune_static import run_static
-
-        return run_static(args, ws, cases, runtime)
-    if runtime.deferred:
-        from workbench.commands.tune_deferred import run_deferred
-
-        return run_deferred(args, ws, cases, runtime)
-    if getattr(args, "min_hit", None) is not None:
+    if getattr(args, "min_hit", None) is not None and "--min-hit" not in plugin.budget_flags:
         raise InputError(
-            "is a budget of the allowlist and deferred-loading runtimes; holodeck-0.6 is tuned "
+            f"is a budget of the allowlist and deferred-loading runtimes; {runtime.name} is tuned "
             "against --max-tokens or --min-reduction",
             field="--min-hit",
         )
+    return plugin.tune(args, ws, cases, runtime)
+
+
+def run_filter(
+    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
+) -> int:
+    """``tune`` for the runtime that reads the ``tool_filtering`` block: the block's sweep."""
+    budget = Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)
     current = ws.agent.filtering or ToolFiltering()
     embedding = runtime_embedding(ws.agent.agent).spec
     runtime_methods = ("bm25",) if embedding.kind == "none" else SEARCH_METHODS

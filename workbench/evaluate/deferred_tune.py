@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,8 @@ from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import Budget, fold_assignment
-from workbench.runtime import RuntimeName
+from workbench.runtimes import get_runtime
+from workbench.runtimes.search_tool import SearchToolRuntime
 from workbench.search.strategies.anthropic import (
     MAX_RESULTS,
     MIN_RESULTS,
@@ -60,20 +61,6 @@ from workbench.search.strategies.anthropic import (
 from workbench.search.strategies.base import TokenBill, request_tokens, text_tokens
 from workbench.search.types import IntArray
 
-#: The search variants each runtime offers.
-VARIANTS: dict[str, tuple[Variant, ...]] = {
-    "anthropic": ("bm25", "regex"),
-    "claude-code": ("bm25",),
-    "openai": ("bm25",),
-}
-#: Which engine stands for each runtime's search, in words.
-ENGINE: dict[str, str] = {
-    "anthropic": "the strategy lab's anthropic engine (Anthropic's tool search tool as documented)",
-    "claude-code": "the strategy lab's anthropic engine, bm25 (closest to Claude Code's MCP tool "
-    "search, whose ranker is not published)",
-    "openai": "the strategy lab's anthropic engine, bm25 (closest to OpenAI's tool_search, whose "
-    "ranker is not published)",
-}
 APPROXIMATION = (
     "hit and recall are an approximation: the provider does not publish its search's ranker"
 )
@@ -125,16 +112,24 @@ class DeferredBudget:
         return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
 
 
+def search_tool(runtime: str) -> SearchToolRuntime:
+    """The search-tool runtime called ``runtime`` (what its tuner needs to know of it)."""
+    found = get_runtime(runtime)
+    if not isinstance(found, SearchToolRuntime):
+        raise ValueError(f"{runtime} finds no tools through a search tool")
+    return found
+
+
 def entry_descriptions(agent: Any) -> dict[str, str]:
     """The agent's tool entries' descriptions by entry name (OpenAI shows them per namespace)."""
     return {t.name: t.description or "" for t in getattr(agent, "tools", None) or []}
 
 
-def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
-    """What can be kept loaded, one unit at a time: a tool, or for Claude Code an MCP server
-    (``.mcp.json``'s ``alwaysLoad`` is per server; a HoloDeck tool that is not MCP, such as a
-    vectorstore, has no place there)."""
-    if runtime != "claude-code":
+def units(runtime: str, catalog: Catalog) -> list[tuple[int, ...]]:
+    """What can be kept loaded, one unit at a time: a tool, or where the runtime keeps whole
+    servers loaded (Claude Code's ``alwaysLoad`` is per ``.mcp.json`` server) an MCP server (a
+    HoloDeck tool that is not MCP, such as a vectorstore, has no place there)."""
+    if not search_tool(runtime).per_server:
         return [(i,) for i in range(len(catalog))]
     servers: dict[str, list[int]] = {}
     for i, tool in enumerate(catalog.tools):
@@ -144,11 +139,11 @@ def units(runtime: RuntimeName, catalog: Catalog) -> list[tuple[int, ...]]:
 
 
 def extra_tokens(
-    runtime: RuntimeName, catalog: Catalog, bill: TokenBill, described: Mapping[str, str]
+    runtime: str, catalog: Catalog, bill: TokenBill, described: Mapping[str, str]
 ) -> int:
-    """What a runtime bills besides definitions: OpenAI shows each namespace's name and
-    description (``described``: the agent's entry descriptions)."""
-    if runtime != "openai":
+    """What a runtime bills besides definitions: where the model sees every namespace (OpenAI),
+    each namespace's name and description (``described``: the agent's entry descriptions)."""
+    if not search_tool(runtime).bills_namespaces:
         return 0
     servers = dict.fromkeys(t.plugin for t in catalog.tools)
     text = "\n".join(f"{s}: {described.get(s) or s}" for s in servers)
@@ -379,7 +374,7 @@ def pick(points: Sequence[PathPoint], budget: DeferredBudget, tokens_all: int) -
 
 @dataclass(frozen=True)
 class DeferredReport:
-    runtime: RuntimeName
+    runtime: str
     setting: DeferredSetting
     budget: DeferredBudget
     heldout: Metrics
@@ -415,7 +410,7 @@ def _choose(
 
 
 def tune_deferred(
-    runtime: RuntimeName,
+    runtime: str,
     catalog: Catalog,
     bill: TokenBill,
     cases: CaseSet,
@@ -431,7 +426,8 @@ def tune_deferred(
     Each case is searched with ``queries``' query for it (default: its message)."""
     items = cases.cases
     extra = extra_tokens(runtime, catalog, bill, described or {})
-    proxies = {v: _Proxy.build(catalog, bill, items, v, queries) for v in VARIANTS[runtime]}
+    variants = cast("tuple[Variant, ...]", search_tool(runtime).variants)
+    proxies = {v: _Proxy.build(catalog, bill, items, v, queries) for v in variants}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
     chosen = _choose(proxies, items, everyone, units_, budget, tokens_all, usage, extra)

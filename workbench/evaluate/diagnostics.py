@@ -192,32 +192,40 @@ def check_config(ctx: Context) -> list[Finding]:
 
 
 def check_generation(ctx: Context) -> list[Finding]:
-    """HoloDeck 0.7+ removed ``tool_filtering``: a 0.7+ file with the block fails to load; the
-    deferred-loading runtimes do not read the block at all."""
+    """What the runtime that runs the agent says of it (each runtime's own findings: HoloDeck
+    0.7 refuses a file with the block, a search-tool runtime does not read it)."""
+    return ctx.runtime.plugin.findings(ctx)
+
+
+def not_read_findings(ctx: Context) -> list[Finding]:
+    """A runtime that reads its own configuration, not the block: a block is a warning."""
     runtime = ctx.runtime
-    if runtime.reads_tool_filtering:
+    if not _has_block(ctx):
         return []
     evidence = {"runtime": runtime.name, "why": runtime.reason, **_block_line(ctx)}
-    if runtime.name != "holodeck-0.7":
-        if not _has_block(ctx):
-            return []
-        return [
-            Finding(
-                "warning",
-                "filtering-not-read",
-                f"the runtime is {runtime.name}, which does not read tool_filtering: "
-                f"`holo-tune export --runtime {runtime.name}` prints what it reads",
-                evidence,
-            )
-        ]
+    return [
+        Finding(
+            "warning",
+            "filtering-not-read",
+            f"the runtime is {runtime.name}, which does not read tool_filtering: "
+            f"`holo-tune export --runtime {runtime.name}` prints what it reads",
+            evidence,
+        )
+    ]
+
+
+def generation_findings(ctx: Context) -> list[Finding]:
+    """HoloDeck 0.7+ removed ``tool_filtering``: a 0.7+ file with the block fails to load."""
+    runtime = ctx.runtime
+    evidence = {"runtime": runtime.name, "why": runtime.reason, **_block_line(ctx)}
     if _has_block(ctx):
         return [
             Finding(
                 "error",
                 "filtering-removed-0.7",
                 "the runtime is HoloDeck 0.7, which removed tool_filtering: the file will not "
-                "load there (delete the block; `holo-tune tune --runtime holodeck-0.7` proposes "
-                "static allowed_tools lists)",
+                f"load there (delete the block; `holo-tune tune --runtime {runtime.name}` "
+                "proposes static allowed_tools lists)",
                 evidence,
             )
         ]

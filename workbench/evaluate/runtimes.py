@@ -1,8 +1,11 @@
 """``compare --runtimes``: every runtime at its tuned setting on the same cases.
 
-* ``holodeck-0.6``: the ``tool_filtering`` block as ``tune`` proposes it (its sweep and rule);
-* ``holodeck-0.7``: the static allowlist :mod:`workbench.evaluate.allowlist` proposes;
-* ``anthropic``, ``claude-code``, ``openai``: the loaded set, variant and results per search of
+Each runtime makes its own row (:meth:`workbench.runtimes.base.Runtime.compare_row`) from one
+:class:`RowContext`; the rows of the runtime families are made here:
+
+* :func:`filter_row`: the ``tool_filtering`` block as ``tune`` proposes it (its sweep and rule);
+* :func:`allowlist_row`: the static allowlist :mod:`workbench.evaluate.allowlist` proposes;
+* :func:`deferred_row`: the loaded set, variant and results per search of
   :mod:`workbench.evaluate.deferred_tune` (an approximation of unpublished rankers).
 
 Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
@@ -38,7 +41,7 @@ from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
-from workbench.runtime import RUNTIMES, RuntimeName
+from workbench.runtimes import all_runtimes, get_runtime
 from workbench.tokens import TokenTable
 
 
@@ -66,7 +69,7 @@ class CaseFigures:
 
 @dataclass(frozen=True)
 class RuntimeRow:
-    runtime: RuntimeName
+    runtime: str
     setting: str
     params: dict[str, Any]
     cases: tuple[CaseFigures, ...]
@@ -122,12 +125,28 @@ class RuntimesReport:
         }
 
 
-def _holodeck06(
-    engine: Ranker, catalog: Catalog, tokens: TokenTable, cases: CaseSet, folds: int, agent: Any
-) -> RuntimeRow:
-    report = tune_cases(engine, catalog, tokens, cases, agent, Budget(), folds=folds)
+@dataclass(frozen=True)
+class RowContext:
+    """What every runtime's row is made from: the same agent, catalog, cases and folds."""
+
+    agent: AgentConfig
+    engine: Ranker
+    catalog: Catalog
+    tokens: TokenTable
+    cases: CaseSet
+    #: The agent's current ``tool_filtering`` setting (the block's tuner starts from it).
+    current: Any
+    folds: int = DEFAULT_FOLDS
+    #: What the search-tool rows search each case as.
+    queries: SearchQueries = MESSAGE
+
+
+def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
+    """A runtime that reads the ``tool_filtering`` block: tune's sweep, held-out per fold."""
+    engine, catalog, tokens, cases = ctx.engine, ctx.catalog, ctx.tokens, ctx.cases
+    report = tune_cases(engine, catalog, tokens, cases, ctx.current, Budget(), folds=ctx.folds)
     outcome = report.outcome
-    assignment = fold_assignment(len(cases), folds)
+    assignment = fold_assignment(len(cases), ctx.folds)
     per_case: list[CaseFigures] = []
     for fold, setting in enumerate(outcome.fold_choices):
         test = cases.subset(np.flatnonzero(assignment == fold).tolist())
@@ -135,13 +154,13 @@ def _holodeck06(
             per_case.append(CaseFigures(r.hit, r.recall, float(r.tokens)))
     s = outcome.setting
     text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
-    return RuntimeRow("holodeck-0.6", text, s.block(), tuple(per_case))
+    return RuntimeRow(name, text, s.block(), tuple(per_case))
 
 
-def _holodeck07(
-    agent: AgentConfig, catalog: Catalog, tokens: TokenTable, cases: CaseSet, folds: int
-) -> RuntimeRow:
-    surf = surface(agent, catalog)
+def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
+    """A runtime of static allowlists: the exposed set chosen per fold, held-out."""
+    catalog, tokens, cases, folds = ctx.catalog, ctx.tokens, ctx.cases, ctx.folds
+    surf = surface(ctx.agent, catalog)
     note = None
     if surf.notes:  # servers that are not the agent's entries: take them as if they were
         mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
@@ -161,7 +180,27 @@ def _holodeck07(
     exposed = choose(surf, cases, tokens, budget)
     kept = int((exposed & surf.candidate).sum())
     text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
-    return RuntimeRow("holodeck-0.7", text, {"exposed": kept}, tuple(per_case), note)
+    return RuntimeRow(name, text, {"exposed": kept}, tuple(per_case), note)
+
+
+def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
+    """A search-tool runtime: the loaded set, variant and results per search, held-out."""
+    report = tune_deferred(
+        name,
+        ctx.catalog,
+        ctx.tokens,
+        ctx.cases,
+        DeferredBudget(),
+        tokens_all=int(ctx.tokens.all),
+        folds=ctx.folds,
+        described=entry_descriptions(ctx.agent.agent),
+        queries=ctx.queries,
+    )
+    s = report.setting
+    text = f"{s.variant}, {s.max_results} results, {len(s.loaded)} tools loaded"
+    figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
+    note = f"{approximation(ctx.queries)}; {ROUND_TRIP}"
+    return RuntimeRow(name, text, s.to_json(ctx.catalog), figures, note)
 
 
 def compare_runtimes(
@@ -172,37 +211,14 @@ def compare_runtimes(
     cases: CaseSet,
     current: Any,
     *,
-    runtimes: Sequence[RuntimeName] = RUNTIMES,
+    runtimes: Sequence[str] | None = None,
     folds: int = DEFAULT_FOLDS,
     queries: SearchQueries = MESSAGE,
 ) -> RuntimesReport:
-    """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases`` (the deferred
-    rows search each case as ``queries`` says: its message, or the query a model wrote)."""
-    rows: list[RuntimeRow] = []
-    described = entry_descriptions(agent.agent)
-    for name in runtimes:
-        if name == "holodeck-0.6":
-            rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current))
-        elif name == "holodeck-0.7":
-            rows.append(_holodeck07(agent, catalog, tokens, cases, folds))
-        else:
-            report = tune_deferred(
-                name,
-                catalog,
-                tokens,
-                cases,
-                DeferredBudget(),
-                tokens_all=int(tokens.all),
-                folds=folds,
-                described=described,
-                queries=queries,
-            )
-            s = report.setting
-            loaded = len(s.loaded)
-            text = f"{s.variant}, {s.max_results} results, {loaded} tools loaded"
-            figures = tuple(
-                CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases
-            )
-            note = f"{approximation(queries)}; {ROUND_TRIP}"
-            rows.append(RuntimeRow(name, text, s.to_json(catalog), figures, note))
+    """Every runtime of ``runtimes`` (default: every registered one) at its tuned setting,
+    held-out, on ``cases`` (the search-tool rows search each case as ``queries`` says: its
+    message, or the query a model wrote)."""
+    ctx = RowContext(agent, engine, catalog, tokens, cases, current, folds, queries)
+    chosen = [r.name for r in all_runtimes()] if runtimes is None else list(runtimes)
+    rows = [get_runtime(name).compare_row(ctx) for name in chosen]
     return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)

@@ -28,7 +28,7 @@ from workbench.evaluate.allowlist import (
     tune_allowlist,
 )
 from workbench.evaluate.casesource import find_cases_source
-from workbench.tui.dashboard.runtime import TUNE_07
+from workbench.tui.dashboard.runtime import tune_command
 from workbench.tui.dashboard.state import LabState
 from workbench.tui.lab import Lab
 from workbench.tui.options import Options
@@ -112,7 +112,7 @@ class AllowlistWrite:
             proposal = str(err)
         agent = self.state.agent
         if isinstance(proposal, str):
-            command = TUNE_07.format(agent=Path(agent.path).name)
+            command = tune_command(self.state.runtime, Path(agent.path).name)
             self.host.notify(
                 f"{proposal}: label queries, or run `{command}`", title="allowlists", timeout=10
             )

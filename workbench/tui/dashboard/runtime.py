@@ -2,29 +2,18 @@
 note when the runtime does not read the ``tool_filtering`` block, and what the dialog says
 instead of writing it.
 
-The runtime itself is the core's (:func:`workbench.runtime.detect_runtime`,
-:func:`workbench.runtime.check_writable`); this module only words it for the screen.
+Each is the runtime's own answer (:class:`workbench.runtimes.base.Runtime`); this module only
+puts it in the screen's words.
 """
 
 from __future__ import annotations
 
 from workbench.runtime import RuntimeInfo
 
-#: The command that tunes and writes HoloDeck 0.7's allowlists.
-TUNE_07 = "holo-tune tune {agent} --runtime holodeck-0.7 --apply"
-
 
 def short_reason(runtime: RuntimeInfo) -> str:
     """The reason in a few words, for the header (``check`` prints the full one)."""
-    if runtime.source == "flag":
-        return "--runtime"
-    if runtime.source == "default":
-        return "default: nothing says 0.7+"
-    if runtime.source == "yaml":
-        if runtime.name == "holodeck-0.7":
-            return "openai: block in the YAML"
-        return "tool_filtering block in the YAML"
-    return runtime.reason
+    return runtime.plugin.short_reason(runtime)
 
 
 def runtime_text(runtime: RuntimeInfo) -> str:
@@ -34,22 +23,14 @@ def runtime_text(runtime: RuntimeInfo) -> str:
 
 def knobs_note(runtime: RuntimeInfo) -> str | None:
     """What the knobs panel says when the runtime does not read the block (None: it does)."""
-    if runtime.reads_tool_filtering:
-        return None
-    if runtime.name == "holodeck-0.7":
-        return "holodeck-0.7 does not read these: it has no tool_filtering"
-    return f"{runtime.name} does not read these: it loads tools by its own search"
+    return runtime.plugin.knobs_note()
 
 
 def instead(runtime: RuntimeInfo, agent: str) -> str:
     """What to use instead of writing the block, under the dialog's refusal."""
-    if runtime.name == "holodeck-0.7":
-        return (
-            "The knobs show what HoloDeck 0.6 would send. For 0.7, write static allowlists: "
-            "a proposes them from the labelled cases, within the tokens the knobs send per "
-            f"request; or run `{TUNE_07.format(agent=agent)}`."
-        )
-    return (
-        f"{runtime.name} reads its own tool configuration, not agent.yaml: e shows it "
-        f"(as `holo-tune export {agent} --runtime {runtime.name}` prints it)."
-    )
+    return runtime.plugin.instead(agent)
+
+
+def tune_command(runtime: RuntimeInfo, agent: str) -> str:
+    """The command that tunes and writes the runtime's configuration."""
+    return f"holo-tune tune {agent} --runtime {runtime.name} --apply"

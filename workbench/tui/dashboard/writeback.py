@@ -18,7 +18,6 @@ from textual.screen import Screen
 
 from workbench.config import load_agent
 from workbench.config.writeback_render import render_block_text
-from workbench.deferred_config import deferred_config
 from workbench.errors import HoloTuneError, InputError
 from workbench.runtime import check_writable
 from workbench.search.selection import match_always_include
@@ -56,9 +55,11 @@ class WriteBack:
         found = (match_always_include(ws.catalog, e) for e in self.state.setting.always_include)
         kept = {ws.catalog.tools[i].full_name for i in found if i is not None}
         try:
-            config = deferred_config(ws.agent, ws.catalog, runtime, kept)
+            config = runtime.plugin.tool_config(ws.agent, ws.catalog, kept)
         except HoloTuneError as err:
             self.host.notify(str(err), title=f"export {runtime.name}", severity="error")
+            return
+        if config is None:
             return
         notes = [*([refusal] if refusal else []), *config.warnings, *config.advice]
         title = f"{runtime.name} configuration (copied to the clipboard)"
@@ -74,7 +75,7 @@ class WriteBack:
             return
         refusal = None
         if why is not None:
-            offer = "Write 0.7 allowlists" if runtime.name == "holodeck-0.7" else None
+            offer = runtime.plugin.write_offer
             refusal = Refusal(why, instead(runtime, Path(agent.path).name), offer)
         screen = WriteBackScreen(
             Path(agent.path),

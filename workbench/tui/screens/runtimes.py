@@ -29,7 +29,7 @@ from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import DEFAULT_FOLDS
-from workbench.runtime import RUNTIMES
+from workbench.runtimes import runtime_names
 from workbench.tui.caseruns import (
     RunProgress,
     Stopped,
@@ -151,16 +151,17 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             )
         current = ws.agent.filtering or ws.setting  # what the CLI tunes 0.6 from
         rows: list[RuntimeRow] = []
-        for done, name in enumerate(RUNTIMES):
+        names = runtime_names()
+        for done, name in enumerate(names):
             if worker.is_cancelled:
                 raise Stopped
-            self.post_message(RunProgress(done, len(RUNTIMES)))
+            self.post_message(RunProgress(done, len(names)))
             self.post_message(_Stage(name))
             one = compare_runtimes(
                 ws.agent, ws.engine, ws.catalog, ws.tokens, cases, current, runtimes=(name,)
             )
             rows += one.rows
-        self.post_message(RunProgress(len(RUNTIMES), len(RUNTIMES)))
+        self.post_message(RunProgress(len(names), len(names)))
         return RuntimesReport(len(cases), int(ws.tokens.all), DEFAULT_FOLDS, rows, MESSAGE)
 
     @on(_Stage)

@@ -20,17 +20,19 @@ from textual.widget import Widget
 
 from workbench.evaluate.intervals import Interval
 from workbench.evaluate.runtimes import RuntimeRow, free_column
+from workbench.runtimes import all_runtimes
 from workbench.tui.widgets.engines_plot import legend_lines
 from workbench.tui.widgets.front_plot import Series
 
-#: Marker and colour of each runtime, in legend order (the CLI plot's letters).
-RUNTIME_MARKS: dict[str, tuple[str, str]] = {
-    "holodeck-0.6": ("6", "cyan"),
-    "holodeck-0.7": ("7", "green"),
-    "anthropic": ("A", "yellow"),
-    "claude-code": ("C", "bright_red"),
-    "openai": ("O", "bright_blue"),
-}
+
+def runtime_mark(runtime: str) -> tuple[str, str]:
+    """Marker and colour of a runtime (its own; the CLI plot's letters), :data:`UNKNOWN` else."""
+    for known in all_runtimes():
+        if known.name == runtime:
+            return known.marker
+    return UNKNOWN
+
+
 #: How the runtime that runs the agent stands out.
 DETECTED = "bold reverse"
 UNKNOWN = ("?", "white")
@@ -56,7 +58,7 @@ class RuntimesPlotData:
     def legend(self) -> list[Series]:
         out = []
         for p in self.points:
-            marker, style = RUNTIME_MARKS.get(p.runtime, UNKNOWN)
+            marker, style = runtime_mark(p.runtime)
             label = f"{p.runtime} ▶" if p.runtime == self.detected else p.runtime
             out.append(Series(label, marker, style, ()))
         return out
@@ -96,7 +98,7 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
     grid = [[" "] * inner_w for _ in range(inner_h)]
     styles: dict[tuple[int, int], str] = {}
     for p in points:  # the bars first, every mark over them
-        style = f"dim {RUNTIME_MARKS.get(p.runtime, UNKNOWN)[1]}"
+        style = f"dim {runtime_mark(p.runtime)[1]}"
         x, y = col(p.tokens), row(p.recall)
         for yy in range(row(p.recall_ci[1]), row(p.recall_ci[0]) + 1):
             grid[yy][x] = "┼" if grid[yy][x] == "─" else "│"
@@ -106,7 +108,7 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
             styles[(xx, y)] = style
     taken: set[tuple[int, int]] = set()
     for p in points:
-        marker, style = RUNTIME_MARKS.get(p.runtime, UNKNOWN)
+        marker, style = runtime_mark(p.runtime)
         y = row(p.recall)
         x = free_column(taken, col(p.tokens), y, inner_w)  # two in one cell: side by side
         taken.add((x, y))

@@ -1,0 +1,217 @@
+"""What a runtime is, in one place: the interface every runtime module implements.
+
+A *runtime* is what reads the agent's tool setting and decides which tools a request carries:
+HoloDeck 0.6's per-query ``tool_filtering``, HoloDeck 0.7's static allowlists, a provider's
+search tool (Anthropic, Claude Code, OpenAI). Each is one module of :mod:`workbench.runtimes`
+holding one :class:`Runtime` subclass; the registry (:mod:`workbench.runtimes.registry`) finds
+them, and commands, ``check``, ``compare --runtimes`` and the dashboard ask the runtime instead of
+testing its name.
+
+A runtime says:
+
+* **detection**: :meth:`Runtime.detect` gives the evidence that it runs the agent (an installed
+  package, a pin, a key of the YAML), strongest source first (:data:`SOURCES`);
+* **knobs**: what its configuration reads (:attr:`Runtime.knobs`), with bounds and defaults;
+* **bill**: how a task is billed, in words (:attr:`Runtime.billing`); the tuner's figures bill
+  that way (a search round trip included where there is one);
+* **engine**: which engine stands for its search, and whether it is exact (:attr:`Runtime.engine`);
+* **tuner**: :meth:`Runtime.tune` (``tune --runtime``: cases + budget -> a setting, held-out) and
+  :meth:`Runtime.compare_row` (its row of ``compare --runtimes``);
+* **writer**: :meth:`Runtime.refusal` (whether a change of the agent file suits it),
+  :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
+  ``tune --apply`` (diff, backup, atomic write);
+* **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
+* **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
+  write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`)
+  and what ``e`` shows (:meth:`Runtime.tool_config`).
+
+Optional capabilities have defaults here; the abstract methods are the few every runtime must
+answer. Nothing here imports Textual, and a runtime module imports its heavy parts inside its
+methods, so that detecting a runtime stays cheap.
+"""
+
+from __future__ import annotations
+
+import argparse
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Set
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from workbench.catalog.models import Catalog
+    from workbench.config import AgentConfig
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.diagnostics import Context, Finding
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.runtime import RuntimeInfo
+    from workbench.workspace import Workspace
+
+#: Where the evidence for a runtime comes from, strongest first.
+Source = Literal["flag", "installed", "pin", "yaml", "default"]
+SOURCES: tuple[Source, ...] = ("flag", "installed", "pin", "yaml", "default")
+#: What a write changes: the ``tool_filtering`` block, or HoloDeck 0.7's ``allowed_tools`` lists.
+Change = Literal["tool_filtering", "allowlists"]
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One setting the runtime reads: its name as the runtime's configuration spells it, what it
+    means, its default and its bounds (in words, for help and docs)."""
+
+    name: str
+    meaning: str
+    default: str
+    bounds: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineNote:
+    """Which engine stands for the runtime's search: ``exact`` when it reproduces the runtime's
+    own code (a fidelity test holds it to it), else the closest approximation, said in ``text``."""
+
+    name: str
+    exact: bool
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why a runtime is thought to run the agent, and how strong that is."""
+
+    reason: str
+    source: Source
+
+
+@dataclass
+class Probe:
+    """What detection looks at: the agent's path, its parsed YAML and the installed packages
+    (``installed``: the version of a distribution, None when absent). Expensive looks (pins in
+    the folders above the agent) are made once and shared by every runtime."""
+
+    agent_path: Path
+    data: Mapping[str, Any] | None
+    installed: Callable[[str], str | None]
+    _memo: dict[str, Any] | None = None
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per probe (a cache shared by the runtimes that read it)."""
+        if self._memo is None:
+            self._memo = {}
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    @cached_property
+    def folder(self) -> Path:
+        return self.agent_path.resolve().parent
+
+
+class Runtime(ABC):
+    """One runtime: subclass it in a module of its own and list the module in the registry."""
+
+    #: The ``--runtime`` value, as commands, JSON and the dashboard show it.
+    name: ClassVar[str]
+    #: For people: ``HoloDeck 0.6``.
+    title: ClassVar[str]
+    #: Its marker and colour in the runtime plots (the CLI's letters, the dashboard's colours).
+    marker: ClassVar[tuple[str, str]] = ("?", "white")
+    #: Whether it reads the agent's ``tool_filtering`` block (HoloDeck 0.4-0.6 only).
+    reads_tool_filtering: ClassVar[bool] = False
+    #: Whether the model finds tools by calling a search tool (the query is the model's: --llm).
+    searches: ClassVar[bool] = False
+    #: Chosen when nothing says otherwise (one runtime of the registry).
+    default: ClassVar[bool] = False
+    #: Between two runtimes with evidence of the same source, the higher wins.
+    detect_priority: ClassVar[int] = 0
+    #: What its configuration reads.
+    knobs: ClassVar[tuple[Knob, ...]] = ()
+    #: The engine that stands for its search.
+    engine: ClassVar[EngineNote]
+    #: How one task is billed, in words.
+    billing: ClassVar[str]
+    #: What ``tune --runtime`` picks, and what ``--apply`` / ``export`` produce, in words.
+    tunes: ClassVar[str]
+    writes: ClassVar[str]
+    #: The budget flags its tuner takes (``--max-tokens`` and ``--min-reduction`` are caps).
+    budget_flags: ClassVar[frozenset[str]] = frozenset({"--max-tokens", "--min-reduction"})
+    #: The write-back dialog's alternative to a refused block (None: none).
+    write_offer: ClassVar[str | None] = None
+
+    # ------------------------------------------------------------------------------ detection
+
+    def detect(self, probe: Probe) -> Evidence | None:
+        """The evidence that this runtime runs the agent (None: none)."""
+        return None
+
+    def short_reason(self, info: RuntimeInfo) -> str:
+        """The reason in a few words, for the dashboard's header (``check`` prints the whole)."""
+        if info.source == "flag":
+            return "--runtime"
+        return info.reason
+
+    # ---------------------------------------------------------------------------------- tuner
+
+    @abstractmethod
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        """``tune --runtime NAME``: the setting within the budget, held-out, printed (text or
+        ``--json``) and with ``--apply`` written where the runtime's configuration is a file."""
+
+    @abstractmethod
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        """Its row of ``compare --runtimes``: its own tuner, measured on ``ctx``'s folds."""
+
+    # --------------------------------------------------------------------------------- writer
+
+    def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
+        """Why writing ``change`` into the agent YAML would not suit this runtime (None: it
+        does): one line that says why and what to use instead."""
+        return None
+
+    @abstractmethod
+    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+        """``export --runtime NAME``: print what to give the runtime (stdout holds only that)."""
+
+    def tool_config(
+        self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
+    ) -> ToolConfig | None:
+        """The runtime's own tool configuration with ``kept`` loaded (the dashboard's export),
+        None when the agent file is the configuration (the block is shown instead)."""
+        return None
+
+    # ------------------------------------------------------------------------------- findings
+
+    def findings(self, ctx: Context) -> list[Finding]:
+        """What ``check`` says about the agent because this runtime runs it."""
+        return []
+
+    # ------------------------------------------------------------------------------ dashboard
+
+    def knobs_note(self) -> str | None:
+        """What the knobs panel says when this runtime does not read them (None: it does)."""
+        if self.reads_tool_filtering:
+            return None
+        return f"{self.name} does not read these: it loads tools by its own search"
+
+    def instead(self, agent: str) -> str:
+        """What to use instead of writing the block, under the dialog's refusal."""
+        return (
+            f"{self.name} reads its own tool configuration, not agent.yaml: e shows it "
+            f"(as `holo-tune export {agent} --runtime {self.name}` prints it)."
+        )
+
+
+@dataclass(frozen=True)
+class ToolConfig:
+    """A runtime's tool configuration as text to paste or write, and what to tell the user
+    beside it: ``warnings`` (what the output cannot carry) and ``advice``."""
+
+    runtime: str
+    text: str
+    doc: Any = None
+    warnings: tuple[str, ...] = ()
+    advice: tuple[str, ...] = ()

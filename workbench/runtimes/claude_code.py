@@ -1,0 +1,120 @@
+"""Claude Code's MCP tool search: ``.mcp.json`` beside the agent, every server's tools deferred
+but the servers marked ``alwaysLoad`` (a whole server is the unit kept loaded; a HoloDeck tool
+that is not MCP has no place there). ``tune --apply`` writes ``alwaysLoad`` into ``.mcp.json``
+(diff, backup, atomic); ``export`` prints the file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Set
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.runtimes.base import EngineNote
+from workbench.runtimes.search_tool import SearchToolRuntime
+
+if TYPE_CHECKING:
+    from workbench.catalog.models import Catalog
+    from workbench.config import AgentConfig
+    from workbench.evaluate.deferred_tune import DeferredReport
+    from workbench.runtimes.base import ToolConfig
+    from workbench.workspace import Workspace
+
+NAME = "claude-code"
+MCP_JSON = ".mcp.json"
+
+
+def mcp_entries(agent: AgentConfig) -> list[dict[str, Any]]:
+    """The agent's MCP tool entries as the file writes them (``${VAR}`` kept, never expanded)."""
+    import yaml
+
+    raw = yaml.safe_load(agent.text) or {}
+    return [t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"]
+
+
+class ClaudeCode(SearchToolRuntime):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "Claude Code (MCP tool search)"
+    marker: ClassVar[tuple[str, str]] = ("C", "bright_red")
+    per_server: ClassVar[bool] = True
+    engine: ClassVar[EngineNote] = EngineNote(
+        "anthropic",
+        False,
+        "the strategy lab's anthropic engine, bm25 (closest to Claude Code's MCP tool search, "
+        "whose ranker is not published)",
+    )
+    tunes: ClassVar[str] = "the servers kept loaded (alwaysLoad)"
+    writes: ClassVar[str] = "alwaysLoad into .mcp.json beside the agent"
+
+    def tool_config(
+        self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
+    ) -> ToolConfig:
+        from workbench.deferred import mcp_json, tool_search_advice
+        from workbench.tokens import token_table
+
+        hot = {t.plugin for t in catalog.tools if t.full_name in kept}
+        doc, warnings = mcp_json(mcp_entries(agent), hot)
+        model = agent.agent.model
+        tokens = token_table(catalog, str(model.provider), model.name)
+        mcp = [i for i, t in enumerate(catalog.tools) if t.kind == "mcp"]
+        return self.built(doc, tuple(warnings), tuple(tool_search_advice(tokens.total(mcp))))
+
+    def check_config(self, doc: Any) -> str | None:
+        from workbench.deferred import check_mcp_json
+
+        return check_mcp_json(doc)
+
+    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
+        from workbench.deferred import mcp_json
+        from workbench.evaluate.deferred_tune import loaded_servers
+
+        doc, _ = mcp_json(mcp_entries(ws.agent), set(loaded_servers(report.setting, ws.catalog)))
+        return doc
+
+    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
+        from workbench.evaluate.deferred_tune import loaded_servers
+
+        names = report.setting.names(ws.catalog)
+        if not names:
+            return "nothing"
+        servers = ", ".join(loaded_servers(report.setting, ws.catalog))
+        return f"servers {servers} ({len(names)} tools)"
+
+    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
+        return f"write     --apply sets alwaysLoad in {MCP_JSON} beside the agent"
+
+    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
+        from workbench.evaluate.deferred_tune import loaded_servers
+
+        return {"always_load": loaded_servers(report.setting, ws.catalog), "config": config}
+
+    def apply(
+        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
+    ) -> None:
+        """``alwaysLoad`` on the servers kept loaded, in ``.mcp.json`` beside the agent."""
+        from workbench.commands.apply import show_and_write
+        from workbench.commands.common import warn
+        from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
+        from workbench.deferred import mcp_json
+        from workbench.evaluate.deferred_tune import loaded_servers
+
+        path = Path(ws.agent.path).parent / MCP_JSON
+        rendered, notes = mcp_json(mcp_entries(ws.agent), set())
+        for note in notes:
+            warn(note)
+        plan = plan_mcp_json(path, rendered, set(loaded_servers(report.setting, ws.catalog)))
+        if not plan.changed:
+            print(f"{path}: no change (alwaysLoad already says that)", file=sys.stderr)
+            return
+        show_and_write(
+            path,
+            plan.diff,
+            lambda: apply_mcp_json(plan),
+            to_stdout=not args.json,
+            written="alwaysLoad written",
+            no_backup="a new file",
+        )
+
+
+RUNTIME = ClaudeCode()

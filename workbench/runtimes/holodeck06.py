@@ -1,0 +1,97 @@
+"""HoloDeck 0.4-0.6: the per-query ``tool_filtering`` block, the runtime holo-tune reproduces
+exactly (the ``holodeck`` engine, held to HoloDeck 0.6.40's own module by the oracle tests).
+
+Knobs: the block's ``search_method``, ``top_k``, ``similarity_threshold``, ``always_include``
+and ``always_include_top_n_used``. A request carries the tools the filter selects for the user's
+message. ``tune`` sweeps the block (:mod:`workbench.evaluate.tuner`), ``apply`` and ``tune
+--apply`` write it back (:mod:`workbench.config.writeback`), ``export`` prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, ClassVar
+
+from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+from workbench.runtimes.holodeck07 import NAME as NAME_07
+from workbench.runtimes.holodeck_versions import holodeck_evidence
+
+if TYPE_CHECKING:
+    from workbench.config import AgentConfig
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.runtime import RuntimeInfo
+    from workbench.workspace import Workspace
+
+NAME = "holodeck-0.6"
+
+
+class HoloDeck06(Runtime):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "HoloDeck 0.4-0.6"
+    generation: ClassVar[str] = "0.6"
+    marker: ClassVar[tuple[str, str]] = ("6", "cyan")
+    reads_tool_filtering: ClassVar[bool] = True
+    default: ClassVar[bool] = True
+    knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob("search_method", "how tools are scored", "semantic", "semantic | bm25 | hybrid"),
+        Knob("top_k", "the most tools a request carries", "5", "1-100"),
+        Knob("similarity_threshold", "the lowest score sent", "0.3", "0-1"),
+        Knob("always_include", "tools sent on every request", "[]", "tool names"),
+        Knob("always_include_top_n_used", "the most used tools, always sent", "3", "0-20"),
+    )
+    engine: ClassVar[EngineNote] = EngineNote(
+        "holodeck", True, "holo-tune's holodeck engine, HoloDeck 0.6.40's filter to the score"
+    )
+    billing: ClassVar[str] = "per request: the tools the filter selects for the message"
+    tunes: ClassVar[str] = "the tool_filtering block (method, top_k, threshold)"
+    writes: ClassVar[str] = "the tool_filtering block of agent.yaml"
+
+    def detect(self, probe: Probe) -> Evidence | None:
+        found = holodeck_evidence(probe)
+        if found is not None:
+            return found[1] if found[0] == self.generation else None
+        if probe.data is not None and "tool_filtering" in probe.data:
+            return Evidence("the YAML has a tool_filtering block (HoloDeck 0.4-0.6)", "yaml")
+        return None
+
+    def short_reason(self, info: RuntimeInfo) -> str:
+        if info.source == "default":
+            return "default: nothing says 0.7+"
+        if info.source == "yaml":
+            return "tool_filtering block in the YAML"
+        return super().short_reason(info)
+
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        from workbench.commands.tune import run_filter
+
+        return run_filter(args, ws, cases, info)
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        from workbench.evaluate.runtimes import filter_row
+
+        return filter_row(self.name, ctx)
+
+    def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
+        if change == "tool_filtering":
+            return None
+        return (
+            f"refused: the runtime is {self.name} ({info.reason}), whose filter is the "
+            "tool_filtering block (its Semantic Kernel path ignores allowed_tools); use "
+            f"`holo-tune tune --apply`, or --runtime {NAME_07} if the agent runs on 0.7"
+        )
+
+    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+        from workbench.commands.common import setting_from_args, warn
+        from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
+
+        for message in runtime_warnings(agent.data):
+            warn(message)
+        sys.stdout.write(render_block_text(setting_from_args(args, start_setting(agent.filtering))))
+        return 0
+
+
+RUNTIME = HoloDeck06()

@@ -1,0 +1,116 @@
+"""HoloDeck 0.7+: static allowlists. 0.7 removed ``tool_filtering`` (a file that still has the
+block fails to load); the tools an agent exposes are fixed when it is built, by
+``config.allowed_tools`` per MCP entry (OpenAI Agents backend) or ``claude.disallowed_tools``
+(Claude backend).
+
+``tune`` chooses the exposed set from the cases (:mod:`workbench.evaluate.allowlist`), ``tune
+--apply`` writes the lists (:mod:`workbench.config.writeback_allowlist`); every request carries
+the same tools. ``export`` has nothing to print: the lists are the configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, ClassVar
+
+from workbench.errors import InputError
+from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+from workbench.runtimes.holodeck_versions import holodeck_evidence
+
+if TYPE_CHECKING:
+    from workbench.config import AgentConfig
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.diagnostics import Context, Finding
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.runtime import RuntimeInfo
+    from workbench.workspace import Workspace
+
+NAME = "holodeck-0.7"
+#: The command that tunes and writes the allowlists.
+TUNE = f"holo-tune tune {{agent}} --runtime {NAME} --apply"
+_INSTEAD = f"use `holo-tune tune --runtime {NAME} --apply` (static allowed_tools lists) instead"
+
+
+class HoloDeck07(Runtime):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "HoloDeck 0.7+"
+    generation: ClassVar[str] = "0.7"
+    marker: ClassVar[tuple[str, str]] = ("7", "green")
+    #: An ``openai:`` block (0.7+ only) outweighs a leftover ``tool_filtering`` block.
+    detect_priority: ClassVar[int] = 1
+    knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob("allowed_tools", "the MCP tools a server exposes (OpenAI Agents backend)", "all"),
+        Knob("claude.disallowed_tools", "the MCP tools hidden (Claude backend)", "none"),
+    )
+    engine: ClassVar[EngineNote] = EngineNote(
+        "allowlist", True, "no search: the exposed set is sent on every request"
+    )
+    billing: ClassVar[str] = "per request: the exposed tools, the same on every request"
+    tunes: ClassVar[str] = "the exposed set (allowed_tools / disallowed_tools)"
+    writes: ClassVar[str] = "allowed_tools lists into agent.yaml"
+    budget_flags: ClassVar[frozenset[str]] = frozenset(
+        {"--max-tokens", "--min-reduction", "--min-hit"}
+    )
+    write_offer: ClassVar[str | None] = "Write 0.7 allowlists"
+
+    def detect(self, probe: Probe) -> Evidence | None:
+        found = holodeck_evidence(probe)
+        if found is not None:
+            return found[1] if found[0] == self.generation else None
+        if probe.data is not None and "openai" in probe.data:
+            return Evidence("the YAML has an 'openai:' block (0.7+ only)", "yaml")
+        return None
+
+    def short_reason(self, info: RuntimeInfo) -> str:
+        if info.source == "yaml":
+            return "openai: block in the YAML"
+        return super().short_reason(info)
+
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        from workbench.commands.tune_static import run_static
+
+        return run_static(args, ws, cases, info)
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        from workbench.evaluate.runtimes import allowlist_row
+
+        return allowlist_row(self.name, ctx)
+
+    def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
+        if change == "allowlists":
+            return None
+        return (
+            f"refused: the runtime is {self.name} ({info.reason}); HoloDeck 0.7 removed "
+            f"tool_filtering and refuses to load a file that has it; {_INSTEAD}"
+        )
+
+    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+        from workbench.runtimes.registry import all_runtimes
+
+        block = next(r.name for r in all_runtimes() if r.reads_tool_filtering)
+        raise InputError(
+            f"the runtime is {self.name} ({info.reason}), which has no tool_filtering block; "
+            f"`holo-tune tune --runtime {self.name}` proposes its allowed_tools lists "
+            f"(--runtime {block} prints the block anyway)",
+            field="--runtime",
+        )
+
+    def findings(self, ctx: Context) -> list[Finding]:
+        from workbench.evaluate.diagnostics import generation_findings
+
+        return generation_findings(ctx)
+
+    def knobs_note(self) -> str | None:
+        return f"{self.name} does not read these: it has no tool_filtering"
+
+    def instead(self, agent: str) -> str:
+        return (
+            "The knobs show what HoloDeck 0.6 would send. For 0.7, write static allowlists: "
+            "a proposes them from the labelled cases, within the tokens the knobs send per "
+            f"request; or run `{TUNE.format(agent=agent)}`."
+        )
+
+
+RUNTIME = HoloDeck07()

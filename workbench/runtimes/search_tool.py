@@ -1,0 +1,149 @@
+"""What the search-tool runtimes share (Anthropic's API, Claude Code, OpenAI's Responses API):
+every tool deferred behind the provider's search tool but a few kept loaded.
+
+The knobs are the loaded set, the search variant (where the provider has two) and the results
+per search; the tuner is :mod:`workbench.evaluate.deferred_tune` (billed per task, the search
+round trip included); the engine standing for the search is the strategy lab's ``anthropic``
+engine. A subclass says what differs: its variants, whether a whole server is the unit kept
+loaded, whether the model also sees every namespace, and its tool configuration
+(:meth:`SearchToolRuntime.tool_config`) with where it goes (:meth:`SearchToolRuntime.apply`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.runtimes.base import Change, Knob, Runtime
+
+if TYPE_CHECKING:
+    from workbench.config import AgentConfig
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.deferred_tune import DeferredReport
+    from workbench.evaluate.diagnostics import Context, Finding
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.base import ToolConfig
+    from workbench.workspace import Workspace
+
+
+def search_knobs(variants: tuple[str, ...]) -> tuple[Knob, ...]:
+    """The knobs of a search-tool runtime whose search has ``variants``."""
+    return (
+        Knob("loaded", "tools kept loaded beside the search tool", "none", "tool names"),
+        Knob("variant", "the search tool's matching", variants[0], " | ".join(variants)),
+        Knob(
+            "max_results", "results per search (assumed: the provider takes no setting)", "5", "3-5"
+        ),
+    )
+
+
+class SearchToolRuntime(Runtime):
+    """A runtime whose model finds tools through the provider's search tool."""
+
+    searches: ClassVar[bool] = True
+    #: The search variants the provider offers (``bm25``, ``regex``).
+    variants: ClassVar[tuple[str, ...]] = ("bm25",)
+    knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25",))
+    #: Whether what can be kept loaded is a whole server (else a tool).
+    per_server: ClassVar[bool] = False
+    #: Whether every request also shows each namespace's name and description.
+    bills_namespaces: ClassVar[bool] = False
+    #: Where the printed configuration is pasted (None: the runtime's file is written).
+    paste_into: ClassVar[str | None] = None
+    budget_flags: ClassVar[frozenset[str]] = frozenset(
+        {"--max-tokens", "--min-reduction", "--min-hit"}
+    )
+    billing: ClassVar[str] = (
+        "per task: the loaded tools and the search tool; a task the loaded tools do not cover "
+        "takes a second request after the search, with the tools it returned"
+    )
+
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        from workbench.commands.tune_deferred import run_deferred
+
+        return run_deferred(args, ws, cases, info)
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        from workbench.evaluate.runtimes import deferred_row
+
+        return deferred_row(self.name, ctx)
+
+    def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
+        read = "agent.yaml's tool_filtering" if change == "tool_filtering" else "agent.yaml"
+        what = (
+            f"`holo-tune export --runtime {self.name}` to print its configuration"
+            if change == "tool_filtering"
+            else f"`holo-tune export --runtime {self.name}`"
+        )
+        return f"refused: the runtime is {self.name}, which does not read {read}; use {what}"
+
+    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+        from workbench.commands.export import export_deferred
+
+        return export_deferred(args, agent, info)
+
+    def findings(self, ctx: Context) -> list[Finding]:
+        from workbench.evaluate.diagnostics import not_read_findings
+
+        return not_read_findings(ctx)
+
+    # --------------------------------------------------------------- tune's report and --apply
+
+    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
+        """The proposal's loaded tools, in words."""
+        return ", ".join(report.setting.names(ws.catalog)) or "nothing"
+
+    def export_command(self, report: DeferredReport, ws: Workspace) -> str:
+        """The ``export`` line that prints the tuned configuration."""
+        keep = " ".join(f"--keep {name}" for name in report.setting.names(ws.catalog))
+        variant = f" --variant {report.setting.variant}" if len(self.variants) > 1 else ""
+        return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
+
+    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
+        """The report's last line: how to get the configuration."""
+        return f"export    {self.export_command(report, ws)}"
+
+    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
+        """What ``tune --json`` adds for this runtime."""
+        return {"export": self.export_command(report, ws)}
+
+    def apply(
+        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
+    ) -> None:
+        """``tune --apply``: the configuration lives in the user's code: print it to paste."""
+        print(
+            f"holo-tune: nothing written: {self.name}'s tools are set in your code; "
+            f"paste this as the {self.paste_into}'s tools (export --runtime {self.name} prints "
+            "the same)",
+            file=sys.stderr,
+        )
+        if not args.json:
+            sys.stdout.write(json.dumps(config, ensure_ascii=False, indent=2) + "\n")
+
+    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
+        """The configuration with the tuned knobs (``export --runtime``'s output, as data)."""
+        kept = set(report.setting.names(ws.catalog))
+        config = self.tool_config(ws.agent, ws.catalog, kept, report.setting.variant)
+        return None if config is None else config.doc
+
+    def check_config(self, doc: Any) -> str | None:
+        """The first documented rule of the provider the configuration breaks (None: none)."""
+        return None
+
+    def built(
+        self, doc: Any, warnings: tuple[str, ...] = (), advice: tuple[str, ...] = ()
+    ) -> ToolConfig:
+        """``doc`` as a :class:`ToolConfig`, refused when it breaks the provider's rules."""
+        from workbench.errors import InputError
+        from workbench.runtimes.base import ToolConfig
+
+        broken = self.check_config(doc)
+        if broken is not None:
+            raise InputError(f"the {self.name} output would break the API's rules: {broken}")
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+        return ToolConfig(self.name, text, doc, warnings, advice)
