@@ -69,7 +69,7 @@ class RuntimeInfo:
         return {"name": self.name, "reason": self.reason, "source": self.source}
 
     def line(self) -> str:
-        """``runtime holodeck-0.7 (holodeck-ai 0.7.1 is installed)``: for headers and reports."""
+        """``runtime NAME (the reason)``: for headers and reports."""
         return f"runtime {self.name} ({self.reason})"
 
 

@@ -1,4 +1,5 @@
-"""``holo-tune tune --runtime holodeck-0.7 [--max-tokens N | --min-hit H] [--usage F] [--apply]``.
+"""``holo-tune tune --runtime R [--max-tokens N | --min-hit H] [--usage F] [--apply]`` for
+HoloDeck 0.7's static allowlists (:mod:`workbench.runtimes.holodeck07`).
 
 HoloDeck 0.7 filters statically: the proposal is the set of MCP tools the agent exposes, chosen
 from the cases (and usage counts) by :mod:`workbench.evaluate.allowlist`, with k-fold held-out

@@ -42,6 +42,7 @@ from workbench.config.writeback_text import Edit, PlanBytes, apply_edits, eol, u
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 from workbench.limits import read_input
+from workbench.runtimes.holodeck07 import NAME as HOLODECK_07
 
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]
@@ -107,7 +108,7 @@ def plan_allowlists(
     if reread != expected:
         raise WriteBackError(
             f"{name}: this file's layout defeats a safe edit of the allowlists; nothing written "
-            "(edit it by hand; `holo-tune tune --runtime holodeck-0.7` prints the lists)"
+            f"(edit it by hand; `holo-tune tune --runtime {HOLODECK_07}` prints the lists)"
         )
     return AllowlistPlan(
         path=path,

@@ -1,4 +1,4 @@
-"""Deferred-loading runtimes (``anthropic``, ``claude-code``, ``openai``): what stays loaded.
+"""Search-tool runtimes (:mod:`workbench.runtimes.search_tool`): what stays loaded.
 
 Every tool is deferred behind the provider's search tool except a few kept loaded. The knobs
 are the loaded set, the search variant (``bm25`` / ``regex``, where the provider has both: only

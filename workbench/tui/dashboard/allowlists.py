@@ -2,7 +2,7 @@
 ``tool_filtering`` block that 0.7 refuses to load.
 
 The proposal is the core's allowlist tuner (:func:`workbench.evaluate.allowlist.tune_allowlist`,
-as ``holo-tune tune --runtime holodeck-0.7`` runs it) on the labelled cases, with the budget the
+as ``holo-tune tune`` runs it for HoloDeck 0.7) on the labelled cases, with the budget the
 knobs' setting spends: the mean tokens per request it sends for those cases. So the knobs still
 say how much to spend, and the allowlists spend it on the tools the cases need. It is computed
 in a thread (it runs the cases) and shown in the write-back dialog (diff, warnings, backup).

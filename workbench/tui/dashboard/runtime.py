@@ -17,7 +17,7 @@ def short_reason(runtime: RuntimeInfo) -> str:
 
 
 def runtime_text(runtime: RuntimeInfo) -> str:
-    """``holodeck-0.7 (openai: block in the YAML)``."""
+    """``NAME (why)``: the runtime and, in a few words, why."""
     return f"{runtime.name} ({short_reason(runtime)})"
 
 

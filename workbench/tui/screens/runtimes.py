@@ -113,7 +113,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         return self.runtime.name if self.runtime is not None else None
 
     def here(self) -> str:
-        """``▶ holodeck-0.6 (why) runs this agent · ``: first on the status line."""
+        """``▶ NAME (why) runs this agent · ``: first on the status line."""
         if self.runtime is None:
             return ""
         return f"{HERE}{runtime_text(self.runtime)} runs this agent · "

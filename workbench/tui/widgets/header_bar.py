@@ -20,7 +20,7 @@ class HeaderInfo:
     servers: int = 0
     tools: int | None = None
     embedder: str | None = None
-    #: What runs the agent and why, short (``holodeck-0.7 (openai: block in the YAML)``).
+    #: What runs the agent and why, short (``NAME (why)``).
     runtime: str | None = None
     #: The runtime does not read the tool_filtering block (drawn as a warning).
     runtime_elsewhere: bool = False
