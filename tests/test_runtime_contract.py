@@ -1,0 +1,139 @@
+"""Every registered runtime through the same checks (the runtime interface's contract).
+
+Whatever a runtime module says of itself must hold: it is found by its flag and by nothing that
+names another; it says its knobs, bill and engine; its tuner gives held-out figures for every
+case; its export passes its own rules (or says in one line that there is nothing to export); a
+refused write is one line; and ``tune --apply`` is a diff that applies, or nothing at all. A new
+runtime module gets these checks by being registered.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workbench.catalog.enumerate import load_catalog
+from workbench.cli import main
+from workbench.config import load_agent
+from workbench.evaluate.cases import load_cases, resolve_cases
+from workbench.evaluate.runtimes import RowContext
+from workbench.runtime import check_writable, detect_runtime
+from workbench.runtimes import all_runtimes, get_runtime, runtime_names
+from workbench.runtimes.base import SOURCES, Probe, Runtime
+from workbench.workspace import build_workspace
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"
+AGENT = SAMPLES / "research-agent.yaml"
+CATALOG = SAMPLES / "research-agent.catalog.json"
+CASES = SAMPLES / "research-agent.cases.yaml"
+RUNTIMES = [pytest.param(r, id=r.name) for r in all_runtimes()]
+
+
+def test_the_registry_has_one_runtime_per_name() -> None:
+    names = runtime_names()
+    assert len(names) == len(set(names)) >= 5
+    assert sum(r.default for r in all_runtimes()) >= 1
+    for name in names:
+        assert get_runtime(name).name == name
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_a_runtime_says_what_it_is(runtime: Runtime) -> None:
+    assert runtime.title and runtime.billing and runtime.tunes and runtime.writes
+    assert runtime.knobs and all(k.name and k.meaning and k.default for k in runtime.knobs)
+    assert runtime.engine.name and runtime.engine.text
+    assert len(runtime.marker[0]) == 1
+    assert runtime.budget_flags <= {"--max-tokens", "--min-reduction", "--min-hit"}
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_detection_by_flag_and_by_evidence(runtime: Runtime, tmp_path: Path) -> None:
+    info = detect_runtime(AGENT, {}, explicit=runtime.name)
+    assert info.plugin is runtime and info.source == "flag"
+    (tmp_path / ".git").mkdir()
+    probe = Probe(tmp_path / "agent.yaml", {"name": "a"}, lambda dist: None)
+    evidence = runtime.detect(probe)
+    assert evidence is None or (evidence.reason and evidence.source in SOURCES[1:])
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_refusals_are_one_line(runtime: Runtime) -> None:
+    info = detect_runtime(AGENT, {}, explicit=runtime.name)
+    for change in ("tool_filtering", "allowlists"):
+        why = check_writable(info, change)  # type: ignore[arg-type]
+        assert why is None or (why.startswith("refused: ") and "\n" not in why)
+    if runtime.reads_tool_filtering:
+        assert check_writable(info, "tool_filtering") is None
+
+
+@pytest.fixture(scope="module")
+def context() -> RowContext:
+    agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
+    catalog = load_catalog(agent, catalog_file=CATALOG)
+    ws = build_workspace(agent, catalog, embedder_spec="none")
+    cases = resolve_cases(load_cases(CASES), ws.catalog)
+    return RowContext(ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.setting)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_compare_row_has_held_out_figures_for_every_case(
+    runtime: Runtime, context: RowContext
+) -> None:
+    row = runtime.compare_row(context)
+    assert row.runtime == runtime.name and row.setting
+    assert len(row.cases) == len(context.cases)
+    assert all(0.0 <= c.recall <= 1.0 and c.tokens > 0 for c in row.cases)
+    assert all(c.hit == (c.recall > 0) for c in row.cases)
+
+
+def _cli(*args: str) -> list[str]:
+    return [*args, "--catalog", str(CATALOG), "--embedder", "none"]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_export_passes_its_own_rules_or_says_why_not(
+    runtime: Runtime, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "x")
+    code = main(["export", str(AGENT), "--runtime", runtime.name, "--catalog", str(CATALOG)])
+    out, err = capsys.readouterr()
+    if code == 2:  # nothing to export: one line that says what to use instead
+        assert not out and len(err.strip().splitlines()) == 1 and "holo-tune tune" in err
+        return
+    assert code == 0 and out.strip()
+    agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
+    config = runtime.tool_config(agent, load_catalog(agent, catalog_file=CATALOG), frozenset())
+    if config is not None:
+        assert out == config.text
+        assert getattr(runtime, "check_config", lambda doc: None)(config.doc) is None
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_tune_apply_is_a_diff_that_applies_or_nothing(
+    runtime: Runtime,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BRAVE_API_KEY", "x")
+    (tmp_path / ".git").mkdir()
+    agent = tmp_path / "agent.yaml"
+    shutil.copy(AGENT, agent)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    args = _cli("tune", str(agent), "--runtime", runtime.name, "--cases", str(CASES))
+    code = main([*args, "--apply", "--json", "--no-what-if"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["runtime"]["name"] == runtime.name
+    assert 0.0 <= report["heldout"]["recall"] <= 1.0
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    changed = [n for n in after if before.get(n) != after[n] and not n.endswith(".bak")]
+    for name in changed:
+        backup = [n for n in after if n.startswith(name) and n.endswith(".bak")]
+        assert name not in before or backup, f"{name} changed without a backup"
+        assert "+++ " in err or "@@" in err, "a write shows its diff"
+    load_agent(agent, environ={"BRAVE_API_KEY": "x"})  # whatever was written still loads
