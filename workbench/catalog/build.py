@@ -7,12 +7,14 @@ and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
 1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
 2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by
    local name; the local name replaces every character outside ``A-Za-z0-9_.-`` with ``-``, and a
-   tool whose local name is already taken is skipped;
+   tool whose local name is already taken is skipped; a tool listed with no description is
+   indexed with :data:`UNDESCRIBED_MCP`;
 3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,13 @@ from workbench.catalog.pyfunc import FunctionNotFound, PyParam, read_function_pa
 from workbench.catalog.specs import AgentTools, LocalKind, LocalToolSpec, McpServerSpec
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
+
+#: The description Semantic Kernel gives an MCP tool listed with none: it wraps each tool in
+#: ``functools.partial`` and its ``kernel_function`` decorator falls back to the wrapper's
+#: ``__doc__``, i.e. the docstring of Python's ``partial`` (of the Python running HoloDeck; this
+#: is the one holo-tune runs on). The filter's own ``Function <f> from plugin <p>`` is never
+#: reached for an MCP tool.
+UNDESCRIBED_MCP = functools.partial.__doc__ or ""
 
 #: Plugin names Semantic Kernel uses for HoloDeck's local tools, in registration order.
 VECTORSTORE = "vectorstore"
@@ -80,7 +89,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
     undescribed = []
     for fn, raw in kept:
         schema = raw.get("inputSchema", raw.get("input_schema"))
-        description = raw.get("description") or ""
+        description = str(raw.get("description") or "")
         if not description:
             undescribed.append(fn)
         tools.append(
@@ -88,7 +97,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
                 full_name=f"{plugin}-{fn}",
                 plugin=plugin,
                 name=fn,
-                description=runtime_description(str(description), fn, plugin),
+                description=description or UNDESCRIBED_MCP,
                 parameters=schema_parameters(schema),
                 kind="mcp",
                 definition=dict(raw),
@@ -97,7 +106,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
     if undescribed:
         notes.append(
             f"{plugin}: {len(undescribed)} tool(s) have no description (the runtime indexes "
-            f"'Function <name> from plugin {plugin}'): {', '.join(undescribed)}"
+            f"the docstring of Python's functools.partial instead): {', '.join(undescribed)}"
         )
     return tools, notes
 
