@@ -196,3 +196,19 @@ def test_non_stdio_transport_is_noted_as_failing_in_holodeck_0_6() -> None:
     agent = AgentTools(entries=(McpServerSpec(name="remote", transport="http", url="http://x"),))
     catalog = build_catalog(agent, [_ok("remote", [_tool("t")])])
     assert any("only stdio" in n for n in catalog.notes)
+
+
+def test_names_semantic_kernel_refuses_are_noted() -> None:
+    listing = [
+        _tool("math.pow", "d", ("base", "año")),
+        _tool("a.b"),
+        _tool("ok-name_1", "d", ("x-y",)),
+    ]
+    tools, notes = mcp_tools("m", listing)
+    assert [t.name for t in tools] == ["a.b", "math.pow", "ok-name_1"]  # still ranked
+    assert notes == [
+        "m: Semantic Kernel refuses 2 function name(s) with a '.' ('a.b', 'math.pow') and "
+        "1 parameter name(s) outside A-Za-z0-9_-: 'año' (in 'math.pow'): HoloDeck fails to "
+        "start an agent with this server"
+    ]
+    assert mcp_tools("m", [_tool("fine", "d", ("p_1", "q-2"))])[1] == []

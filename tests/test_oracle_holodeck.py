@@ -272,3 +272,26 @@ def test_real_model_matches_holodeck(tf: Any) -> None:
     assert ranking.method == "semantic" and ranking.fallback is None
     assert ranking.model_id == embedder.model_id
     assert ranking.scores.min() >= -1.0 and ranking.scores.max() < 1.0  # raw cosine
+
+
+def test_names_the_runtime_refuses_are_said(tf: Any) -> None:
+    """bfcl: SK refuses 'math.factorial' and 'año_vehiculo', so HoloDeck cannot load the server;
+    holo-tune's catalog says so (and ``check`` reports it) instead of ranking in silence."""
+    raw = snapshot_servers(dataset_path("bfcl") / "catalog.json")
+    with pytest.raises(Exception) as refused:
+        runtime_kernel(raw)
+    assert type(refused.value).__name__ == "FunctionInitializationError"
+    assert "Failed to create KernelFunctionMetadata" in str(refused.value)
+    catalog = load_dataset_catalog("bfcl")
+    said = [note for note in catalog.notes if "Semantic Kernel refuses" in note]
+    assert len(said) == 1 and said[0].startswith("bfcl: ")
+    assert "612 function name(s) with a '.'" in said[0] and "'AclApi.add_mapping'" in said[0]
+    assert "1 parameter name(s) outside A-Za-z0-9_-: 'año_vehiculo'" in said[0]
+    assert "HoloDeck fails to start an agent with this server" in said[0]
+    # each name alone is enough: the runtime refuses either
+    dotted = {"s": [{"name": "a.b", "inputSchema": {"type": "object"}}]}
+    param = {"s": [{"name": "ab", "inputSchema": {"properties": {"año": {"type": "string"}}}}]}
+    for servers in (dotted, param):
+        with pytest.raises(Exception, match=r"failed to initialize|validation error"):
+            runtime_kernel(servers)
+    assert all("Semantic Kernel refuses" not in n for n in load_dataset_catalog("stackone").notes)

@@ -33,6 +33,11 @@ _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
 #: reached for an MCP tool.
 UNDESCRIBED_MCP = functools.partial.__doc__ or ""
 
+#: Semantic Kernel 1.45's pattern for a function name and for a parameter name. A local name keeps
+#: any ``.``, and a property name is taken as it is: either outside this pattern fails the plugin's
+#: build, and HoloDeck stops the agent (``AgentFactoryError``).
+_SK_NAME = re.compile(r"[0-9A-Za-z_-]+")
+
 #: Plugin names Semantic Kernel uses for HoloDeck's local tools, in registration order.
 VECTORSTORE = "vectorstore"
 HIERARCHICAL_DOCUMENT = "hierarchical_document"
@@ -66,6 +71,27 @@ def schema_parameters(schema: Any) -> tuple[str, ...]:
         return ()
     props = schema.get("properties")
     return tuple(str(k) for k in props) if isinstance(props, Mapping) else ()
+
+
+def _some(items: Sequence[str]) -> str:
+    return ", ".join(items[:3]) + (", ..." if len(items) > 3 else "")
+
+
+def refused_names(plugin: str, tools: Sequence[Tool]) -> list[str]:
+    """A note when Semantic Kernel refuses a function or parameter name of this plugin."""
+    names = [repr(t.name) for t in tools if not _SK_NAME.fullmatch(t.name)]
+    params = [
+        f"{p!r} (in {t.name!r})" for t in tools for p in t.parameters if not _SK_NAME.fullmatch(p)
+    ]
+    parts = [f"{len(names)} function name(s) with a '.' ({_some(names)})"] if names else []
+    if params:
+        parts.append(f"{len(params)} parameter name(s) outside A-Za-z0-9_-: {_some(params)}")
+    if not parts:
+        return []
+    return [
+        f"{plugin}: Semantic Kernel refuses {' and '.join(parts)}: "
+        "HoloDeck fails to start an agent with this server"
+    ]
 
 
 def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
@@ -103,6 +129,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
                 definition=dict(raw),
             )
         )
+    notes += refused_names(plugin, tools)
     if undescribed:
         notes.append(
             f"{plugin}: {len(undescribed)} tool(s) have no description (the runtime indexes "
