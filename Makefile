@@ -57,12 +57,20 @@ $(HOLODECK07_WHEEL): | $(BIN)/python
 	$(PIP) download --quiet --no-deps holodeck-ai==0.7.1 -d .cache/holodeck07
 	touch $@
 
+# Semantic Kernel 1.45.0's wheel (PyPI, never committed, never installed): HoloDeck 0.6.40 turns an MCP
+# server's tools into kernel functions through it, so the oracle runs its conversion on the raw
+# catalogs (tests/oracle/conversion.py unpacks the few files it runs into a temporary folder).
+SK_WHEEL := .cache/semantic-kernel/semantic_kernel-1.45.0-py3-none-any.whl
+$(SK_WHEEL): | $(BIN)/python
+	$(PIP) download --quiet --no-deps semantic-kernel==1.45.0 -d .cache/semantic-kernel
+	touch $@
+
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy
 
-test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL)
+test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL)
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.dev-installed servers

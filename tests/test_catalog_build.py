@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -47,10 +48,13 @@ def test_collision_keeps_the_first_listed_and_notes_the_skip() -> None:
 
 
 def test_empty_or_missing_description_gets_the_kernel_stand_in() -> None:
+    # Semantic Kernel wraps an MCP tool in functools.partial and its kernel_function decorator
+    # falls back to the wrapper's __doc__: the filter indexes partial's docstring (checked against
+    # the runtime's own code on livemcpbench in test_oracle_holodeck)
     tools, notes = mcp_tools("mem", [_tool("x.y", ""), _tool("z", None)])
-    assert tools[0].description == "Function x.y from plugin mem"
-    assert tools[1].description == "Function z from plugin mem"
-    assert any("2 tool(s) have no description" in n for n in notes)
+    assert tools[0].description == tools[1].description == functools.partial.__doc__
+    assert "new function with partial application" in tools[0].search_text
+    assert any("2 tool(s) have no description" in n and "functools.partial" in n for n in notes)
 
 
 def test_parameters_are_top_level_property_names_in_order() -> None:
@@ -192,3 +196,19 @@ def test_non_stdio_transport_is_noted_as_failing_in_holodeck_0_6() -> None:
     agent = AgentTools(entries=(McpServerSpec(name="remote", transport="http", url="http://x"),))
     catalog = build_catalog(agent, [_ok("remote", [_tool("t")])])
     assert any("only stdio" in n for n in catalog.notes)
+
+
+def test_names_semantic_kernel_refuses_are_noted() -> None:
+    listing = [
+        _tool("math.pow", "d", ("base", "año")),
+        _tool("a.b"),
+        _tool("ok-name_1", "d", ("x-y",)),
+    ]
+    tools, notes = mcp_tools("m", listing)
+    assert [t.name for t in tools] == ["a.b", "math.pow", "ok-name_1"]  # still ranked
+    assert notes == [
+        "m: Semantic Kernel refuses 2 function name(s) with a '.' ('a.b', 'math.pow') and "
+        "1 parameter name(s) outside A-Za-z0-9_-: 'año' (in 'math.pow'): HoloDeck fails to "
+        "start an agent with this server"
+    ]
+    assert mcp_tools("m", [_tool("fine", "d", ("p_1", "q-2"))])[1] == []

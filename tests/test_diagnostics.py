@@ -81,6 +81,16 @@ def test_catalog_findings_name_the_tools(tmp_path: Path) -> None:
     assert "'read?page' is skipped" in found["name-collision"].message
 
 
+def test_a_name_semantic_kernel_refuses_is_an_error(tmp_path: Path) -> None:
+    agent, snapshot = _write(tmp_path)
+    tools = [*TOOLS, {"name": "math.pow", "description": "Power", "inputSchema": {}}]
+    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": {"fs": {"tools": tools}}}))
+    found = _codes(diagnose(open_workspace(agent, catalog_file=snapshot, embedder_spec="none")))
+    err = found["runtime-refuses-names"]
+    assert err.severity == "error" and "'math.pow'" in err.message
+    assert "HoloDeck fails to start an agent with this server" in err.message
+
+
 def test_tool_filtering_in_a_07_config_is_an_error(tmp_path: Path) -> None:
     ws = _open(tmp_path, extra="openai:\n  tool_search:\n    enabled: true\n")
     found = _codes(diagnose(ws))

@@ -1,9 +1,18 @@
-"""holo-tune's ``holodeck`` engine and selection against HoloDeck 0.6.40's own tool filter.
+"""holo-tune's catalog, ``holodeck`` engine and selection against HoloDeck 0.6.40's own code.
 
 The oracle is the runtime's module itself (``holodeck.lib.tool_filter``, fetched by ``make test``
-into .cache/holodeck), fed the same catalog and the same embeddings. Compared: every tool's rank
-(tie order included), every score (within 1e-9; BM25 bit for bit), and the selected set under
-settings that exercise each step of ``filter_tools``.
+into .cache/holodeck), fed the kernel HoloDeck builds from the same raw catalog (the servers'
+tools/list: a snapshot or a data set's catalog.json) through its own conversion and Semantic
+Kernel 1.45's (:mod:`oracle.conversion`, whose docstring lists exactly what is stood in), and the
+same embeddings. Compared: every tool's full name in index order and the text the index searches
+and embeds (name, plugin, description, parameters), every tool's rank (tie order included), every
+score (within 1e-9; BM25 bit for bit), and the selected set under settings that exercise each step
+of ``filter_tools``.
+
+One data set, bfcl, cannot be loaded by the runtime at all (Semantic Kernel refuses a function
+name with a dot and a parameter name outside A-Za-z0-9_-): that refusal is checked, and its
+rankings are compared on the kernel SK would build if it accepted those names (``lenient_names``,
+the one change made to the published code).
 """
 
 from __future__ import annotations
@@ -14,10 +23,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracle.catalogs import DATASET_NAMES, datasets_available, load_cases, load_dataset_catalog
+from oracle.catalogs import (
+    DATASET_NAMES,
+    agent_tools,
+    dataset_kernel,
+    dataset_path,
+    datasets_available,
+    load_cases,
+    load_dataset_catalog,
+)
+from oracle.conversion import runtime_kernel, snapshot_servers
 from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm, minilm_path
 from oracle.runner import OracleRun, run_oracle
 from oracle.stubs import holodeck_tool_filter, oracle_available
+from oracle.wheels import wheels_available
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
@@ -37,6 +56,12 @@ pytestmark = [
         not oracle_available(),
         reason="HoloDeck's tool filter is not in .cache/holodeck (make test fetches it: "
         "make .cache/holodeck/holodeck/lib/tool_filter/index.py)",
+    ),
+    pytest.mark.skipif(
+        not wheels_available(),
+        reason="the HoloDeck 0.6.40 or Semantic Kernel 1.45.0 wheel is not in .cache "
+        "(make test fetches them: make .cache/semantic-kernel/"
+        "semantic_kernel-1.45.0-py3-none-any.whl)",
     ),
     pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is not present"),
 ]
@@ -77,6 +102,13 @@ def usage_for(catalog: Catalog) -> dict[str, int]:
     return {tool.full_name: (i * 7) % 5 for i, tool in enumerate(catalog.tools) if i % 11 == 3}
 
 
+def assert_documents_match(catalog: Catalog, run: OracleRun) -> None:
+    """Full names in the index's order, and each tool's searchable (and embedded) text."""
+    assert [tool.full_name for tool in catalog.tools] == list(run.documents)
+    for tool in catalog.tools:
+        assert tool.search_text == run.documents[tool.full_name], tool.full_name
+
+
 def assert_rankings_match(
     engine: HoloDeckEngine, catalog: Catalog, run: OracleRun, *, exact: Sequence[str] = ()
 ) -> int:
@@ -114,6 +146,7 @@ def assert_selections_match(
 def compare(
     tf: Any,
     catalog: Catalog,
+    kernel: Any,
     queries: Sequence[str],
     embedder: Embedder | None,
     *,
@@ -123,7 +156,8 @@ def compare(
 ) -> None:
     queries = list(dict.fromkeys(queries))
     settings = settings_for(catalog)
-    run = run_oracle(tf, catalog, embedder, queries, METHODS, settings, usage, settings_per_query)
+    run = run_oracle(tf, kernel, embedder, queries, METHODS, settings, usage, settings_per_query)
+    assert_documents_match(catalog, run)
     engine = HoloDeckEngine(catalog, embedder)
     checked = assert_rankings_match(engine, catalog, run, exact=exact)
     assert checked == len(queries) * len(METHODS)
@@ -139,8 +173,15 @@ def test_datasets_match_holodeck(tf: Any, dataset: str) -> None:
     queries = [case["query"] for case in cases[::stride][:CASES_PER_SET]]
     queries += ["", "!!!", "the the the tool tool", queries[0].upper() + " " + queries[0]]
     per_query = 2 if len(catalog) > 1000 else 3
+    kernel = dataset_kernel(dataset)
     compare(
-        tf, catalog, queries, Memo(HashedBagEmbedder()), settings_per_query=per_query, exact=METHODS
+        tf,
+        catalog,
+        kernel,
+        queries,
+        Memo(HashedBagEmbedder()),
+        settings_per_query=per_query,
+        exact=METHODS,
     )
 
 
@@ -157,18 +198,19 @@ SAMPLE_QUERIES = [
 
 
 @pytest.mark.parametrize("agent", ["research-agent", "python-servers"])
-def test_sample_agents_match_holodeck(tf: Any, agent: str) -> None:
+def test_sample_agents_match_holodeck(tf: Any, agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The sample agents' snapshot catalogs (vectorstore tool included), with their own block."""
+    monkeypatch.setenv("BRAVE_API_KEY", "placeholder")  # HoloDeck substitutes ${BRAVE_API_KEY}
     folder = Path(__file__).resolve().parents[1] / "sample_configs"
     snapshot = folder / f"{agent}.catalog.json"
-    if not snapshot.is_file():
-        pytest.skip(f"{snapshot.name} is not there")
+    assert snapshot.is_file()
     config = load_agent(folder / f"{agent}.yaml", missing_env="warn")
     catalog = load_catalog(config, catalog_file=snapshot)
     assert len(catalog) > 5
-    compare(tf, catalog, SAMPLE_QUERIES, Memo(HashedBagEmbedder()), exact=METHODS)
+    kernel = runtime_kernel(snapshot_servers(snapshot), agent_tools(folder / f"{agent}.yaml"))
+    compare(tf, catalog, kernel, SAMPLE_QUERIES, Memo(HashedBagEmbedder()), exact=METHODS)
     block = config.filtering or ToolFiltering()
-    run = run_oracle(tf, catalog, None, SAMPLE_QUERIES, ["bm25"], [block])
+    run = run_oracle(tf, kernel, None, SAMPLE_QUERIES, ["bm25"], [block])
     assert_selections_match(HoloDeckEngine(catalog, None), catalog, run, [block])
 
 
@@ -177,14 +219,15 @@ def test_bm25_fallbacks_match_holodeck(tf: Any, dataset: str) -> None:
     """No embedding service: semantic is BM25 and hybrid fuses BM25 with itself."""
     catalog = load_dataset_catalog(dataset)
     queries = [case["query"] for case in load_cases(dataset, limit=15)]
-    compare(tf, catalog, queries, None, exact=METHODS)
+    compare(tf, catalog, dataset_kernel(dataset), queries, None, exact=METHODS)
 
 
 def test_warm_usage_matches_holodeck(tf: Any) -> None:
     """always_include_top_n_used with a usage history (stable sort by count)."""
     catalog = load_dataset_catalog("azure_mcp")
     queries = [case["query"] for case in load_cases("azure_mcp", limit=20, stride=7)]
-    compare(tf, catalog, queries, Memo(HashedBagEmbedder()), usage=usage_for(catalog))
+    kernel = dataset_kernel("azure_mcp")
+    compare(tf, catalog, kernel, queries, Memo(HashedBagEmbedder()), usage=usage_for(catalog))
 
 
 def test_query_embedding_failure_matches_holodeck(tf: Any) -> None:
@@ -192,7 +235,7 @@ def test_query_embedding_failure_matches_holodeck(tf: Any) -> None:
     catalog = load_dataset_catalog("stackone")
     queries = [case["query"] for case in load_cases("stackone", limit=10, stride=5)]
     embedder = Failing(Memo(HashedBagEmbedder()), queries=True)
-    compare(tf, catalog, queries, embedder, settings_per_query=2)
+    compare(tf, catalog, dataset_kernel("stackone"), queries, embedder, settings_per_query=2)
     ranking = HoloDeckEngine(catalog, embedder).rank(queries[0], "semantic")
     assert ranking.method == "bm25" and ranking.fallback and "query embedding" in ranking.fallback
 
@@ -202,7 +245,7 @@ def test_tool_embedding_failure_matches_holodeck(tf: Any) -> None:
     catalog = load_dataset_catalog("stackone")
     queries = [case["query"] for case in load_cases("stackone", limit=10, stride=5)]
     embedder = Failing(Memo(HashedBagEmbedder()), tools=True)
-    compare(tf, catalog, queries, embedder, settings_per_query=2)
+    compare(tf, catalog, dataset_kernel("stackone"), queries, embedder, settings_per_query=2)
     ranking = HoloDeckEngine(catalog, embedder).rank(queries[0], "semantic")
     assert ranking.scores.max() > 1.0  # raw BM25, as the runtime has it
     assert ranking.fallback and "raw BM25" in ranking.fallback
@@ -221,9 +264,34 @@ def test_real_model_matches_holodeck(tf: Any) -> None:
         servers=[status for status in full.servers if status.name in servers],
     )
     queries = [case["query"] for case in load_cases("stackone", stride=23)][:10]
+    raw = snapshot_servers(dataset_path("stackone") / "catalog.json")
+    kernel = runtime_kernel({name: raw[name] for name in servers})
     embedder = Memo(minilm())
-    compare(tf, catalog, queries, embedder, exact=METHODS)
+    compare(tf, catalog, kernel, queries, embedder, exact=METHODS)
     ranking = HoloDeckEngine(catalog, embedder).rank(queries[0], "semantic")
     assert ranking.method == "semantic" and ranking.fallback is None
     assert ranking.model_id == embedder.model_id
     assert ranking.scores.min() >= -1.0 and ranking.scores.max() < 1.0  # raw cosine
+
+
+def test_names_the_runtime_refuses_are_said(tf: Any) -> None:
+    """bfcl: SK refuses 'math.factorial' and 'año_vehiculo', so HoloDeck cannot load the server;
+    holo-tune's catalog says so (and ``check`` reports it) instead of ranking in silence."""
+    raw = snapshot_servers(dataset_path("bfcl") / "catalog.json")
+    with pytest.raises(Exception) as refused:
+        runtime_kernel(raw)
+    assert type(refused.value).__name__ == "FunctionInitializationError"
+    assert "Failed to create KernelFunctionMetadata" in str(refused.value)
+    catalog = load_dataset_catalog("bfcl")
+    said = [note for note in catalog.notes if "Semantic Kernel refuses" in note]
+    assert len(said) == 1 and said[0].startswith("bfcl: ")
+    assert "612 function name(s) with a '.'" in said[0] and "'AclApi.add_mapping'" in said[0]
+    assert "1 parameter name(s) outside A-Za-z0-9_-: 'año_vehiculo'" in said[0]
+    assert "HoloDeck fails to start an agent with this server" in said[0]
+    # each name alone is enough: the runtime refuses either
+    dotted = {"s": [{"name": "a.b", "inputSchema": {"type": "object"}}]}
+    param = {"s": [{"name": "ab", "inputSchema": {"properties": {"año": {"type": "string"}}}}]}
+    for servers in (dotted, param):
+        with pytest.raises(Exception, match=r"failed to initialize|validation error"):
+            runtime_kernel(servers)
+    assert all("Semantic Kernel refuses" not in n for n in load_dataset_catalog("stackone").notes)

@@ -1,7 +1,8 @@
 """``holo-tune search``: DESIGN.md's JSON, the human table, the loud BM25 line, bad input.
 
-The JSON of a data set's agent is checked against HoloDeck's own filter (the oracle): what the
-command prints is what the runtime would select and rank.
+The JSON of a data set's agent is checked against HoloDeck's own filter (the oracle) on the kernel
+HoloDeck's own conversion builds from the data set's raw catalog: what the command prints is what
+the runtime would select and rank, under the names the runtime gives the tools.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle.catalogs import dataset_path, datasets_available, load_cases, load_dataset_catalog
+from oracle.catalogs import dataset_kernel, dataset_path, datasets_available, load_cases
 from oracle.runner import run_oracle
 from oracle.stubs import holodeck_tool_filter, oracle_available
+from oracle.wheels import wheels_available
 
 from workbench.cli import main
 from workbench.config import load_agent
@@ -37,8 +39,8 @@ def search(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
 
 @pytest.fixture(scope="module")
 def tf() -> Iterator[Any]:
-    if not oracle_available():
-        pytest.skip("HoloDeck's tool filter is not in .cache/holodeck (make test fetches it)")
+    if not oracle_available() or not wheels_available():
+        pytest.skip("HoloDeck's tool filter or wheels are not in .cache (make test fetches them)")
     with holodeck_tool_filter() as module:
         yield module
 
@@ -58,8 +60,7 @@ def test_json_is_what_holodeck_selects_and_ranks(
     setting = ToolFiltering(
         top_k=4, similarity_threshold=0.6, always_include_top_n_used=1, search_method="hybrid"
     )
-    catalog = load_dataset_catalog("stackone")
-    oracle = run_oracle(tf, catalog, None, queries, ["hybrid"], [setting])
+    oracle = run_oracle(tf, dataset_kernel("stackone"), None, queries, ["hybrid"], [setting])
     for obj in objects:
         assert obj["method"] == "hybrid" and obj["top_k"] == 4
         assert obj["similarity_threshold"] == 0.6

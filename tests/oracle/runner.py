@@ -1,8 +1,8 @@
-"""Drive HoloDeck's own filter (the oracle) over a holo-tune catalog.
+"""Drive HoloDeck's own filter (the oracle) over the kernel HoloDeck builds from a raw catalog.
 
-The oracle sees the catalog as Semantic Kernel would hand it over: plugins in catalog order, each
-with its functions (name, description, parameters without descriptions). Embeddings come from
-the same embedder holo-tune uses, through the ``generate_embeddings`` call the oracle makes.
+The kernel comes from :func:`oracle.conversion.runtime_kernel` (HoloDeck's and Semantic Kernel's
+own conversion of the servers' tools/list), never from holo-tune's reading of it. Embeddings come
+from the same embedder holo-tune uses, through the ``generate_embeddings`` call the oracle makes.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
-from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.search.types import Embedder
 
@@ -30,19 +28,6 @@ class EmbeddingService:
         return np.asarray(self.embedder.embed(texts), dtype=np.float64)
 
 
-def kernel_of(catalog: Catalog) -> SimpleNamespace:
-    """A stand-in for the Semantic Kernel the runtime builds: ``kernel.plugins[p].functions[f]``."""
-    plugins: dict[str, SimpleNamespace] = {}
-    for tool in catalog.tools:
-        plugin = plugins.setdefault(tool.plugin, SimpleNamespace(functions={}))
-        plugin.functions[tool.name] = SimpleNamespace(
-            description=tool.description,
-            metadata=None,
-            parameters=[SimpleNamespace(name=p, description=None) for p in tool.parameters],
-        )
-    return SimpleNamespace(plugins=plugins)
-
-
 def config_of(tf: Any, setting: ToolFiltering) -> Any:
     return tf.ToolFilterConfig(**{**setting.block(), "enabled": True})
 
@@ -51,13 +36,15 @@ def config_of(tf: Any, setting: ToolFiltering) -> Any:
 class OracleRun:
     """What the oracle answered for one catalog."""
 
+    #: Every indexed tool's full name -> the text the index searches and embeds, in index order.
+    documents: dict[str, str] = field(default_factory=dict)
     rankings: dict[tuple[str, str], list[tuple[str, float]]] = field(default_factory=dict)
     selections: dict[tuple[str, int], set[str]] = field(default_factory=dict)
 
 
 def run_oracle(
     tf: Any,
-    catalog: Catalog,
+    kernel: Any,
     embedder: Embedder | None,
     queries: Sequence[str],
     methods: Sequence[str],
@@ -71,13 +58,13 @@ def run_oracle(
     list (keeps the slow oracle quick while every setting still meets many queries).
     """
     return asyncio.run(
-        _run(tf, catalog, embedder, queries, methods, settings, usage or {}, settings_per_query)
+        _run(tf, kernel, embedder, queries, methods, settings, usage or {}, settings_per_query)
     )
 
 
 async def _run(
     tf: Any,
-    catalog: Catalog,
+    kernel: Any,
     embedder: Embedder | None,
     queries: Sequence[str],
     methods: Sequence[str],
@@ -86,16 +73,18 @@ async def _run(
     settings_per_query: int | None,
 ) -> OracleRun:
     service = EmbeddingService(embedder) if embedder is not None else None
-    manager = tf.ToolFilterManager(config_of(tf, ToolFiltering()), kernel_of(catalog), service)
+    manager = tf.ToolFilterManager(config_of(tf, ToolFiltering()), kernel, service)
     await manager.initialize()
+    index = manager.index
+    run = OracleRun()
+    run.documents = {n: index._create_searchable_text(m) for n, m in index.tools.items()}
     for name, count in usage.items():
         manager.index.tools[name].usage_count = count
-    run = OracleRun()
     everything = float("-inf")
     for q, query in enumerate(queries):
         for method in methods:
             results = await manager.index.search(
-                query, len(catalog), method, everything, embedding_service=service
+                query, len(index.tools), method, everything, embedding_service=service
             )
             run.rankings[(query, method)] = [(meta.full_name, score) for meta, score in results]
         chosen = range(len(settings))

@@ -7,12 +7,14 @@ and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
 1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
 2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by
    local name; the local name replaces every character outside ``A-Za-z0-9_.-`` with ``-``, and a
-   tool whose local name is already taken is skipped;
+   tool whose local name is already taken is skipped; a tool listed with no description is
+   indexed with :data:`UNDESCRIBED_MCP`;
 3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,18 @@ from workbench.catalog.pyfunc import FunctionNotFound, PyParam, read_function_pa
 from workbench.catalog.specs import AgentTools, LocalKind, LocalToolSpec, McpServerSpec
 
 _INVALID = re.compile(r"[^A-Za-z0-9_.-]")
+
+#: The description Semantic Kernel gives an MCP tool listed with none: it wraps each tool in
+#: ``functools.partial`` and its ``kernel_function`` decorator falls back to the wrapper's
+#: ``__doc__``, i.e. the docstring of Python's ``partial`` (of the Python running HoloDeck; this
+#: is the one holo-tune runs on). The filter's own ``Function <f> from plugin <p>`` is never
+#: reached for an MCP tool.
+UNDESCRIBED_MCP = functools.partial.__doc__ or ""
+
+#: Semantic Kernel 1.45's pattern for a function name and for a parameter name. A local name keeps
+#: any ``.``, and a property name is taken as it is: either outside this pattern fails the plugin's
+#: build, and HoloDeck stops the agent (``AgentFactoryError``).
+_SK_NAME = re.compile(r"[0-9A-Za-z_-]+")
 
 #: Plugin names Semantic Kernel uses for HoloDeck's local tools, in registration order.
 VECTORSTORE = "vectorstore"
@@ -59,6 +73,27 @@ def schema_parameters(schema: Any) -> tuple[str, ...]:
     return tuple(str(k) for k in props) if isinstance(props, Mapping) else ()
 
 
+def _some(items: Sequence[str]) -> str:
+    return ", ".join(items[:3]) + (", ..." if len(items) > 3 else "")
+
+
+def refused_names(plugin: str, tools: Sequence[Tool]) -> list[str]:
+    """A note when Semantic Kernel refuses a function or parameter name of this plugin."""
+    names = [repr(t.name) for t in tools if not _SK_NAME.fullmatch(t.name)]
+    params = [
+        f"{p!r} (in {t.name!r})" for t in tools for p in t.parameters if not _SK_NAME.fullmatch(p)
+    ]
+    parts = [f"{len(names)} function name(s) with a '.' ({_some(names)})"] if names else []
+    if params:
+        parts.append(f"{len(params)} parameter name(s) outside A-Za-z0-9_-: {_some(params)}")
+    if not parts:
+        return []
+    return [
+        f"{plugin}: Semantic Kernel refuses {' and '.join(parts)}: "
+        "HoloDeck fails to start an agent with this server"
+    ]
+
+
 def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
     """One MCP plugin's functions in runtime order, and notes on what the runtime did quietly."""
     notes: list[str] = []
@@ -80,7 +115,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
     undescribed = []
     for fn, raw in kept:
         schema = raw.get("inputSchema", raw.get("input_schema"))
-        description = raw.get("description") or ""
+        description = str(raw.get("description") or "")
         if not description:
             undescribed.append(fn)
         tools.append(
@@ -88,16 +123,17 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
                 full_name=f"{plugin}-{fn}",
                 plugin=plugin,
                 name=fn,
-                description=runtime_description(str(description), fn, plugin),
+                description=description or UNDESCRIBED_MCP,
                 parameters=schema_parameters(schema),
                 kind="mcp",
                 definition=dict(raw),
             )
         )
+    notes += refused_names(plugin, tools)
     if undescribed:
         notes.append(
             f"{plugin}: {len(undescribed)} tool(s) have no description (the runtime indexes "
-            f"'Function <name> from plugin {plugin}'): {', '.join(undescribed)}"
+            f"the docstring of Python's functools.partial instead): {', '.join(undescribed)}"
         )
     return tools, notes
 

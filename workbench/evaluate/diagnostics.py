@@ -471,6 +471,8 @@ def check_catalog(ctx: Context) -> list[Finding]:
     for note in ctx.catalog.notes:
         if "is skipped" in note:
             found.append(Finding("warning", "name-collision", note, {"note": note}))
+        elif "Semantic Kernel refuses" in note:
+            found.append(Finding("error", "runtime-refuses-names", note, {"note": note}))
         elif "no description" not in note:
             found.append(Finding("info", "catalog-note", note, {"note": note}))
     empty = [
@@ -483,8 +485,9 @@ def check_catalog(ctx: Context) -> list[Finding]:
             Finding(
                 "warning",
                 "empty-description",
-                f"{len(empty)} tool(s) have no description, so search can only match their "
-                f"names: {_shown(empty)}",
+                f"{len(empty)} tool(s) have no description, so search matches only their "
+                "names and the docstring of Python's functools.partial, which the runtime "
+                f"indexes in its place: {_shown(empty)}",
                 {"tools": empty},
                 fix=DESCRIPTION_FIX,
             )
