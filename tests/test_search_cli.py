@@ -12,15 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle.catalogs import dataset_path, datasets_available, load_cases, load_dataset_catalog
+from oracle.catalogs import dataset_path, load_cases, load_dataset_catalog
 from oracle.runner import run_oracle
-from oracle.stubs import holodeck_tool_filter, oracle_available
+from oracle.stubs import ORACLE_PACKAGE, holodeck_tool_filter
+from provided import require
 
 from workbench.cli import main
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
-
-pytestmark = pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is absent")
 
 REPO = Path(__file__).resolve().parents[1]
 STACKONE = dataset_path("stackone")
@@ -37,8 +36,7 @@ def search(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
 
 @pytest.fixture(scope="module")
 def tf() -> Iterator[Any]:
-    if not oracle_available():
-        pytest.skip("HoloDeck's tool filter is not in .cache/holodeck (make test fetches it)")
+    require("HoloDeck 0.6.40's tool filter", files=[ORACLE_PACKAGE / "index.py"])
     with holodeck_tool_filter() as module:
         yield module
 
@@ -229,8 +227,6 @@ def test_research_agent_without_key_says_scores_are_bm25_here(
     monkeypatch.delenv("HOLO_TUNE_EMBEDDER", raising=False)
     agent = REPO / "sample_configs" / "research-agent.yaml"
     snapshot = REPO / "sample_configs" / "research-agent.catalog.json"
-    if not snapshot.is_file():
-        pytest.skip("the research agent's snapshot is not there")
     code = main(["search", str(agent), "find papers on transformers", "--catalog", str(snapshot)])
     out = capsys.readouterr().out
     assert code == 0
