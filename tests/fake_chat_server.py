@@ -133,10 +133,11 @@ def _chat(dialect: str, content: str) -> dict[str, Any]:
 def _refusal(dialect: str, seen: Seen) -> Fault | None:
     """The error the real service gives for a wrong key, path, deployment or model (None: none)."""
     if dialect == "openai":
-        if seen.headers.get("authorization") != f"Bearer {KEY}":
-            return Fault(
-                401, body={"error": {"message": "Incorrect API key provided: sk-wr***ng."}}
-            )
+        given = seen.headers.get("authorization", "")
+        if given != f"Bearer {KEY}":
+            # OpenAI echoes (part of) a wrong key: the client must not print it.
+            shown = given.removeprefix("Bearer ")
+            return Fault(401, body={"error": {"message": f"Incorrect API key provided: {shown}."}})
         if seen.path != "/v1/chat/completions":
             return Fault(404, body={"error": {"message": f"no route {seen.path}"}})
         model = seen.body.get("model")
