@@ -2,8 +2,8 @@
 
 ``make servers`` installs the npm MCP servers (and an offline ``npx``) into .cache/npm-servers;
 their ``node_modules/.bin`` goes first on PATH here as in the Makefile, so ``npx -y <pkg>`` in a
-config starts the installed server with no registry fetch. Tests marked ``npm`` are skipped
-when they are not installed.
+config starts the installed server with no registry fetch. A test marked ``npm`` fails, saying to
+run make test, when they are not installed (as does one marked ``provided``: see provided.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from provided import check_marks, require
 
 # Property tests draw the same examples on every run of `make test` (a gate must not turn red on
 # a draw), with no example database written into the checkout. HOLO_TUNE_HYPOTHESIS=explore
@@ -37,13 +38,12 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if (NPM_BIN / "npx").exists():
-        return
-    skip = pytest.mark.skip(reason="npm MCP servers not installed (run: make servers)")
-    for item in items:
-        if "npm" in item.keywords:
-            item.add_marker(skip)
+@pytest.fixture(autouse=True)
+def _provided(request: pytest.FixtureRequest) -> None:
+    """A test marked ``npm`` or ``provided`` fails when make test's part it needs is missing."""
+    if request.node.get_closest_marker("npm") is not None:
+        require("the npm MCP servers (make servers)", files=[NPM_BIN / "npx"])
+    check_marks(request.node)
 
 
 ProcessFinder = Callable[[str], list[int]]

@@ -374,7 +374,7 @@ def _holodeck07_claude_options(path: Path, root: Path) -> dict[str, Any]:
     return options
 
 
-@pytest.mark.skipif(not WHEEL.is_file(), reason="the HoloDeck 0.7.1 wheel is not in .cache")
+@pytest.mark.provided("the HoloDeck 0.7.1 wheel", files=[WHEEL])
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_written_allowlists_load_in_holodeck_071_and_expose_at_most_the_budget(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], provider: str
@@ -405,7 +405,7 @@ def test_written_allowlists_load_in_holodeck_071_and_expose_at_most_the_budget(
     assert tokens.total(exposed) <= budget
 
 
-@pytest.mark.skipif(not WHEEL.is_file(), reason="the HoloDeck 0.7.1 wheel is not in .cache")
+@pytest.mark.provided("the HoloDeck 0.7.1 wheel", files=[WHEEL])
 def test_the_oracle_can_fail_on_a_tool_filtering_block(tmp_path: Path) -> None:
     """HoloDeck 0.7.1's Agent rejects the 0.6 block: the oracle above sees a bad file."""
     path = _stackone_agent(tmp_path, "openai")

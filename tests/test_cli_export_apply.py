@@ -214,7 +214,7 @@ def test_dry_run_output_patches_the_file(tmp_path: Path) -> None:
     """``apply --dry-run | patch`` gives the file apply writes (stdout holds only the diff)."""
     import shutil
 
-    if shutil.which("patch") is None:
+    if shutil.which("patch") is None:  # the system's, not make test's: nothing to check against
         pytest.skip("GNU patch not installed")
     path = _copy(tmp_path, "flow.yaml")
     copy = tmp_path / "copy.yaml"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from provided import require
 
 from workbench.config import load_agent
 from workbench.config.envsubst import (
@@ -175,7 +176,9 @@ DOTENV_CASES = [
 @pytest.mark.parametrize("text", DOTENV_CASES)
 def test_dotenv_dialect_matches_python_dotenv(text: str, tmp_path: Path) -> None:
     """HoloDeck's CLI reads .env with python-dotenv (``load_dotenv``, interpolation on)."""
-    dotenv = pytest.importorskip("dotenv")
+    require("python-dotenv (the dev extra)", modules=["dotenv"])
+    import dotenv
+
     path = tmp_path / ".env"
     path.write_text(text)
     outer = {"OUTER": "out"}

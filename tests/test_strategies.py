@@ -358,7 +358,6 @@ def _reference_tfidf(texts: Sequence[str], query: str) -> list[tuple[int, float]
     return out
 
 
-@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
 def test_stackone_is_bit_identical_to_the_sdk_algorithm_on_its_own_catalog() -> None:
     data = json.loads((DATASETS / "stackone" / "catalog.json").read_text())
     tools = [
@@ -489,7 +488,6 @@ def _same(a: StrategyResult, b: StrategyResult) -> bool:
     )
 
 
-@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
 @pytest.mark.parametrize("engine", ["stackone", "argus", "pizzapi", "anthropic"])
 def test_run_grid_equals_run_at_each_grid_setting(engine: str) -> None:
     data = json.loads((DATASETS / "stackone" / "catalog.json").read_text())
@@ -526,7 +524,6 @@ def test_toolkits_grid_sweeps_the_threshold_only_with_an_embedder() -> None:
     assert sent == [(0,)] * 9 + [()] * 2  # cosine 0.5 passes thresholds up to 0.50
 
 
-@pytest.mark.skipif(not (DATASETS / "livemcpbench").is_dir(), reason="data sets not present")
 def test_pizzapi_vectorised_scores_equal_the_per_tool_rule() -> None:
     data = json.loads((DATASETS / "livemcpbench" / "catalog.json").read_text())
     tools = [

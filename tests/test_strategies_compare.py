@@ -66,7 +66,6 @@ def test_case_result_follows_the_metrics_rules() -> None:
     assert mine.tokens == 42  # the engine's own bill, meta tools included
 
 
-@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
 def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     folder = DATASETS / "stackone"
     lines = (folder / "cases.jsonl").read_text().splitlines()[::10]
@@ -123,7 +122,6 @@ def test_compare_command_on_a_data_set(tmp_path: Path, capfd: pytest.CaptureFixt
     assert "stackone   default" in text and "held-out" in text
 
 
-@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
 def test_compare_with_fewer_cases_than_folds_has_no_best_rows(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -137,7 +135,6 @@ def test_compare_with_fewer_cases_than_folds_has_no_best_rows(
     assert "best" not in text.replace("no best settings", "")
 
 
-@pytest.mark.skipif(not (DATASETS / "stackone").is_dir(), reason="data sets not present")
 def test_compare_reports_progress_over_every_pass() -> None:
     folder = DATASETS / "stackone"
     ws = open_workspace(folder / "agent.yaml", catalog_file=folder / "catalog.json")

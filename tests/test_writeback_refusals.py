@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -131,20 +130,26 @@ def test_layouts_it_will_not_edit(agent: Callable[[bytes], Path], block: bytes, 
     assert cause in _refused(WriteBackError, path, setting)
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a non-root POSIX user")
-def test_a_folder_it_cannot_write_to(tmp_path: Path) -> None:
+def test_a_backup_it_cannot_write_leaves_no_temp_file_and_the_file_unchanged(
+    tmp_path: Path,
+) -> None:
+    """The write fails after its temp file exists: ``AGENT.yaml.bak`` is a folder, which no rename
+    can replace (as root too, where a read-only folder would not stop the write). The temp file
+    is removed, the agent file and the folder are as they were, and the line names the backup."""
     raw = (FIXTURES / "commented.yaml").read_bytes()
     path = tmp_path / "agent.yaml"
     path.write_bytes(raw)
+    occupied = tmp_path / "agent.yaml.bak"
+    (occupied / "notes").mkdir(parents=True)
     plan = plan_write(path, ToolFiltering(enabled=True, top_k=9))
-    tmp_path.chmod(0o500)
-    try:
-        with pytest.raises(WriteBackError, match="cannot write"):
-            apply_plan(plan)
-    finally:
-        tmp_path.chmod(0o700)
+    with pytest.raises(WriteBackError) as caught:
+        apply_plan(plan)
+    assert str(caught.value) == (
+        f"{path}: cannot write its backup {occupied}: Is a directory; file unchanged"
+    )
     assert path.read_bytes() == raw
-    assert [p.name for p in tmp_path.iterdir()] == ["agent.yaml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.yaml", "agent.yaml.bak"]
+    assert [p.name for p in occupied.iterdir()] == ["notes"]
 
 
 @pytest.mark.parametrize("key", ["tool_filterring", "tool_filtring", "tools_filtering"])

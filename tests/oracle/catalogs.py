@@ -31,10 +31,6 @@ def dataset_path(name: str) -> Path:
     return DATASETS / name
 
 
-def datasets_available() -> bool:
-    return all((DATASETS / name / "catalog.json").is_file() for name in DATASET_NAMES)
-
-
 @lru_cache(maxsize=8)
 def load_dataset_catalog(name: str) -> Catalog:
     """The data set's catalog in runtime order (cached: tests only read it)."""

@@ -15,12 +15,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from workbench.errors import InputError
-from workbench.search.embedders.local import BUNDLED_NAME, LocalEmbedder, bundled_model_dir
+from workbench.search.embedders.local import BUNDLED_NAME, LocalEmbedder
 from workbench.search.tokenize import tokenize
 from workbench.search.types import Embedder, FloatArray
 
@@ -95,14 +93,6 @@ class Failing:
         if self.fail_queries and len(texts) == 1:
             raise RuntimeError("connection refused")
         return self.inner.embed(texts)
-
-
-def minilm_path() -> Path | None:
-    """The bundled model's folder, None when the local extra is not installed."""
-    try:
-        return bundled_model_dir()
-    except InputError:
-        return None
 
 
 @lru_cache(maxsize=1)

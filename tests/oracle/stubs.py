@@ -36,10 +36,6 @@ _SK_NAMES: dict[str, tuple[str, ...]] = {
 }
 
 
-def oracle_available() -> bool:
-    return (ORACLE_PACKAGE / "index.py").is_file() and (ORACLE_PACKAGE / "manager.py").is_file()
-
-
 def _stub_modules() -> dict[str, types.ModuleType]:
     modules: dict[str, types.ModuleType] = {}
     for name, classes in _SK_NAMES.items():

@@ -16,10 +16,6 @@ HOLODECK_WHEEL = REPO / ".cache" / "holodeck" / "holodeck_ai-0.6.40-py3-none-any
 SK_WHEEL = REPO / ".cache" / "semantic-kernel" / "semantic_kernel-1.45.0-py3-none-any.whl"
 
 
-def wheels_available() -> bool:
-    return HOLODECK_WHEEL.is_file() and SK_WHEEL.is_file()
-
-
 def unpack(wheel: Path, members: Sequence[str], into: Path) -> Path:
     """Extract ``members`` (paths inside the wheel) into ``into``; returns ``into``."""
     with zipfile.ZipFile(wheel) as archive:

@@ -100,10 +100,12 @@ def run(args: argparse.Namespace) -> int:
         existing=kept,
         on_progress=ProgressBar(sys.stderr, "generating"),
     )
-    for name, reason in report.skipped[:SKIPPED_SHOWN]:
-        warn(f"{name}: skipped: {reason}")
-    if len(report.skipped) > SKIPPED_SHOWN:
-        warn(f"... and {len(report.skipped) - SKIPPED_SHOWN} more tools skipped")
+    if report.cases or len({reason for _, reason in report.skipped}) > 1:
+        # (every tool skipped for one reason: the error below says it once)
+        for name, reason in report.skipped[:SKIPPED_SHOWN]:
+            warn(f"{name}: skipped: {reason}")
+        if len(report.skipped) > SKIPPED_SHOWN:
+            warn(f"... and {len(report.skipped) - SKIPPED_SHOWN} more tools skipped")
     if not report.cases:
         first = report.skipped[0][1] if report.skipped else "every query was a duplicate"
         raise InputError(f"no query generated ({first}); nothing written", file=output)

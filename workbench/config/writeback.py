@@ -240,9 +240,14 @@ def apply_plan(plan: WritePlan | AllowlistPlan, *, backup: bool = True) -> Path 
     if _digest(now) != plan.old_digest:
         raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
     saved = backup_path(plan.path) if backup else None
-    try:
-        if saved is not None:
+    if saved is not None:
+        try:
             atomic_write(saved, plan.old, mode=mode)
+        except OSError as err:
+            raise WriteBackError(
+                f"{name}: cannot write its backup {saved}: {err.strerror}; file unchanged"
+            ) from None
+    try:
         atomic_write(target, plan.new, mode=mode)
     except OSError as err:
         raise WriteBackError(f"{name}: cannot write: {err.strerror}; file unchanged") from None

@@ -6,9 +6,12 @@ tool) and ``--llm`` (the search call a model would write for each case).
   provider has it (Ollama: ``format: json``). Keys and endpoints come from the agent's ``model``
   entry of the same provider, else the providers' variables.
 - :func:`ask_all` asks many prompts in parallel, at most ``concurrency`` at a time; a 429 or 5xx
-  (or a timeout) is retried with exponential backoff (honouring ``Retry-After``); a 401/403/404
-  stops the run with one line (:class:`ChatError`, exit 2). An answer the caller's ``parse``
-  rejects (:class:`BadAnswer`) is asked again once, then reported for that prompt.
+  (or a timeout, or a refused connection) is retried with exponential backoff (honouring
+  ``Retry-After``); a 401/403/404, a server that cannot be reached or one that never answers
+  stops the run with one line (:class:`ChatError`, exit 2). Any other error status, or a body
+  that is not JSON, is reported for that prompt (with the server's own reason). An answer the
+  caller's ``parse`` rejects (:class:`BadAnswer`) is asked again once, then reported for that
+  prompt.
 - Answers are cached on disk (:class:`AnswerCache`; key: model, the caller's prompt version, the
   hash of the messages, the seed): a re-run sends nothing.
 """
@@ -38,7 +41,7 @@ DEFAULT_AZURE_VERSION = "2024-10-21"
 DEFAULT_CONCURRENCY = 8
 #: Statuses that end the run: the key, the access or the model is wrong for every prompt alike.
 FATAL_STATUSES = frozenset({401, 403, 404})
-_HINTS = {401: "check the API key", 403: "the key may lack access", 404: "check the model name"}
+_HINTS = {401: "check the API key", 403: "the key may lack access", 404: "check the {} name"}
 
 Messages = list[dict[str, str]]
 Progress = Callable[[int, int], None]
@@ -76,6 +79,10 @@ class ChatEndpoint:
     def where(self) -> str:
         parts = urlsplit(self.url)
         return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+    def hint(self, status: int) -> str:
+        """What to check after a fatal ``status`` (Azure names a deployment, not a model)."""
+        return _HINTS[status].format("deployment" if self.kind == "azure_openai" else "model")
 
     def body(self, messages: list[dict[str, str]], seed: int) -> dict[str, Any]:
         if self.kind == "ollama":
@@ -367,8 +374,8 @@ async def _post(
             response = await client.post(endpoint.url, headers=dict(endpoint.headers), json=body)
         except httpx.HTTPError as err:
             if last:
-                if isinstance(err, httpx.ConnectError):
-                    state.fatal = ChatError(f"{endpoint.spec}: cannot reach {where}")
+                stop = _unreachable(err, endpoint, client.timeout.read, attempt + 1)
+                state.fatal = state.fatal or stop
                 reason = "timed out" if isinstance(err, httpx.TimeoutException) else "no answer"
                 return f"{reason} from {where}"
             await asyncio.sleep(retry.delay(attempt))
@@ -377,19 +384,33 @@ async def _post(
         if status in RETRY_STATUSES and not last:
             await asyncio.sleep(retry.delay(attempt, server_delay(response.headers)))
             continue
-        if status in FATAL_STATUSES:
-            detail = redact(_detail(response), endpoint.secret)
-            message = f"{endpoint.spec}: HTTP {status} from {where}"
-            message += f": {detail}" if detail else ""
-            state.fatal = ChatError(f"{message} ({_HINTS[status]})")
-            return message
         if status >= 400:
-            return f"HTTP {status} from {where}"
+            detail = redact(_detail(response), endpoint.secret)
+            said = f"HTTP {status} from {where}" + (f": {detail}" if detail else "")
+            if status in FATAL_STATUSES:
+                state.fatal = ChatError(f"{endpoint.spec}: {said} ({endpoint.hint(status)})")
+            return said
         try:
             return response.json()
         except ValueError:
             return f"an answer that is not JSON from {where}"
     raise AssertionError("unreachable: the last attempt returns")
+
+
+def _unreachable(
+    err: httpx.HTTPError, endpoint: ChatEndpoint, timeout: float | None, tries: int
+) -> ChatError | None:
+    """Why the run stops after the last try failed with ``err`` (None: only this prompt failed).
+    No connection, or no answer in time, would be the same for every other prompt."""
+    where = endpoint.where()
+    if isinstance(err, httpx.ConnectError | httpx.ConnectTimeout):
+        return ChatError(f"{endpoint.spec}: cannot reach {where}")
+    if isinstance(err, httpx.TimeoutException):
+        times = "once" if tries == 1 else f"{tries} times"
+        return ChatError(
+            f"{endpoint.spec}: no answer from {where} within {timeout or 0:g} s (tried {times})"
+        )
+    return None
 
 
 def _detail(response: httpx.Response, limit: int = 160) -> str:
