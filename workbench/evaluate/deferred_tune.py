@@ -15,12 +15,14 @@ providers advise keeping the 3-5 most used ones loaded; a search round trip is r
 27-40 % more on a first turn).
 
 The hit estimate is the strategy lab's ``anthropic`` engine
-(:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`): for ``anthropic`` it is that
-API's tool search as documented; Claude Code's MCP tool search and OpenAI's ``tool_search`` rank
-with rankers their makers do not publish, and the closest engine the lab has is the same BM25.
-Every figure is therefore an approximation of an unpublished ranker, and says so
-(:func:`approximation`). The query searched is the user's message, or with ``--llm`` the search
-call a model writes for it (:mod:`workbench.evaluate.search_queries`).
+(:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`). What the providers document
+is the deferred loading (what is sent, what a search returns, what is billed); none publishes its
+search's ranker (Anthropic's tool search, Claude Code's MCP tool search, OpenAI's
+``tool_search``), so the engine stands in for each: ``bm25s``'s Lucene BM25 (and for Anthropic
+its regex variant) over the tools' names, descriptions and arguments. Every figure is therefore
+an approximation of an unpublished ranker, and says so (:data:`ENGINE`, :func:`approximation`).
+The query searched is the user's message, or with ``--llm`` the search call a model writes for
+it (:mod:`workbench.evaluate.search_queries`).
 
 :func:`tune_deferred` grows the loaded set greedily from the *hot* tools (those the cases expect,
 and those ``--usage`` counts): each step loads the unit that saves the most tokens per task (the
@@ -66,13 +68,19 @@ VARIANTS: dict[str, tuple[Variant, ...]] = {
     "claude-code": ("bm25",),
     "openai": ("bm25",),
 }
-#: Which engine stands for each runtime's search, in words.
+#: The engine that stands in for each runtime's search, and what the provider documents.
+STAND_IN = "stand-in: the strategy lab's anthropic engine, BM25 (bm25s, Lucene)"
+WORDS = "over the tools' names, descriptions and arguments"
 ENGINE: dict[str, str] = {
-    "anthropic": "the strategy lab's anthropic engine (Anthropic's tool search tool as documented)",
-    "claude-code": "the strategy lab's anthropic engine, bm25 (closest to Claude Code's MCP tool "
-    "search, whose ranker is not published)",
-    "openai": "the strategy lab's anthropic engine, bm25 (closest to OpenAI's tool_search, whose "
-    "ranker is not published)",
+    "anthropic": f"{STAND_IN} or regex (Python re) {WORDS}, for Anthropic's tool search tool: "
+    "its deferred loading (defer_loading, 3-5 tools per search, their tokens billed) is "
+    "documented, its ranker is not published",
+    "claude-code": f"{STAND_IN} {WORDS}, for Claude Code's MCP tool search: its deferred "
+    "loading (MCP tools loaded on search, alwaysLoad per server) is documented, its ranker is "
+    "not published",
+    "openai": f"{STAND_IN} {WORDS}, for OpenAI's tool_search: its deferred loading (defer_loading, "
+    "namespaces whose names and descriptions stay in the request) is documented, its ranker is "
+    "not published",
 }
 APPROXIMATION = (
     "hit and recall are an approximation: the provider does not publish its search's ranker"
