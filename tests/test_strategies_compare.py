@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from workbench.cli import main
+from workbench.config.filtering import ToolFiltering
 from workbench.evaluate.cases import Case, CaseSet, ResolvedCase, load_cases, resolve_cases
 from workbench.evaluate.compare import case_result, choose, compare, stages
-from workbench.evaluate.metrics import score_case
+from workbench.evaluate.metrics import CaseResult, score_case
 from workbench.evaluate.tuner import Budget
-from workbench.search.strategies import ENGINES, build_strategy
-from workbench.search.strategies.base import StrategyResult
+from workbench.search.selection import select
+from workbench.search.strategies import ENGINES, AnthropicParams, build_strategy
+from workbench.search.strategies.base import Strategy, StrategyResult
 from workbench.search.types import Ranking
-from workbench.workspace import open_workspace
+from workbench.workspace import Workspace, open_workspace
 
 DATASETS = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets"
 
@@ -210,3 +216,81 @@ def test_no_local_embedder_is_not_the_runtimes_fallback(
     assert "--embedder local:all-MiniLM-L6-v2" in shown and "does not transfer" in shown
     if command == "tune":
         assert "could not be scored here as HoloDeck scores them" in shown
+
+
+class _WordHashEmbedder:
+    """A bag of signed word hashes: deterministic, and cosines of either sign (for toolkits)."""
+
+    spec = "test:word-hash"
+    model_id = "test:word-hash"
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float64]:
+        out = np.zeros((len(texts), 64), dtype=np.float64)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w\w+", text.lower()):
+                digest = hashlib.sha256(word.encode()).digest()
+                out[row, digest[0] % 64] += 1.0 if digest[1] % 2 else -1.0
+        return out
+
+
+def _strategies(ws: Workspace, embedder: _WordHashEmbedder | None) -> list[Strategy]:
+    out = [build_strategy(name, ws.catalog, ws.tokens, embedder=embedder) for name in ENGINES]
+    regex = AnthropicParams(variant="regex")
+    return [*out, build_strategy("anthropic", ws.catalog, ws.tokens, regex)]
+
+
+def _check_row_agrees(result: StrategyResult, figures: CaseResult, floor: float) -> None:
+    order = result.order.tolist()
+    sent = set(result.sent)
+    at = [rank for rank, index in enumerate(order) if index in sent]
+    assert at == list(range(len(at))), f"{result.engine}: the selection skips a ranked tool"
+    for index in order[len(at) :]:
+        assert result.scores[index] > floor, f"{result.engine}: ranked on no evidence"
+    if figures.top1 and at:
+        assert figures.hit
+    if figures.rank_of_first is not None and figures.rank_of_first <= len(at):
+        assert figures.hit
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+@pytest.mark.parametrize("data", ["research-agent", "stackone"])
+def test_a_rows_recall_and_hit_agree_with_its_top1_and_mrr(data: str, embedded: bool) -> None:
+    """The invariant, for every engine of the lab at every setting of its grid, on every case:
+
+    1. the ranked tools the engine sends are the head of its ranking (the first m, m >= 0);
+       so a sent top-ranked expected tool is a hit (top1 and m >= 1 => hit), and an expected
+       tool ranked within the first m is a hit (rank_of_first <= m => hit);
+    2. a ranked tool the engine does not send has a score of its own for the query (> 0; for
+       stackone, whose search returns zero-scored candidates up to its limit, >= min_score):
+       a tool the engine found nothing for is not ranked, so top1 and mrr never count a hit the
+       engine could not make (the toolkits row without an embedder: top1 .171 beside hit 0).
+
+    HoloDeck's rows, likewise: the tools its search sends (always-sent ones aside) are the head of
+    its ranking.
+    """
+    if data == "research-agent":
+        samples = Path(__file__).resolve().parents[1] / "sample_configs"
+        agent, catalog = samples / "research-agent.yaml", samples / "research-agent.catalog.json"
+        cases_file = samples / "research-agent.cases.yaml"
+    else:
+        folder = DATASETS / "stackone"
+        agent, catalog, cases_file = (
+            folder / "agent.yaml",
+            folder / "catalog.json",
+            folder / "cases.jsonl",
+        )
+    ws = open_workspace(agent, catalog_file=catalog)
+    cases = resolve_cases(load_cases(cases_file), ws.catalog).cases[::3]
+    for strategy in _strategies(ws, _WordHashEmbedder() if embedded else None):
+        for case in cases:
+            for params, result in zip(strategy.grid(), strategy.run_grid(case.query), strict=True):
+                floor = params.min_score - 1e-12 if strategy.name == "stackone" else 0.0
+                _check_row_agrees(result, case_result(case, result), floor)
+    for setting in (ToolFiltering(enabled=True), ws.setting):
+        for case in cases:
+            ranking = ws.engine.rank(case.query, setting.search_method)
+            chosen = select(ranking, setting, ws.catalog)
+            searched = {i for i, why in chosen.reasons.items() if why == "search"}
+            rest = [i for i in ranking.order.tolist() if i not in set(chosen.indices) - searched]
+            at = [rank for rank, index in enumerate(rest) if index in searched]
+            assert at == list(range(len(at)))
