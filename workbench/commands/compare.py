@@ -16,7 +16,7 @@ from workbench.commands.eval import open_for_cases, with_source
 from workbench.errors import InputError
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.intervals import interval_text
-from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
 from workbench.workspace import Workspace
 
 
@@ -66,9 +66,10 @@ def table(report: CompareReport, ws: Workspace) -> str:
         line(header),
         *(line(r) for r in body),
         (
-            "* held-out: chosen on four fifths of the cases by the tuner's default rule, measured "
-            f"on the fifth ({DEFAULT_FOLDS} folds); the parameters shown are chosen on every case"
-            if any(row.heldout for row in report.rows)
+            f"* best: {knee_text(report.tokens_all)}; held-out: chosen on "
+            f"{report.folds - 1} of {report.folds} folds of the cases, measured on the other "
+            "(every fold in turn); the parameters shown are chosen on every case"
+            if any(row.setting.startswith("best") for row in report.rows)
             else f"no best settings: they need at least {DEFAULT_FOLDS} cases (one per fold)"
         ),
         "tokens: mean per request under each engine's own accounting (docs/strategies.md); "

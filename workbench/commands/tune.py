@@ -28,7 +28,7 @@ from workbench.config.writeback import plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.runs import TuneReport, tune_cases
-from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.evaluate.tuner import Budget, knee_text
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.usage import load_usage
@@ -169,11 +169,7 @@ def what_if_text(report: WhatIfReport) -> str:
 
 def budget_text(budget: Budget, tokens_all: int) -> str:
     if not budget.explicit:
-        cap = DEFAULT_SHARE * tokens_all
-        return (
-            f"the knee: the cheapest setting within {KNEE_TOLERANCE:g} recall of the best "
-            f"that sends at most {DEFAULT_SHARE:.0%} of all tokens ({cap:,.0f})"
-        )
+        return f"the knee: {knee_text(tokens_all)}"
     parts = []
     if budget.max_tokens is not None:
         parts.append(f"at most {budget.max_tokens:,} tokens per request on average")
