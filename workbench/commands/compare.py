@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
 from workbench.commands.eval import open_for_cases, with_source
 from workbench.errors import InputError
-from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
+from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text, stages
 from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
+from workbench.progress import ProgressLine
 from workbench.workspace import Workspace
 
 
@@ -93,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         from workbench.commands.compare_runtimes import run_runtimes
 
         return run_runtimes(args, ws, cases)
-    report = compare(ws, cases)
+    with ProgressLine("compare", stages=stages(), quiet=args.json) as line:
+        report = compare(ws, cases, on_engine=line.stage, on_progress=line)
     if args.json:
         obj = with_runtime(with_source(report.to_json(), cases), runtime_of(args, ws.agent))
         print_json(obj, stream=sys.stdout)

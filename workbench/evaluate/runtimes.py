@@ -17,7 +17,7 @@ request and the one after it, see :mod:`workbench.evaluate.deferred_tune`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
-from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
+from workbench.evaluate.metrics import Progress, Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
@@ -123,9 +123,17 @@ class RuntimesReport:
 
 
 def _holodeck06(
-    engine: Ranker, catalog: Catalog, tokens: TokenTable, cases: CaseSet, folds: int, agent: Any
+    engine: Ranker,
+    catalog: Catalog,
+    tokens: TokenTable,
+    cases: CaseSet,
+    folds: int,
+    agent: Any,
+    on_progress: Progress | None = None,
 ) -> RuntimeRow:
-    report = tune_cases(engine, catalog, tokens, cases, agent, Budget(), folds=folds)
+    report = tune_cases(
+        engine, catalog, tokens, cases, agent, Budget(), folds=folds, on_progress=on_progress
+    )
     outcome = report.outcome
     assignment = fold_assignment(len(cases), folds)
     per_case: list[CaseFigures] = []
@@ -175,14 +183,21 @@ def compare_runtimes(
     runtimes: Sequence[RuntimeName] = RUNTIMES,
     folds: int = DEFAULT_FOLDS,
     queries: SearchQueries = MESSAGE,
+    on_runtime: Callable[[str], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> RuntimesReport:
     """Every runtime of ``runtimes`` at its tuned setting, held-out, on ``cases`` (the deferred
-    rows search each case as ``queries`` says: its message, or the query a model wrote)."""
+    rows search each case as ``queries`` says: its message, or the query a model wrote).
+
+    ``on_runtime(name)`` is called as each runtime starts; ``on_progress(done, total)`` counts
+    the cases HoloDeck 0.6's tuner has scored (the longest part)."""
     rows: list[RuntimeRow] = []
     described = entry_descriptions(agent.agent)
     for name in runtimes:
+        if on_runtime is not None:
+            on_runtime(name)
         if name == "holodeck-0.6":
-            rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current))
+            rows.append(_holodeck06(engine, catalog, tokens, cases, folds, current, on_progress))
         elif name == "holodeck-0.7":
             rows.append(_holodeck07(agent, catalog, tokens, cases, folds))
         else:
