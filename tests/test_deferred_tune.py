@@ -94,9 +94,9 @@ def test_tune_json_says_the_engine_is_an_approximation_and_fits_the_budget(
     assert data["runtime"] == {"name": runtime, "reason": "--runtime", "source": "flag"}
     assert "approximation" in data["approximation"] and "not publish" in data["approximation"]
     assert data["tokens"].startswith("per task: the search round trip included")
-    assert "anthropic engine" in data["engine"]
+    assert "anthropic engine" in data["engine"] and "ranker is not published" in data["engine"]
     if runtime == "openai":
-        assert "closest" in data["engine"] and data["setting"]["variant"] == "bm25"
+        assert "OpenAI" in data["engine"] and data["setting"]["variant"] == "bm25"
     assert data["insample"]["tokens_selected_mean"] <= 1500
     assert 3 <= data["setting"]["max_results"] <= 5
     assert data["setting"]["loaded"], "hot tools fit in 1,500 tokens"
@@ -321,3 +321,21 @@ def test_any_mcp_json_keeps_everything_but_always_load_of_the_agent_servers(
             assert rest == {k: v for k, v in before.items() if k != "alwaysLoad"}
         else:
             assert server == existing[name]
+
+
+@pytest.mark.parametrize("runtime", ["anthropic", "claude-code", "openai"])
+def test_tune_text_says_one_thing_about_the_ranker(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], runtime: str
+) -> None:
+    """The engine line and the note agree: what the provider documents is deferred loading and
+    its bill, not the ranker; the stand-in engine is named, and the figures an approximation."""
+    path = _agent(tmp_path)
+    assert main(_tune(path, runtime, "--max-tokens", "1500")) == 0
+    out = capsys.readouterr().out
+    engine = next(line for line in out.splitlines() if line.startswith("engine "))
+    note = next(line for line in out.splitlines() if line.startswith("note "))
+    assert "as documented" not in out
+    assert "stand-in" in engine and "BM25 (bm25s" in engine
+    assert "ranker is not published" in engine and "documented" in engine
+    assert "deferred loading" in engine
+    assert "approximation" in note and "does not publish its search's ranker" in note

@@ -3,8 +3,8 @@
 The argument surface is the stable contract of DESIGN.md ("Command line"). Each subcommand's work
 lives in ``workbench.commands.<name>.run(args) -> int``; this module only parses and dispatches,
 and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr and its exit code;
-any other exception is a bug: one line ``internal error: ...`` and exit code 3 (``--debug``: the
-traceback).
+Ctrl-C is one line ``holo-tune: interrupted`` and exit code 130; any other exception is a bug:
+one line ``internal error: ...`` and exit code 3 (``--debug``: the traceback).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from workbench import __version__
-from workbench.errors import EXIT_INTERNAL, HoloTuneError, internal_error_line
+from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, HoloTuneError, internal_error_line
 from workbench.runtimes import all_runtimes, runtime_names, searching_runtimes
 
 PROG = "holo-tune"
@@ -380,6 +380,11 @@ def _looks_like_a_command(word: str) -> bool:
     return Path(word).suffix.lower() not in (".yaml", ".yml") and "/" not in word
 
 
+def _interrupted() -> int:
+    print(f"{PROG}: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
@@ -387,8 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HoloTuneError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return err.exit_code
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: one line; MCP servers are stopped as their contexts exit
+        return _interrupted()
     except BrokenPipeError:
         return 0
     except Exception as err:  # a bug: one line (exit 3), the traceback only when asked for
@@ -397,6 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"{PROG}: {internal_error_line(err)}", file=sys.stderr)
         return EXIT_INTERNAL
+    except BaseExceptionGroup as group:  # Ctrl-C inside a task group (listing the servers)
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
+        return _interrupted()
 
 
 if __name__ == "__main__":

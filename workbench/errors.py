@@ -68,6 +68,8 @@ class CheckFailed(HoloTuneError):
 #: The exit code of an unexpected exception (a bug): distinct from bad input (2) and a failed
 #: check (1).
 EXIT_INTERNAL = 3
+#: Exit code of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
 
 
 def internal_error_line(err: BaseException, *, limit: int = 300) -> str:

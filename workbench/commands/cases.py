@@ -14,7 +14,6 @@ import argparse
 import fnmatch
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Tool
@@ -25,37 +24,11 @@ from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import GENERATED, load_sources, set_many
 from workbench.evaluate.chat import AnswerCache, resolve_endpoint
 from workbench.evaluate.generate import default_cache_dir, generate_cases
+from workbench.progress import ProgressLine
 
 #: Skipped tools named one by one before "... and N more".
 SKIPPED_SHOWN = 10
 MAX_PER_TOOL = 20
-
-
-class ProgressBar:
-    """``generating [#######.......] 120/500 tools`` redrawn in place on a terminal (stderr);
-    nothing on a pipe or a file."""
-
-    WIDTH = 30
-
-    def __init__(self, stream: TextIO, label: str, unit: str = "tools") -> None:
-        self.stream = stream
-        self.label = label
-        self.unit = unit
-        self.live = stream.isatty()
-        self._last = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.live or total <= 0:
-            return
-        filled = self.WIDTH * done // total
-        if filled == self._last and done != total:
-            return
-        self._last = filled
-        bar = "#" * filled + "." * (self.WIDTH - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {done}/{total} {self.unit}")
-        if done == total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def pick_tools(tools: list[Tool], pattern: str | None) -> list[Tool]:
@@ -91,15 +64,16 @@ def run(args: argparse.Namespace) -> int:
         f"{len(tools)} tools",
         file=sys.stderr,
     )
-    report = generate_cases(
-        tools,
-        endpoint,
-        per_tool=args.per_tool,
-        seed=args.seed,
-        cache=AnswerCache(default_cache_dir(agent.env or None)),
-        existing=kept,
-        on_progress=ProgressBar(sys.stderr, "generating"),
-    )
+    with ProgressLine("generating", "tools") as line:
+        report = generate_cases(
+            tools,
+            endpoint,
+            per_tool=args.per_tool,
+            seed=args.seed,
+            cache=AnswerCache(default_cache_dir(agent.env or None)),
+            existing=kept,
+            on_progress=line,
+        )
     if report.cases or len({reason for _, reason in report.skipped}) > 1:
         # (every tool skipped for one reason: the error below says it once)
         for name, reason in report.skipped[:SKIPPED_SHOWN]:

@@ -36,6 +36,7 @@ from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
 from workbench.evaluate.tuner import Budget
+from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace, build_workspace
@@ -94,7 +95,8 @@ def all_findings(
         and not getattr(args, "no_what_if", False)
         and len(filtered) >= args.folds
     ):
-        report = measure_what_ifs(args, ws, filtered, setting, Budget())
+        with ProgressLine("check: what-if rows", quiet=getattr(args, "json", False)) as line:
+            report = measure_what_ifs(args, ws, filtered, setting, Budget(), on_progress=line)
         found += [row.finding() for row in report.listed]
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 

@@ -15,6 +15,7 @@ from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.config.validation import problems
 from workbench.errors import InputError, WriteBackError
+from workbench.progress import ProgressLine
 from workbench.runtime import Change, RuntimeInfo, check_writable, detect_runtime
 from workbench.search.selection import match_always_include
 
@@ -126,7 +127,6 @@ def search_queries(args: argparse.Namespace, agent: AgentConfig, cases: CaseSet)
     """What each case is searched as on a deferred-loading runtime: with ``--llm SPEC`` the search
     call that model writes for it (asked once, cached on disk; fallbacks warned), else the
     message itself."""
-    from workbench.commands.cases import ProgressBar
     from workbench.evaluate.chat import resolve_endpoint
     from workbench.evaluate.search_queries import MESSAGE, default_cache, write_search_queries
 
@@ -139,12 +139,10 @@ def search_queries(args: argparse.Namespace, agent: AgentConfig, cases: CaseSet)
         f"holo-tune: asking {endpoint.spec} for the search call of {len(set(messages))} cases",
         file=sys.stderr,
     )
-    queries = write_search_queries(
-        messages,
-        endpoint,
-        cache=default_cache(agent.env or None),
-        on_progress=ProgressBar(sys.stderr, "search queries", unit="cases"),
-    )
+    with ProgressLine("search queries", quiet=getattr(args, "json", False)) as line:
+        queries = write_search_queries(
+            messages, endpoint, cache=default_cache(agent.env or None), on_progress=line
+        )
     for note in queries.notes[:NOTES_SHOWN]:
         warn(note)
     if len(queries.notes) > NOTES_SHOWN:

@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
 from workbench.commands.eval import open_for_cases, with_source
 from workbench.errors import InputError
-from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
+from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text, stages
 from workbench.evaluate.intervals import interval_text
-from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
+from workbench.progress import ProgressLine
 from workbench.workspace import Workspace
 
 
@@ -66,9 +67,10 @@ def table(report: CompareReport, ws: Workspace) -> str:
         line(header),
         *(line(r) for r in body),
         (
-            "* held-out: chosen on four fifths of the cases by the tuner's default rule, measured "
-            f"on the fifth ({DEFAULT_FOLDS} folds); the parameters shown are chosen on every case"
-            if any(row.heldout for row in report.rows)
+            f"* best: {knee_text(report.tokens_all)}; held-out: chosen on "
+            f"{report.folds - 1} of {report.folds} folds of the cases, measured on the other "
+            "(every fold in turn); the parameters shown are chosen on every case"
+            if any(row.setting.startswith("best") for row in report.rows)
             else f"no best settings: they need at least {DEFAULT_FOLDS} cases (one per fold)"
         ),
         "tokens: mean per request under each engine's own accounting (docs/strategies.md); "
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         from workbench.commands.compare_runtimes import run_runtimes
 
         return run_runtimes(args, ws, cases)
-    report = compare(ws, cases)
+    with ProgressLine("compare", stages=stages(), quiet=args.json) as line:
+        report = compare(ws, cases, on_engine=line.stage, on_progress=line)
     if args.json:
         obj = with_runtime(with_source(report.to_json(), cases), runtime_of(args, ws.agent))
         print_json(obj, stream=sys.stdout)

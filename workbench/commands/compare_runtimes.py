@@ -20,7 +20,8 @@ from workbench.evaluate.runtimes import (
     compare_runtimes,
     free_column,
 )
-from workbench.runtimes import get_runtime
+from workbench.progress import ProgressLine
+from workbench.runtimes import get_runtime, runtime_names
 from workbench.workspace import Workspace
 
 
@@ -101,15 +102,21 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
 
 
 def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int:
-    report = compare_runtimes(
-        ws.agent,
-        ws.engine,
-        ws.catalog,
-        ws.tokens,
-        cases,
-        ws.agent.filtering or ws.setting,
-        queries=search_queries(args, ws.agent, cases),
-    )
+    queries = search_queries(args, ws.agent, cases)
+    with ProgressLine(
+        "compare --runtimes", stages=runtime_names(), stage_unit="runtimes", quiet=args.json
+    ) as line:
+        report = compare_runtimes(
+            ws.agent,
+            ws.engine,
+            ws.catalog,
+            ws.tokens,
+            cases,
+            ws.agent.filtering or ws.setting,
+            queries=queries,
+            on_runtime=line.stage,
+            on_progress=line,
+        )
     if args.json:
         print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))
     else:

@@ -27,9 +27,11 @@ from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback import plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.metrics import Progress
 from workbench.evaluate.runs import TuneReport, tune_cases
-from workbench.evaluate.tuner import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.evaluate.tuner import Budget, knee_text
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
+from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
 from workbench.runtimes import searching_runtimes
 from workbench.search.embedders.resolve import runtime_embedding
@@ -84,16 +86,21 @@ def run_filter(
             f"semantic scores here come from {ws.embedder.spec}, the runtime embeds with "
             f"{embedding}: a semantic threshold tuned on one model does not transfer to another"
         )
-    report = tune_cases(
-        ws.engine,
-        ws.catalog,
-        ws.tokens,
-        cases,
-        current,
-        budget,
-        folds=args.folds,
-        runtime_methods=runtime_methods,
-    )
+    steps = ["tuning"] if args.no_what_if else ["tuning", "what-if rows"]
+    line = ProgressLine("tune", stages=steps, stage_unit="steps", quiet=args.json)
+    with line:
+        line.stage(steps[0])
+        report = tune_cases(
+            ws.engine,
+            ws.catalog,
+            ws.tokens,
+            cases,
+            current,
+            budget,
+            folds=args.folds,
+            runtime_methods=runtime_methods,
+            on_progress=line,
+        )
     outcome = report.outcome
     if not outcome.choice.within_budget:
         warn("no setting fits the budget; the cheapest setting is proposed")
@@ -107,7 +114,11 @@ def run_filter(
             "the proposal is not distinguishable from the file's setting on these cases; "
             "writing it anyway (--apply)"
         )
-    extra = None if args.no_what_if else measure_what_ifs(args, ws, cases, current, budget)
+    extra = None
+    if not args.no_what_if:
+        with line:
+            line.stage(steps[1])
+            extra = measure_what_ifs(args, ws, cases, current, budget, on_progress=line)
     if args.json:
         obj = with_runtime(with_source(report.to_json(), cases), runtime)
         if extra is not None:
@@ -129,6 +140,7 @@ def measure_what_ifs(
     cases: CaseSet,
     current: ToolFiltering,
     budget: Budget,
+    on_progress: Progress | None = None,
 ) -> WhatIfReport:
     """The what-if rows (:mod:`workbench.evaluate.whatif`) on the tuner's cases and folds."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
@@ -144,6 +156,7 @@ def measure_what_ifs(
         embedder_spec=embedder,
         usage=usage,
         folds=args.folds,
+        on_progress=on_progress,
     )
 
 
@@ -170,11 +183,7 @@ def what_if_text(report: WhatIfReport) -> str:
 
 def budget_text(budget: Budget, tokens_all: int) -> str:
     if not budget.explicit:
-        cap = DEFAULT_SHARE * tokens_all
-        return (
-            f"the knee: the cheapest setting within {KNEE_TOLERANCE:g} recall of the best "
-            f"that sends at most {DEFAULT_SHARE:.0%} of all tokens ({cap:,.0f})"
-        )
+        return f"the knee: {knee_text(tokens_all)}"
     parts = []
     if budget.max_tokens is not None:
         parts.append(f"at most {budget.max_tokens:,} tokens per request on average")

@@ -11,7 +11,9 @@ tokens under each engine's own accounting.
 ``DEFAULT_SHARE`` of all tokens), chosen on four folds and measured on the fifth, five times over.
 For ``holodeck`` that is ``tune`` itself over its whole sweep; for the other engines it is their
 ``grid()`` (the knobs each can vary from one search). The setting shown is the one chosen on every
-case.
+case. *Best* is the best within that rule, which the report states (:func:`rule_json`): it is
+never worse than the default by the rule's own criterion (:func:`best_within_rule`: a default
+the rule prefers is the best), and a best below a default that breaks the rule says so.
 
 :func:`compare` is what ``holo-tune compare`` prints and the dashboard's Compare-engines view
 shows; it is plain and thread-safe to call from a worker (``on_progress(done, total)`` feeds a
@@ -43,7 +45,14 @@ from workbench.evaluate.metrics import (
     evaluate,
 )
 from workbench.evaluate.runs import tune_cases
-from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
+from workbench.evaluate.tuner import (
+    DEFAULT_FOLDS,
+    DEFAULT_SHARE,
+    KNEE_TOLERANCE,
+    Budget,
+    fold_assignment,
+    knee_text,
+)
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
 from workbench.search.strategies.base import StrategyResult
@@ -130,11 +139,13 @@ class CompareReport:
     exact: bool
     rows: list[CompareRow]
     points: list[CurvePoint] = dataclasses.field(default_factory=list)
+    folds: int = DEFAULT_FOLDS
 
     def to_json(self) -> dict[str, Any]:
         return {
             "cases": self.cases,
             "tokens": {"all": self.tokens_all, "encoding": self.encoding, "exact": self.exact},
+            "best_rule": rule_json(self.tokens_all, self.folds),
             "rows": [row.to_json() for row in self.rows],
             "points": [point.to_json() for point in self.points],
         }
@@ -142,6 +153,45 @@ class CompareReport:
     def engines(self) -> list[str]:
         """The engines of the rows, in table order."""
         return list(dict.fromkeys(row.engine for row in self.rows))
+
+
+# ------------------------------------------------------------------------------- the best rule
+
+
+def rule_json(tokens_all: int, folds: int = DEFAULT_FOLDS) -> dict[str, Any]:
+    """The rule that chooses the ``best`` rows, in words and figures (``compare --json``)."""
+    return {
+        "text": knee_text(tokens_all),
+        "max_share": DEFAULT_SHARE,
+        "max_tokens": Budget().limit(tokens_all),
+        "tolerance": KNEE_TOLERANCE,
+        "folds": folds,
+    }
+
+
+def best_within_rule(default: CompareRow, best: CompareRow, tokens_all: int) -> CompareRow:
+    """The ``best`` row, never worse than ``default`` by the rule's own criterion: when the rule
+    (:func:`choose`) prefers the default's figures to the held-out best's, the default is the
+    best (its figures, on every case); a best whose recall is below a default that sends more
+    than the rule allows keeps its figures and says why."""
+    budget = Budget()
+    recall = np.array([best.metrics.recall, default.metrics.recall])
+    tokens = np.array([best.metrics.tokens_selected_mean, default.metrics.tokens_selected_mean])
+    if choose(recall, tokens, tokens_all, budget) == 1:
+        note = "the default is the best within the rule (its figures, on every case)"
+        return dataclasses.replace(default, setting=best.setting, note=_also(default.note, note))
+    limit = budget.limit(tokens_all)
+    if best.metrics.recall < default.metrics.recall and tokens[1] > limit:
+        note = (
+            f"lower recall than the default, which sends {tokens[1]:,.0f} tokens, more than the "
+            f"rule's {limit:,.0f}"
+        )
+        return dataclasses.replace(best, note=_also(best.note, note))
+    return best
+
+
+def _also(note: str | None, more: str) -> str:
+    return more if note is None else f"{note}; {more}"
 
 
 # ------------------------------------------------------------------------------- per-case rules
@@ -311,9 +361,10 @@ def measure_strategy(
         everyone = np.arange(len(items), dtype=np.int64)
         chosen = grid[figures.pick(everyone, tokens_all, budget)]
         metrics, results = heldout(figures, tokens_all, budget, folds)
-        rows.append(
-            CompareRow(name, "best", params_json(chosen), metrics, heldout=True, ci95=ci95(results))
+        best = CompareRow(
+            name, "best", params_json(chosen), metrics, heldout=True, ci95=ci95(results)
         )
+        rows.append(best_within_rule(rows[0], best, tokens_all))
     points = []
     if items:
         for params, recall, tokens in zip(
@@ -378,16 +429,15 @@ def measure_holodeck(
             folds=folds,
             on_progress=_span(on_progress, 2 * share, 1.0),
         )
-        rows.append(
-            CompareRow(
-                "holodeck",
-                "best",
-                tuned.outcome.setting.block(),
-                tuned.outcome.heldout,
-                heldout=True,
-                ci95=ci95(tuned.heldout_cases),
-            )
+        best = CompareRow(
+            "holodeck",
+            "best",
+            tuned.outcome.setting.block(),
+            tuned.outcome.heldout,
+            heldout=True,
+            ci95=ci95(tuned.heldout_cases),
         )
+        rows.append(best_within_rule(rows[0], best, int(tokens.all)))
         front = tuned.outcome.front
         return rows, [CurvePoint("holodeck", p.setting.block(), p.recall, p.tokens) for p in front]
     return rows, []
@@ -463,4 +513,5 @@ def compare(
         exact=ws.tokens.exact,
         rows=rows,
         points=points,
+        folds=folds,
     )

@@ -15,12 +15,14 @@ providers advise keeping the 3-5 most used ones loaded; a search round trip is r
 27-40 % more on a first turn).
 
 The hit estimate is the strategy lab's ``anthropic`` engine
-(:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`): for ``anthropic`` it is that
-API's tool search as documented; Claude Code's MCP tool search and OpenAI's ``tool_search`` rank
-with rankers their makers do not publish, and the closest engine the lab has is the same BM25.
-Every figure is therefore an approximation of an unpublished ranker, and says so
-(:func:`approximation`). The query searched is the user's message, or with ``--llm`` the search
-call a model writes for it (:mod:`workbench.evaluate.search_queries`).
+(:class:`~workbench.search.strategies.anthropic.AnthropicStrategy`). What the providers document
+is the deferred loading (what is sent, what a search returns, what is billed); none publishes its
+search's ranker (Anthropic's tool search, Claude Code's MCP tool search, OpenAI's
+``tool_search``), so the engine stands in for each: ``bm25s``'s Lucene BM25 (and for Anthropic
+its regex variant) over the tools' names, descriptions and arguments. Every figure is therefore
+an approximation of an unpublished ranker, and says so (:data:`ENGINE`, :func:`approximation`).
+The query searched is the user's message, or with ``--llm`` the search call a model writes for
+it (:mod:`workbench.evaluate.search_queries`).
 
 :func:`tune_deferred` grows the loaded set greedily from the *hot* tools (those the cases expect,
 and those ``--usage`` counts): each step loads the unit that saves the most tokens per task (the

@@ -20,7 +20,7 @@ request and the one after it, see :mod:`workbench.evaluate.deferred_tune`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
-from workbench.evaluate.metrics import Ranker, evaluate, tokens_sent
+from workbench.evaluate.metrics import Progress, Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
@@ -139,12 +139,23 @@ class RowContext:
     folds: int = DEFAULT_FOLDS
     #: What the search-tool rows search each case as.
     queries: SearchQueries = MESSAGE
+    #: Counts the cases the slowest tuner (the block's sweep) has scored: ``(done, total)``.
+    on_progress: Progress | None = None
 
 
 def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
     """A runtime that reads the ``tool_filtering`` block: tune's sweep, held-out per fold."""
     engine, catalog, tokens, cases = ctx.engine, ctx.catalog, ctx.tokens, ctx.cases
-    report = tune_cases(engine, catalog, tokens, cases, ctx.current, Budget(), folds=ctx.folds)
+    report = tune_cases(
+        engine,
+        catalog,
+        tokens,
+        cases,
+        ctx.current,
+        Budget(),
+        folds=ctx.folds,
+        on_progress=ctx.on_progress,
+    )
     outcome = report.outcome
     assignment = fold_assignment(len(cases), ctx.folds)
     per_case: list[CaseFigures] = []
@@ -214,11 +225,20 @@ def compare_runtimes(
     runtimes: Sequence[str] | None = None,
     folds: int = DEFAULT_FOLDS,
     queries: SearchQueries = MESSAGE,
+    on_runtime: Callable[[str], None] | None = None,
+    on_progress: Progress | None = None,
 ) -> RuntimesReport:
     """Every runtime of ``runtimes`` (default: every registered one) at its tuned setting,
     held-out, on ``cases`` (the search-tool rows search each case as ``queries`` says: its
-    message, or the query a model wrote)."""
-    ctx = RowContext(agent, engine, catalog, tokens, cases, current, folds, queries)
+    message, or the query a model wrote).
+
+    ``on_runtime(name)`` is called as each runtime starts; ``on_progress(done, total)`` counts
+    the cases the block's tuner has scored (the longest part)."""
+    ctx = RowContext(agent, engine, catalog, tokens, cases, current, folds, queries, on_progress)
     chosen = [r.name for r in all_runtimes()] if runtimes is None else list(runtimes)
-    rows = [get_runtime(name).compare_row(ctx) for name in chosen]
+    rows: list[RuntimeRow] = []
+    for name in chosen:
+        if on_runtime is not None:
+            on_runtime(name)
+        rows.append(get_runtime(name).compare_row(ctx))
     return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)

@@ -103,6 +103,14 @@ class Budget:
         return {"max_tokens": self.max_tokens, "min_reduction": self.min_reduction}
 
 
+def knee_text(tokens_all: float) -> str:
+    """The default rule (no budget given) in words, with its token limit."""
+    return (
+        f"the cheapest setting within {KNEE_TOLERANCE:g} recall of the best that sends at most "
+        f"{DEFAULT_SHARE:.0%} of all tokens ({DEFAULT_SHARE * tokens_all:,.0f})"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """A grid point of one sweep, with the figures it was chosen on."""

@@ -8,7 +8,7 @@ from collections.abc import Set
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import EngineNote, Knob
-from workbench.runtimes.search_tool import SearchToolRuntime, search_knobs
+from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime, search_knobs
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -27,7 +27,9 @@ class Anthropic(SearchToolRuntime):
     engine: ClassVar[EngineNote] = EngineNote(
         "anthropic",
         False,
-        "the strategy lab's anthropic engine (Anthropic's tool search tool as documented)",
+        f"{STAND_IN} or regex (Python re) {WORDS}, for Anthropic's tool search tool: its "
+        "deferred loading (defer_loading, 3-5 tools per search, their tokens billed) is "
+        "documented, its ranker is not published",
     )
     tunes: ClassVar[str] = "the loaded tools, the search variant"
     writes: ClassVar[str] = "the Messages API tools JSON (printed)"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import EngineNote
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -41,8 +41,9 @@ class ClaudeCode(SearchToolRuntime):
     engine: ClassVar[EngineNote] = EngineNote(
         "anthropic",
         False,
-        "the strategy lab's anthropic engine, bm25 (closest to Claude Code's MCP tool search, "
-        "whose ranker is not published)",
+        f"{STAND_IN} {WORDS}, for Claude Code's MCP tool search: its deferred loading (MCP "
+        "tools loaded on search, alwaysLoad per server) is documented, its ranker is not "
+        "published",
     )
     tunes: ClassVar[str] = "the servers kept loaded (alwaysLoad)"
     writes: ClassVar[str] = "alwaysLoad into .mcp.json beside the agent"

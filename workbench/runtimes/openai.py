@@ -9,7 +9,7 @@ from collections.abc import Set
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import EngineNote
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -27,8 +27,9 @@ class OpenAI(SearchToolRuntime):
     engine: ClassVar[EngineNote] = EngineNote(
         "anthropic",
         False,
-        "the strategy lab's anthropic engine, bm25 (closest to OpenAI's tool_search, whose "
-        "ranker is not published)",
+        f"{STAND_IN} {WORDS}, for OpenAI's tool_search: its deferred loading (defer_loading, "
+        "namespaces whose names and descriptions stay in the request) is documented, its "
+        "ranker is not published",
     )
     tunes: ClassVar[str] = "the loaded tools"
     writes: ClassVar[str] = "the Responses API tools JSON (printed)"

@@ -40,6 +40,11 @@ def search_knobs(variants: tuple[str, ...]) -> tuple[Knob, ...]:
     )
 
 
+#: What stands in for an unpublished ranker, in words (each runtime's engine note uses it).
+STAND_IN = "stand-in: the strategy lab's anthropic engine, BM25 (bm25s, Lucene)"
+WORDS = "over the tools' names, descriptions and arguments"
+
+
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 

@@ -12,7 +12,10 @@ descriptions (an embedding model reads the beginning: MiniLM truncates at 256 wo
 
 The ranking lists base tools first, then the toolkits' tools by toolkit: active toolkits before
 inactive ones, each group by cosine (best first, ties in catalog order), tools in catalog order.
-A tool's score is its toolkit's cosine (1.0 for base tools). No meta tool is sent.
+An inactive toolkit is ranked only when its cosine is above 0: a toolkit the router found nothing
+for (no keyword, no embedder, no likeness) is not ranked, so top1 and mrr never count a tool it
+could not send (without an embedder the ranking is what is sent). A tool's score is its
+toolkit's cosine (1.0 for base tools). No meta tool is sent.
 """
 
 from __future__ import annotations
@@ -169,6 +172,8 @@ class ToolkitsStrategy:
         sent: list[int] = list(self.base)
         seen = set(self.base)
         for k in kit_order:
+            if not active[k] and sims[k] <= 0.0:
+                continue  # found nothing for this query: not ranked
             for i in self.members[k].tolist():
                 if i in seen:
                     continue
