@@ -37,6 +37,8 @@ from fastmcp.server.transforms.search import (
 from fastmcp.tools.base import Tool as FastTool
 from mcp import types as mcp_types
 
+pytestmark = pytest.mark.slow  # whole data sets: about 35 s of CPU, most of it bfcl's oracle
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
 #: (name, agent, catalog snapshot, cases): the data sets and the sample agents' snapshots.
