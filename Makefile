@@ -27,7 +27,7 @@ $(VENV)/.demo-installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
 	$(PIP) install --quiet "$(TORCH)"
-	$(PIP) install --quiet -e ".[dev,local]"
+	$(PIP) install --quiet -e ".[dev,local,serve]"
 	touch $@
 
 # The npm MCP servers the sample agents and the tests start, installed ahead so npx finds them.

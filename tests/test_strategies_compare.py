@@ -164,7 +164,7 @@ def test_compare_reports_progress_over_every_pass() -> None:
     report = compare(
         ws, small, on_progress=lambda d, t: seen.append((d, t)), on_engine=started.append
     )
-    assert started == stages() == ["holodeck", *ENGINES[:4], "anthropic (regex)", "toolkits"]
+    assert started == stages() == ["holodeck", *ENGINES[:4], "anthropic (regex)", *ENGINES[4:]]
     total = len(stages()) * len(small)
     assert {t for _, t in seen} == {total}
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and seen[-1] == (total, total)

@@ -40,7 +40,7 @@ COMMANDS: dict[str, str] = {
 
 #: ``eval --engine`` choices: ``holodeck`` and ``workbench.search.strategies.ENGINES`` (kept literal
 #: so ``--help`` does not import the engines; a test keeps the two equal).
-ENGINE_NAMES = ("holodeck", "stackone", "argus", "pizzapi", "anthropic", "toolkits")
+ENGINE_NAMES = ("holodeck", "stackone", "argus", "pizzapi", "anthropic", "toolkits", "fastmcp")
 
 APPLY_EPILOG = (
     "Only the tool_filtering block changes; every other byte stays. Keys the block has keep "

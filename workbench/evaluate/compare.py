@@ -317,6 +317,7 @@ SHOWN_PARAMS: dict[str, tuple[str, ...]] = {
     "pizzapi": ("max_results", "token_threshold"),
     "anthropic": ("variant", "max_results"),
     "toolkits": ("threshold",),
+    "fastmcp": ("variant", "max_results"),
 }
 
 

@@ -15,6 +15,7 @@ from workbench.errors import InputError
 from workbench.search.strategies.anthropic import AnthropicParams, AnthropicStrategy
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy
 from workbench.search.strategies.base import Strategy, StrategyResult, TokenBill
+from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy
 from workbench.search.strategies.pizzapi import PizzaPiParams, PizzaPiStrategy
 from workbench.search.strategies.stackone import StackOneParams, StackOneStrategy
 from workbench.search.strategies.toolkits import Toolkit, ToolkitsParams, ToolkitsStrategy
@@ -27,6 +28,7 @@ PARAMS: dict[str, type[Any]] = {
     "pizzapi": PizzaPiParams,
     "anthropic": AnthropicParams,
     "toolkits": ToolkitsParams,
+    "fastmcp": FastMCPParams,
 }
 ENGINES: tuple[str, ...] = tuple(PARAMS)
 
@@ -55,6 +57,8 @@ def build_strategy(
         return PizzaPiStrategy(catalog, bill, params)
     if name == "anthropic":
         return AnthropicStrategy(catalog, bill, params)
+    if name == "fastmcp":
+        return FastMCPStrategy(catalog, bill, params)
     return ToolkitsStrategy(catalog, bill, params, embedder=embedder)
 
 
@@ -65,6 +69,8 @@ __all__ = [
     "AnthropicStrategy",
     "ArgusParams",
     "ArgusStrategy",
+    "FastMCPParams",
+    "FastMCPStrategy",
     "PizzaPiParams",
     "PizzaPiStrategy",
     "StackOneParams",

@@ -27,6 +27,7 @@ ENGINE_MARKS: dict[str, tuple[str, str]] = {
     "anthropic": ("■", "bright_blue"),
     "anthropic regex": ("□", "blue"),
     "toolkits": ("○", "white"),
+    "fastmcp": ("▽", "bright_green"),
 }
 #: Markers for engines not listed above, in turn.
 SPARE_MARKS: tuple[tuple[str, str], ...] = (("▼", "bright_green"), ("◇", "bright_red"))
