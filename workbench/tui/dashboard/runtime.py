@@ -8,7 +8,7 @@ The runtime itself is the core's (:func:`workbench.runtime.detect_runtime`,
 
 from __future__ import annotations
 
-from workbench.runtime import RuntimeInfo
+from workbench.runtime import RuntimeInfo, check_writable
 
 #: The command that tunes and writes HoloDeck 0.7's allowlists.
 TUNE_07 = "holo-tune tune {agent} --runtime holodeck-0.7 --apply"
@@ -50,6 +50,18 @@ def instead(runtime: RuntimeInfo, agent: str) -> str:
             f"request; or run `{TUNE_07.format(agent=agent)}`."
         )
     return (
-        f"{runtime.name} reads its own tool configuration, not agent.yaml: e shows it "
+        f"{runtime.name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
         f"(as `holo-tune export {agent} --runtime {runtime.name}` prints it)."
     )
+
+
+def write_back_off(runtime: RuntimeInfo) -> str | None:
+    """Why quitting offers no write-back (None: it does): the core refuses the block for this
+    runtime, so the dialog says what to use instead."""
+    if check_writable(runtime, "tool_filtering") is None:
+        return None
+    if runtime.name == "holodeck-0.7":
+        what = "ctrl+s proposes its allowlists instead"
+    else:
+        what = "ctrl+e shows its configuration instead"
+    return f"{runtime.name} does not read tool_filtering: nothing to write back ({what})"
