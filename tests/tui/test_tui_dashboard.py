@@ -573,7 +573,7 @@ async def test_a_refused_write_offers_reload_then_writes_over_the_new_file(
         await pilot.press("y")
         await settle(pilot)
         screen = stackone_app.screen
-        assert screen.query_one("#writeback-write", Button).disabled
+        assert not screen.query_one("#writeback-write", Button).display
         reload = screen.query_one("#writeback-reload-button", Button)
         assert reload.display
         assert "r reads the file again" in shown(screen.query_one("#writeback-error"))
@@ -581,7 +581,7 @@ async def test_a_refused_write_offers_reload_then_writes_over_the_new_file(
         await settle(pilot)
         screen = stackone_app.screen
         assert not isinstance(screen, DashboardScreen)
-        assert not screen.query_one("#writeback-write", Button).disabled
+        assert screen.query_one("#writeback-write", Button).display
         await pilot.press("y")
         await settle(pilot)
         assert isinstance(stackone_app.screen, DashboardScreen)
@@ -602,5 +602,5 @@ async def test_write_back_refuses_a_file_changed_since_the_app_read_it(
         screen = stackone_app.screen
         assert not isinstance(screen, DashboardScreen)
         assert "changed on disk" in shown(screen.query_one("#writeback-error"))
-        assert screen.query_one("#writeback-write", Button).disabled
+        assert not screen.query_one("#writeback-write", Button).display
     assert path.read_text() == edited

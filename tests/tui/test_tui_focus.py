@@ -117,3 +117,20 @@ async def test_tab_away_from_the_query_moves_on_as_usual(tmp_path: Path) -> None
         await pilot.press("shift+tab", "shift+tab")
         await settle(pilot)
         assert isinstance(screen.focused, RankingTable)
+
+
+def _typed(text: str) -> list[tuple[str, str | None]]:
+    """``text`` as the keys a terminal delivers for it."""
+    names = {" ": "space", "?": "question_mark"}
+    return [(names.get(c, c), c) for c in text]
+
+
+async def test_a_query_typed_in_one_go_keeps_its_question_mark(tmp_path: Path) -> None:
+    """``?`` opens the help from an empty query, so whether it types must be decided when the
+    query reads the key, not when the app does: typed fast, "time?" arrives before "time" is in
+    the box."""
+    async with research_app(tmp_path).run_test(size=SIZE) as pilot:
+        screen = await _focused(pilot, "#query")
+        await _at_once(pilot, *_typed("what time?"))
+        assert pilot.app.screen is screen
+        assert screen.query_one("#query", QueryInput).value == "what time?"

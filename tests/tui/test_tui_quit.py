@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from textual.widgets import Button
-from tui_helpers import shown
+from tui_helpers import buttons_shown, research_app, runtime_app, seven_agent, shown
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.screens.dashboard import DashboardScreen
@@ -107,3 +110,34 @@ async def test_a_write_back_cancelled_from_the_quit_dialog_stays(
         await settle(pilot)
         assert isinstance(stackone_app.screen, DashboardScreen) and stackone_app.is_running
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("runtime", ["holodeck-0.7", "anthropic"])
+async def test_quitting_on_a_runtime_that_refuses_the_block_offers_no_write_back(
+    tmp_path: Path, runtime: str
+) -> None:
+    """Before: "Write back (w)" led to the refusal (0.7) or the export view (a deferred runtime),
+    and the app stayed open."""
+    if runtime == "holodeck-0.7":
+        agent = seven_agent(tmp_path)
+    else:
+        agent = research_app(tmp_path).options.agent
+    before = agent.read_bytes()
+    app = runtime_app(agent, runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "right_square_bracket", "ctrl+q")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, QuitScreen)
+        assert buttons_shown(dialog) == ["Discard and quit (d)", "Cancel (esc)"]
+        note = " ".join(shown(dialog.query_one("#quit-note")).split())
+        assert f"{runtime} does not read tool_filtering: nothing to write back" in note
+        assert dialog.focused is dialog.query_one("#quit-cancel-button")
+        await pilot.press("w")  # nothing: there is nothing to write back
+        await settle(pilot)
+        assert app.screen is dialog
+        await pilot.press("d")
+        await pilot.pause()
+        assert not app.is_running
+    assert agent.read_bytes() == before

@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from pathlib import Path
 
 import yaml
 from textual.widgets import Button
-from tui_helpers import ENV, SAMPLES, research_app, shown
+from tui_helpers import (
+    ENV,
+    SAMPLES,
+    buttons_shown,
+    research_app,
+    runtime_app,
+    seven_agent,
+    shown,
+)
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.config import load_agent
 from workbench.evaluate.allowlist import current_exposed, surface
-from workbench.tui.app import HoloTuneApp
-from workbench.tui.options import Options
 from workbench.tui.screens.allowlist_write import AllowlistWriteScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.writeback import WriteBackScreen
@@ -28,33 +33,10 @@ SIZE = (120, 36)
 CATALOG = SAMPLES / "research-agent.catalog.json"
 
 
-def seven_agent(tmp_path: Path) -> Path:
-    """The research agent as HoloDeck 0.7 reads it: an ``openai:`` block, no tool_filtering;
-    its labelled cases beside it."""
-    text = (SAMPLES / "research-agent.yaml").read_text()
-    agent = tmp_path / "research-agent.yaml"
-    agent.write_text(text[: text.index("tool_filtering:")] + "openai:\n  max_turns: 10\n")
-    shutil.copytree(SAMPLES / "data", tmp_path / "data")
-    shutil.copyfile(SAMPLES / "research-agent.cases.yaml", tmp_path / "research-agent.cases.yaml")
-    return agent
-
-
-def app_for(agent: Path, runtime: str | None = None) -> HoloTuneApp:
-    options = Options(
-        agent=agent,
-        catalog=CATALOG,
-        embedder="none",
-        environ=ENV,
-        show_timing=False,
-        runtime=runtime,
-    )
-    return HoloTuneApp(options)
-
-
 async def test_a_07_agent_names_its_runtime_and_refuses_the_block(tmp_path: Path) -> None:
     agent = seven_agent(tmp_path)
     before = agent.read_bytes()
-    app = app_for(agent)
+    app = runtime_app(agent)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         header = shown(app.screen.query_one(HeaderBar))
@@ -68,8 +50,11 @@ async def test_a_07_agent_names_its_runtime_and_refuses_the_block(tmp_path: Path
         error = shown(dialog.query_one("#writeback-error"))
         assert "refused: the runtime is holodeck-0.7" in error
         assert "tune --runtime holodeck-0.7 --apply" in error.replace("\n", " ")
-        assert dialog.query_one("#writeback-write", Button).disabled
-        await pilot.press("y")  # nothing happens: Write is disabled
+        # Before: a disabled "Write (y)" button beside the refusal (it wrote nothing).
+        buttons = buttons_shown(dialog)
+        assert "Write (y)" not in buttons and "Write 0.7 allowlists (a)" in buttons
+        assert not dialog.check_action("confirm", ())
+        await pilot.press("y")  # nothing happens: nothing can be written
         await settle(pilot)
         assert app.screen is dialog
         await pilot.press("escape")
@@ -79,7 +64,7 @@ async def test_a_07_agent_names_its_runtime_and_refuses_the_block(tmp_path: Path
 
 async def test_the_07_dialog_writes_allowlists_that_hold_the_knobs_budget(tmp_path: Path) -> None:
     agent = seven_agent(tmp_path)
-    app = app_for(agent)
+    app = runtime_app(agent)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("tab", "e", "ctrl+s")  # filtering on: top_k 5 per request
@@ -109,7 +94,7 @@ async def test_a_deferred_runtime_shows_its_configuration_instead(tmp_path: Path
     app = research_app(tmp_path)
     agent = app.options.agent
     before = agent.read_bytes()
-    app = app_for(agent, runtime="anthropic")
+    app = runtime_app(agent, runtime="anthropic")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert "anthropic (--runtime)" in shown(app.screen.query_one(HeaderBar))

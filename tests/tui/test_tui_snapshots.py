@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from tui_helpers import ENV, REPO, research_app
+from tui_helpers import ENV, REPO, research_app, runtime_app, seven_agent
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.dashboard.panels import CATALOG_MARKS_LAG
@@ -128,3 +128,14 @@ def test_ranking_with_labels_120x36(
         await pilot.pause(CATALOG_MARKS_LAG * 3)  # the catalog's marks follow the ranking's
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)
+
+
+def test_write_refused_on_holodeck_07_120x36(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s on a HoloDeck 0.7 agent: the refusal, what to do instead and the allowlists'
+    button, no Write button; the agent named relative so no machine path is drawn."""
+    monkeypatch.chdir(tmp_path)
+    agent = seven_agent(tmp_path)
+    app = runtime_app(Path(agent.name))
+    assert snap_compare(app, terminal_size=(120, 36), run_before=_after("tab", "ctrl+s"))

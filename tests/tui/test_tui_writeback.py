@@ -6,8 +6,7 @@ from pathlib import Path
 
 from textual.containers import VerticalScroll
 from textual.geometry import Region
-from textual.widgets import Button
-from tui_helpers import research_app, shown
+from tui_helpers import buttons_shown, research_app, shown
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.screens.writeback import WriteBackScreen
@@ -45,7 +44,8 @@ async def test_at_80x24_the_title_and_buttons_show_and_the_diff_scrolls(tmp_path
         assert "Write tool_filtering back" in shown(screen.query_one("#writeback-title"))
 
 
-async def test_a_refused_write_disables_write(stackone_app: HoloTuneApp) -> None:
+async def test_a_refused_write_takes_the_write_button_away(stackone_app: HoloTuneApp) -> None:
+    """Before: Write stayed on screen, disabled, beside the refusal."""
     path = stackone_app.options.agent
     async with stackone_app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -53,8 +53,7 @@ async def test_a_refused_write_disables_write(stackone_app: HoloTuneApp) -> None
         await settle(pilot)
         screen = stackone_app.screen
         assert isinstance(screen, WriteBackScreen)
-        write = screen.query_one("#writeback-write", Button)
-        assert not write.disabled
+        assert "Write (y)" in buttons_shown(screen)
         edited = path.read_text() + "# edited elsewhere\n"
         path.write_text(edited)  # the file changes after the diff was made
         await pilot.press("y")
@@ -62,10 +61,46 @@ async def test_a_refused_write_disables_write(stackone_app: HoloTuneApp) -> None
         assert stackone_app.screen is screen  # still the dialog, saying why
         assert "changed" in shown(screen.query_one("#writeback-error"))
         _fully_shown(stackone_app, "#writeback-error")
-        _fully_shown(stackone_app, "#writeback-write")
-        assert write.disabled
+        _fully_shown(stackone_app, "#writeback-reload-button")
+        buttons = buttons_shown(screen)
+        assert "Write (y)" not in buttons and "Reload (r)" in buttons
         assert screen.focused is screen.query_one("#writeback-cancel-button")
-        await pilot.press("y")  # nothing happens: Write is disabled
+        await pilot.press("y")  # nothing happens: nothing can be written
         await settle(pilot)
         assert stackone_app.screen is screen
     assert path.read_text() == edited
+
+
+async def test_a_block_holodeck_would_reject_gets_no_write_button(tmp_path: Path) -> None:
+    """A misspelled block (HoloDeck rejects the unknown key): the core refuses to write a second
+    block beside it, and the dialog says so with no Write button."""
+    app = research_app(tmp_path)
+    agent = app.options.agent
+    agent.write_text(agent.read_text().replace("tool_filtering:", "tool_filterring:"))
+    before = agent.read_bytes()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "right_square_bracket", "ctrl+s")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, WriteBackScreen)
+        assert "misspelled" in shown(screen.query_one("#writeback-error"))
+        assert "Write (y)" not in buttons_shown(screen)
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is screen
+    assert agent.read_bytes() == before
+
+
+async def test_no_change_shows_no_write_button(tmp_path: Path) -> None:
+    """The knobs as the file has them: nothing to write, so no Write button; Cancel has focus."""
+    app = research_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "ctrl+s")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, WriteBackScreen)
+        assert "No change" in shown(screen.query_one("#writeback-diff"))
+        assert buttons_shown(screen) == ["Cancel (esc)"]
+        assert screen.focused is screen.query_one("#writeback-cancel-button")

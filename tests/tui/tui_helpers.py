@@ -21,6 +21,7 @@ from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.widgets import Button
 
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
@@ -79,6 +80,31 @@ def research_app(tmp_path: Path, query: str = "", *, relative: bool = False) -> 
     )
 
 
+def seven_agent(tmp_path: Path) -> Path:
+    """The research agent as HoloDeck 0.7 reads it: an ``openai:`` block, no tool_filtering;
+    its labelled cases beside it."""
+    text = (SAMPLES / "research-agent.yaml").read_text()
+    agent = tmp_path / "research-agent.yaml"
+    agent.write_text(text[: text.index("tool_filtering:")] + "openai:\n  max_turns: 10\n")
+    shutil.copytree(SAMPLES / "data", tmp_path / "data")
+    shutil.copyfile(SAMPLES / "research-agent.cases.yaml", tmp_path / "research-agent.cases.yaml")
+    return agent
+
+
+def runtime_app(agent: Path, runtime: str | None = None) -> HoloTuneApp:
+    """``agent`` on the research agent's catalog snapshot, embedder none, run by ``runtime``
+    (None: as detected)."""
+    options = Options(
+        agent=agent,
+        catalog=SAMPLES / "research-agent.catalog.json",
+        embedder="none",
+        environ=ENV,
+        show_timing=False,
+        runtime=runtime,
+    )
+    return HoloTuneApp(options)
+
+
 def broken_server_app(tmp_path: Path) -> HoloTuneApp:
     """broken-server.yaml: memory and filesystem from a snapshot, `missing` really started (its
     command does not exist, so it fails)."""
@@ -126,6 +152,11 @@ def shown(widget: Widget) -> str:
     size = widget.outer_size
     strips = widget.render_lines(Region(0, 0, size.width, size.height))
     return "\n".join(strip.text for strip in strips)
+
+
+def buttons_shown(screen: Screen[Any]) -> list[str]:
+    """The labels of the buttons drawn on ``screen`` (a hidden one takes no room)."""
+    return [str(b.label) for b in screen.query(Button) if b.region.area > 0]
 
 
 async def open_view(pilot: Pilot[None], view: type[ViewT], *keys: str) -> ViewT:

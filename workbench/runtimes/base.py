@@ -200,7 +200,7 @@ class Runtime(ABC):
     def instead(self, agent: str) -> str:
         """What to use instead of writing the block, under the dialog's refusal."""
         return (
-            f"{self.name} reads its own tool configuration, not agent.yaml: e shows it "
+            f"{self.name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
             f"(as `holo-tune export {agent} --runtime {self.name}` prints it)."
         )
 

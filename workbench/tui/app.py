@@ -82,7 +82,8 @@ class HoloTuneApp(App[None]):
         if isinstance(self.screen, QuitScreen):  # already asking
             return
         file = Path(dashboard.agent.path).name
-        self.push_screen(QuitScreen(file, changed), partial(self._quit_chosen, dashboard))
+        dialog = QuitScreen(file, changed, write_off=dashboard.write_off())
+        self.push_screen(dialog, partial(self._quit_chosen, dashboard))
 
     def _quit_chosen(self, dashboard: DashboardScreen, choice: QuitChoice | None) -> None:
         if choice == "discard":

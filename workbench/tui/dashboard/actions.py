@@ -67,8 +67,9 @@ BINDINGS: list[BindingType] = [
         "ctrl+s", "write_back", "write", "Write the block into the YAML (diff first)", priority=True
     ),
     _b("ctrl+e", "export", "export", "Show the block and copy it", priority=True, show=False),
-    # While the query has focus ? types into it: this binding is hidden there and the query's
-    # own F1 binding (show_help) stands in, in the footer too.
+    # While the query has focus this binding is off: ? types into a query that holds text, so
+    # the query's own F1 (shown) and ? (from an empty query) bindings stand in (show_help).
+    # A number box never takes ?: it comes here (see widgets/text_box.py).
     _b("question_mark,f1", "help", "help", "Keys and what they do", key_display="?"),
     _b("m", "cycle_method", "method", "Cycle search_method"),
     _b("left_square_bracket", "top_k(-1)", "k−", "top_k minus one", key_display="[", group=TOP_K),
@@ -284,7 +285,8 @@ class DashboardActions(Screen[None]):
         self.action_help()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``?`` is not offered while the query has focus (it types there; F1 is shown);
+        """``?`` is not offered while the query has focus (its own bindings: F1, shown, and ``?``
+        from an empty query; after text ``?`` types);
         ``a`` and ``space`` only while a ranking or catalog is in sight; the focus keys
         (priority bindings) go to a text box that has the focus, Tab and ↓ only from the query
         (elsewhere Tab moves on as usual)."""

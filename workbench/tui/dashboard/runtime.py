@@ -8,7 +8,7 @@ puts it in the screen's words.
 
 from __future__ import annotations
 
-from workbench.runtime import RuntimeInfo
+from workbench.runtime import RuntimeInfo, check_writable
 
 
 def short_reason(runtime: RuntimeInfo) -> str:
@@ -34,3 +34,13 @@ def instead(runtime: RuntimeInfo, agent: str) -> str:
 def tune_command(runtime: RuntimeInfo, agent: str) -> str:
     """The command that tunes and writes the runtime's configuration."""
     return f"holo-tune tune {agent} --runtime {runtime.name} --apply"
+
+
+def write_back_off(runtime: RuntimeInfo) -> str | None:
+    """Why quitting offers no write-back (None: it does): the core refuses the block for this
+    runtime, so the dialog says what to use instead."""
+    if check_writable(runtime, "tool_filtering") is None:
+        return None
+    offer = runtime.plugin.write_offer
+    what = f"ctrl+s offers: {offer}" if offer else "ctrl+e shows its configuration instead"
+    return f"{runtime.name} does not read tool_filtering: nothing to write back ({what})"

@@ -38,6 +38,7 @@ from workbench.tui.dashboard.findings import FindingsWorkers
 from workbench.tui.dashboard.labels import GROUPS as LABEL_GROUPS
 from workbench.tui.dashboard.labels import Labeller
 from workbench.tui.dashboard.panels import bind_panels
+from workbench.tui.dashboard.runtime import write_back_off
 from workbench.tui.dashboard.session import GROUPS as SESSION_GROUPS
 from workbench.tui.dashboard.session import STOP_WAIT, ServerSession
 from workbench.tui.dashboard.state import LabState
@@ -114,6 +115,10 @@ class DashboardScreen(DashboardActions):
         """The ``tool_filtering`` keys whose knob differs from the file (marked ``*``), in the
         block's order; quitting with any asks first."""
         return self.state.changed()
+
+    def write_off(self) -> str | None:
+        """Why the knobs cannot be written into the file under the runtime (None: they can)."""
+        return write_back_off(self.state.runtime)
 
     def write_back(self, *, then_quit: bool = False) -> None:
         """The write-back dialog (diff first); with ``then_quit`` the app quits once written."""

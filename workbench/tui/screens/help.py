@@ -14,8 +14,8 @@ HELP = """\
 # holo-tune
 
 Type a query: the ranking updates as you type. **Tab** / **↓** moves into the ranking;
-**/** comes back to the query. **F1** opens this help from anywhere, the query included
-(there `?` types into the query).
+**/** comes back to the query. **?** or **F1** opens this help from anywhere, but once the
+query holds text `?` types into it ("what time is it in Tokyo?"): **F1** opens it there.
 
 | key | what it does |
 |---|---|
@@ -40,7 +40,7 @@ Type a query: the ranking updates as you type. **Tab** / **↓** moves into the 
 | `ctrl+r` | revert the knobs to the file's values |
 | `ctrl+p` | command palette: every action by name |
 | `f2` | show or hide the servers and catalog panel |
-| `?` `F1` | this help |
+| `?` `F1` | this help (`?` types into a query that holds text; F1 opens it there) |
 | `q` `ctrl+q` | quit (asks first when knobs differ from the file: write back, discard, cancel) |
 
 In the sliders: **←/→** fine step, **shift+←/→** or **PgUp/PgDn** coarse step,

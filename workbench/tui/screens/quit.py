@@ -2,7 +2,8 @@
 
 Keyboard-driven: ``w`` writes back (the write-back dialog, diff first; the app quits once it is
 written), ``d`` discards the changes and quits, ``esc`` (or ``c``) stays. Tab and Enter work on
-the buttons too.
+the buttons too. A runtime that does not read the block gets no write-back: one line says why
+and what instead, and ``w`` does nothing.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ class QuitScreen(ModalScreen[QuitChoice | None]):
         Binding("escape,c", "choose('')", "cancel", id="quit-cancel"),
     ]
 
-    def __init__(self, file: str, changed: list[str]) -> None:
+    def __init__(self, file: str, changed: list[str], *, write_off: str | None = None) -> None:
+        """``write_off``: why nothing can be written back (None: the write-back is offered)."""
         super().__init__()
         self.file = file
         self.changed = changed
+        self.write_off = write_off
 
     def compose(self) -> ComposeResult:
         with Vertical(id="quit-box"):
@@ -40,13 +43,20 @@ class QuitScreen(ModalScreen[QuitChoice | None]):
             yield Static(
                 f"Changed against {self.file}: {', '.join(self.changed)}", id="quit-changed"
             )
+            if self.write_off is not None:
+                yield Static(self.write_off, id="quit-note")
             with Horizontal(id="quit-buttons"):
-                yield Button("Write back (w)", variant="primary", id="quit-write-button")
+                if self.write_off is None:
+                    yield Button("Write back (w)", variant="primary", id="quit-write-button")
                 yield Button("Discard and quit (d)", variant="error", id="quit-discard-button")
                 yield Button("Cancel (esc)", id="quit-cancel-button")
 
     def on_mount(self) -> None:
-        self.query_one("#quit-write-button", Button).focus()
+        first = "#quit-write-button" if self.write_off is None else "#quit-cancel-button"
+        self.query_one(first, Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action == "choose" and parameters == ("write",) and self.write_off)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -55,7 +65,8 @@ class QuitScreen(ModalScreen[QuitChoice | None]):
 
     def action_choose(self, choice: str) -> None:
         if choice == "write":
-            self.dismiss("write")
+            if self.write_off is None:
+                self.dismiss("write")
         elif choice == "discard":
             self.dismiss("discard")
         else:

@@ -1,12 +1,13 @@
 """Write back: the YAML diff first (syntax-coloured), then an atomic write with a backup, both
 done by the core (``workbench.config.writeback``). Errors (the file changed on disk, a value
-HoloDeck would reject) are shown in place, and Write is disabled: nothing is written then. When
+HoloDeck would reject) are shown in place, and the Write button goes (``y`` does nothing): nothing
+is written then, nor when the file already holds the setting. When
 the file on disk is no longer what the app read, "Reload (r)" reads it again and shows the diff
 against it (the knobs keep their values). The title and the buttons always show; the diff gets
 the height left and scrolls (80x24 included).
 
 A runtime that would not read the block (HoloDeck 0.7, whose loader refuses it) gets a
-:class:`Refusal` instead of a diff: its one line, what to use instead, Write disabled, and a
+:class:`Refusal` instead of a diff: its one line, what to use instead, no Write button, and a
 button for the alternative when the dashboard has one. Subclasses write something else with the
 same dialog (:meth:`WriteBackScreen.make_plan`, e.g. HoloDeck 0.7's allowlists)."""
 
@@ -51,7 +52,7 @@ class WriteBackScreen(ModalScreen[Result]):
     """Dismisses with the backup path (or the file path with no backup) once written, None if
     cancelled, :data:`RELOAD` to read the file again (it changed on disk), :data:`ALTERNATIVE`
     for what a :class:`Refusal` offers instead. With a refusal nothing is planned: the dialog
-    says why, Write is disabled and the file is not touched."""
+    says why, shows no Write button and the file is not touched."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,n", "cancel", "cancel", id="writeback-cancel"),
@@ -125,7 +126,7 @@ class WriteBackScreen(ModalScreen[Result]):
             body.update(Syntax(diff, "diff", theme="ansi_dark", word_wrap=True))
         else:
             body.update(Text("No change: the file already holds this setting.", style="dim"))
-            self.query_one("#writeback-write", Button).disabled = True
+            self._no_write()
         warnings = self.query_one("#writeback-warnings", Static)
         lines = [Text(n) for n in self.notes()]
         lines += [Text(f"⚠ {w}", style="yellow") for w in self.plan.warnings]
@@ -133,7 +134,8 @@ class WriteBackScreen(ModalScreen[Result]):
             warnings.update(Text("\n").join(lines))
         else:
             warnings.display = False
-        self.query_one("#writeback-write", Button).focus()
+        focus = "#writeback-write" if self._writable() else "#writeback-cancel-button"
+        self.query_one(focus, Button).focus()
 
     def _refused(self, refusal: Refusal) -> None:
         """The runtime would not read the write: why, what instead; nothing is planned."""
@@ -141,20 +143,46 @@ class WriteBackScreen(ModalScreen[Result]):
         self.query_one("#writeback-diff-scroll").display = False
         self._error(refusal.why)
         self._error_hint(refusal.instead)
-        self.query_one("#writeback-write", Button).disabled = True
+        self._no_write()
         if refusal.alternative:
             self.query_one("#writeback-alternative-button", Button).focus()
         else:
             self.query_one("#writeback-cancel-button", Button).focus()
 
     def _refuse(self) -> None:
-        """Nothing can be written: Write is disabled and Cancel takes the focus; Reload is
+        """Nothing can be written: no Write button and Cancel takes the focus; Reload is
         offered when the file is no longer what the app read."""
-        self.query_one("#writeback-write", Button).disabled = True
+        self._no_write()
         if self._changed_on_disk():
             self.query_one("#writeback-reload-button", Button).display = True
             self._error_hint("r reads the file again and shows the diff against it")
         self.query_one("#writeback-cancel-button", Button).focus()
+
+    def _no_write(self) -> None:
+        """Nothing to write: the Write button goes (a disabled one invites a press that does
+        nothing) and ``y`` does nothing."""
+        write = self.query_one("#writeback-write", Button)
+        write.disabled = True
+        write.display = False
+        self.refresh_bindings()
+
+    def _offered(self, button: str) -> bool:
+        """Whether the button ``#button`` is on screen and enabled (False before compose)."""
+        return any(b.display and not b.disabled for b in self.query(f"#{button}"))
+
+    def _writable(self) -> bool:
+        return self.plan is not None and self._offered("writeback-write")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Write only with something to write; Reload only once offered; the alternative only
+        when the refusal has one."""
+        if action == "confirm":
+            return self._writable()
+        if action == "reload":
+            return self._offered("writeback-reload-button")
+        if action == "alternative":
+            return self.refusal is not None and bool(self.refusal.alternative)
+        return True
 
     def _changed_on_disk(self) -> bool:
         if self.original is None:
@@ -177,10 +205,11 @@ class WriteBackScreen(ModalScreen[Result]):
 
     @on(Button.Pressed, "#writeback-write")
     def action_confirm(self) -> None:
-        if self.plan is None or self.query_one("#writeback-write", Button).disabled:
+        plan = self.plan
+        if plan is None or not self._writable():
             return
         try:
-            backup = writeback.apply_plan(self.plan, backup=True)
+            backup = writeback.apply_plan(plan, backup=True)
         except HoloTuneError as err:
             self._error(str(err))
             self._refuse()
@@ -189,7 +218,7 @@ class WriteBackScreen(ModalScreen[Result]):
 
     @on(Button.Pressed, "#writeback-reload-button")
     def action_reload(self) -> None:
-        if self.query_one("#writeback-reload-button", Button).display:
+        if self._offered("writeback-reload-button"):
             self.dismiss(RELOAD)
 
     @on(Button.Pressed, "#writeback-alternative-button")

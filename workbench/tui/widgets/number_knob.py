@@ -16,15 +16,12 @@ from textual.message import Message
 from textual.validation import Number
 from textual.widgets import Input, Label
 
-from workbench.tui.widgets.query_input import TYPED_KEYS
 from workbench.tui.widgets.slider import Slider
+from workbench.tui.widgets.text_box import TextBox
 
 
-class KnobInput(Input):
-    """The number next to a slider: typed keys stay in it."""
-
-    def check_consume_key(self, key: str, character: str | None) -> bool:
-        return key in TYPED_KEYS or super().check_consume_key(key, character)
+class KnobInput(TextBox):
+    """The number next to a slider: typed keys stay in it (``?`` opens the help)."""
 
 
 class NumberKnob(Horizontal):
