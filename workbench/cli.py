@@ -164,6 +164,15 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _partial_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="go on when some servers fail, with the others' tools (each failure is said on "
+        "stderr); without it a failed server stops the command (exit 2)",
+    )
+
+
 def _what_if_flags(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
     if usage:
         p.add_argument(
@@ -214,6 +223,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("search", help=COMMANDS["search"], description=COMMANDS["search"])
     _common(p, embedder=True)
+    _partial_flag(p)
     # Not a mutually exclusive group: argparse cannot intermix options with a positional in one.
     p.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
     p.add_argument("--queries", metavar="FILE", help="a file of queries, one a line (or QUERY)")
@@ -226,6 +236,7 @@ def build_parser() -> Parsers:
         "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=EXPORT_EPILOG
     )
     _common(p)
+    _partial_flag(p)
     _setting_flags(p)
     g = p.add_argument_group("deferred-loading runtimes (--runtime anthropic, claude-code, openai)")
     g.add_argument(
@@ -252,6 +263,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
     g = p.add_argument_group("another engine (README, The strategy lab)")
@@ -275,6 +287,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
@@ -300,6 +313,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
@@ -308,6 +322,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     p.add_argument(
         "--runtimes",

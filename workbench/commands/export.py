@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
-from workbench.commands.common import runtime_of, setting_from_args, warn, warn_catalog
+from workbench.commands.common import open_catalog, runtime_of, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
@@ -67,11 +66,7 @@ def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
 
 
 def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    for server in catalog.servers:
-        if server.state == "error":
-            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    catalog = open_catalog(args, agent)
     config = deferred_config(agent, catalog, runtime, kept_names(args, catalog), args.variant)
     for message in config.warnings:
         warn(message)
