@@ -16,6 +16,8 @@ import anyio
 import numpy as np
 
 from workbench.catalog import Catalog, aload_catalog
+from workbench.catalog.enumerate import alist_agent_tools
+from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig, load_agent
 from workbench.search.embedders import ToolEmbeddingCache
 from workbench.search.embedders.resolve import EmbedderChoice
@@ -139,15 +141,25 @@ def test_the_final_catalog_is_the_one_without_partials(
 
 
 def test_replayed_servers_are_in_the_first_catalog(tmp_path: Path) -> None:
-    snapshot = tmp_path / "catalog.json"
+    """The dashboard lists one server again this way: the others stand in with what they listed
+    (a snapshot that is not ``--catalog``, which starts nothing: test_catalog_snapshot)."""
     tools = [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]
-    snapshot.write_text(json.dumps({"holo_tune_catalog": 1, "servers": {"slow": {"tools": tools}}}))
     release = tmp_path / "release"
     agent = load_agent(write_agent(tmp_path, release, "unused"))
-    # ``slow`` is replayed from the file; ``fast`` is started, and being the last to answer it
-    # makes the returned catalog (no partial of its own).
+    # ``slow`` is replayed; ``fast`` is started, and being the last to answer it makes the
+    # returned catalog (no partial of its own).
     seen: list[Catalog] = []
-    final = load(agent, catalog_file=snapshot, on_partial=seen.append)
+
+    async def listing() -> Catalog:
+        return await alist_agent_tools(
+            specs_from_agent(agent),
+            snapshot={"slow": tools},
+            timeout=60,
+            log_dir=tmp_path,
+            on_partial=seen.append,
+        )
+
+    final = anyio.run(listing)
     assert len(seen) == 1 and "slow-t" in seen[0].names()
     assert "fast-tool_00" not in seen[0].names()
     assert final.names()[1:4] == ["slow-t", "fast-tool_00", "fast-tool_01"]

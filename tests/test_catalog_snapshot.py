@@ -77,11 +77,13 @@ def test_round_trip_gives_the_same_catalog(
     assert replayed.notes == [n for n in live.notes if not n.startswith("vectorstore")]
 
 
-def test_snapshot_servers_stand_in_others_start_extras_follow(tmp_path: Path) -> None:
-    toolserver = str(SERVERS / "toolserver.py")
-    agent = load_agent(
-        _agent_yaml(tmp_path, {"live": [toolserver, "--tools", "1"], "replayed": ["-c", "x"]})
-    )
+def test_snapshot_servers_stand_in_extras_follow_and_nothing_starts(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder
+) -> None:
+    """An entry the snapshot lacks is ``absent`` (said in a note and a warning), never started:
+    it would hang the listing for its 30 s timeout if it were."""
+    hang = [str(SERVERS / "misbehaving.py"), "hang", "--tag", tag]
+    agent = load_agent(_agent_yaml(tmp_path, {"lacking": hang, "replayed": ["-c", "x"]}))
     snap = tmp_path / "snap.json"
     snap.write_text(
         json.dumps(
@@ -101,21 +103,21 @@ def test_snapshot_servers_stand_in_others_start_extras_follow(tmp_path: Path) ->
         log_dir=tmp_path,
         on_status=lambda s: seen.append(f"{s.name}:{s.state}"),
     )
-    assert seen == [
-        "replayed:snapshot",
-        "zz_extra:snapshot",
-        "live:pending",
-        "live:connecting",
-        "live:ok",
+    assert find_processes(tag) == []
+    assert seen == ["lacking:absent", "replayed:snapshot", "zz_extra:snapshot"]
+    assert [(s.name, s.state, s.error) for s in catalog.servers] == [
+        ("lacking", "absent", "not in the snapshot"),
+        ("replayed", "snapshot", None),
+        ("zz_extra", "snapshot", None),
     ]
-    assert [(s.name, s.state) for s in catalog.servers] == [
-        ("live", "ok"),
-        ("replayed", "snapshot"),
-        ("zz_extra", "snapshot"),
-    ]
-    assert catalog.names() == ["live-tool_00", "replayed-r", "zz_extra-a", "zz_extra-b"]
+    assert catalog.names() == ["replayed-r", "zz_extra-a", "zz_extra-b"]
     assert catalog.get("zz_extra-b") is not None
     assert catalog.get("zz_extra-b").description == functools.partial.__doc__  # type: ignore[union-attr]
+    absent = (
+        f"{snap}: server lacking of {agent.path} is not in the snapshot: its tools are left out "
+        "(--catalog starts no server)"
+    )
+    assert absent in catalog.warnings and absent in catalog.notes
 
 
 def test_sample_snapshots_open_offline() -> None:
@@ -242,3 +244,56 @@ def test_every_command_that_reads_a_snapshot_warns_of_servers_the_agent_lacks(
     err = capsys.readouterr().err
     note = f"{snapshot}: servers not in {agent}: db (added after the agent's own)"
     assert err.count(f"holo-tune: warning: {note}") == 1, err
+
+
+def _hanging_agent(tmp_path: Path, tag: str, names: list[str]) -> Path:
+    """An agent whose MCP entries would each hang the listing if started (found by ``tag``)."""
+    hang = [str(SERVERS / "misbehaving.py"), "hang", "--tag", tag]
+    return _agent_yaml(tmp_path, {name: hang for name in names})
+
+
+def test_search_with_a_snapshot_lacking_a_server_starts_nothing_and_says_so(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = _hanging_agent(tmp_path, tag, ["fs", "web"])
+    tool = {"name": "read_file", "description": "read a file", "inputSchema": {}}
+    snapshot = _write_snapshot(tmp_path / "snap.json", {"fs": {"tools": [tool]}})
+    argv = ["search", str(agent), "read a file", "--catalog", str(snapshot), "--timeout", "30"]
+    assert main([*argv, "--embedder", "none", "--json"]) == 0
+    assert find_processes(tag) == []
+    captured = capsys.readouterr()
+    assert [row["tool"] for row in json.loads(captured.out)["ranking"]] == ["fs-read_file"]
+    absent = (
+        f"holo-tune: warning: {snapshot}: server web of {agent} is not in the snapshot: its tools "
+        "are left out (--catalog starts no server)"
+    )
+    assert captured.err.splitlines().count(absent) == 1, captured.err
+    assert main(["tools", str(agent), "--catalog", str(snapshot), "--json"]) == 0
+    assert find_processes(tag) == []
+    servers = json.loads(capsys.readouterr().out)["servers"]
+    assert servers == [
+        {"name": "fs", "status": "ok", "error": None, "tools": 1},
+        {"name": "web", "status": "error", "error": "not in the snapshot", "tools": 0},
+    ]
+
+
+def test_a_snapshot_lacking_every_server_of_the_agent_ranks_its_own(
+    tmp_path: Path, tag: str, find_processes: ProcessFinder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A data set's snapshot with another agent (the bfcl snapshot with the research agent)."""
+    agent = _hanging_agent(tmp_path, tag, ["brave", "memory"])
+    tool = {"name": "triangle_area", "description": "area of a triangle", "inputSchema": {}}
+    snapshot = _write_snapshot(tmp_path / "snap.json", {"bfcl": {"tools": [tool]}})
+    argv = ["search", str(agent), "triangle area", "--catalog", str(snapshot), "--json"]
+    assert main([*argv, "--embedder", "none", "--timeout", "30"]) == 0
+    assert find_processes(tag) == []
+    captured = capsys.readouterr()
+    assert [row["tool"] for row in json.loads(captured.out)["ranking"]] == ["bfcl-triangle_area"]
+    for name in ("brave", "memory"):
+        assert f"server {name} of {agent} is not in the snapshot" in captured.err
+    # Nothing at all to rank: one line, exit 2.
+    _write_snapshot(snapshot, {})
+    assert main([*argv, "--embedder", "none"]) == 2
+    assert find_processes(tag) == []
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == "holo-tune: error: no server answered: there are no tools to rank"

@@ -118,7 +118,10 @@ def test_snapshot_command_writes_a_replayable_file_and_flags_failures(tmp_path: 
     out = tmp_path / "snap.json"
     result = _run("snapshot", str(agent), "-o", str(out))
     assert result.returncode == 1
-    assert "holo-tune: warning: ghost: command not found" in result.stderr
+    assert (
+        "holo-tune: warning: server ghost failed (command not found: holo-tune-missing-server); "
+        "its tools are left out"
+    ) in result.stderr.splitlines()
     saved = json.loads(out.read_text())
     assert list(saved["servers"]) == ["notes"] and saved["holo_tune_catalog"] == 1
     replay = _run("tools", str(agent), "--catalog", str(out), "--json")

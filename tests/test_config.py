@@ -16,6 +16,7 @@ from workbench.config.models import (
     PromptTool,
     VectorstoreTool,
 )
+from workbench.errors import ConfigError
 
 CONFIGS = Path(__file__).parent / "configs"
 ENV = {"HOLO_TUNE_TEST_KEY": "sk-test"}
@@ -177,14 +178,12 @@ def test_warnings_name_file_line_and_field() -> None:
         f"{where}:14: tools[1].transport: HoloDeck 0.6 cannot start http MCP servers (its "
         "Semantic Kernel backend raises 'not yet implemented', its Claude backend skips them); "
         "holo-tune lists the tools anyway",
-        f"{where}:16: custom_section: unknown key (HoloDeck 0.6 rejects the file); kept as is",
         f"{where}:20: tool_filtering.top_k: appears twice (first on line 19); "
         "HoloDeck's loader takes the last value",
     ]
     # It still loads: the name falls back to the file name, the last top_k wins.
     assert config.name == "warnings"
     assert config.filtering is not None and config.filtering.top_k == 4
-    assert config.data["custom_section"] == {"kept": True}
 
 
 def test_warnings_have_a_kind_and_say_if_holodeck_refuses_the_file() -> None:
@@ -196,11 +195,11 @@ def test_warnings_have_a_kind_and_say_if_holodeck_refuses_the_file() -> None:
         ("holodeck-rejects", True, "instructions"),
         ("command-rejected", True, "tools[0].command"),
         ("transport-unsupported", False, "tools[1].transport"),
-        ("holodeck-rejects", True, "custom_section"),
+        ("duplicate-key", False, "tool_filtering.top_k"),
     ]
     command = config.warnings[2]
     assert (command.line, command.evidence) == (9, {"command": "python", "server": "local_server"})
-    duplicate = config.warnings[5]
+    duplicate = config.warnings[4]
     assert (duplicate.kind, duplicate.refused, duplicate.evidence) == (
         "duplicate-key",
         False,
@@ -242,10 +241,8 @@ def test_anchors_and_merge_keys(tmp_path: Path) -> None:
     path = tmp_path / "agent.yaml"
     path.write_text(
         "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
-        "x-server: &server {type: mcp, command: npx, description: shared}\n"
         "tools:\n"
-        "  - <<: *server\n"
-        "    name: one\n"
+        "  - &server {type: mcp, command: npx, description: shared, name: one}\n"
         "  - <<: *server\n"
         "    name: two\n"
         "    command: uvx\n"
@@ -256,13 +253,22 @@ def test_anchors_and_merge_keys(tmp_path: Path) -> None:
         ("two", "uvx"),
     ]
     # A merged key has the line where it is written (the anchor); an own key its own line.
-    assert config.line_of("tools", 0, "command") == 4
-    assert config.line_of("tools", 1, "command") == 10
-    assert config.line_of("tools", 1, "name") == 9
-    # The anchor holder is an unknown key to HoloDeck 0.6: a warning, not a failure.
-    assert config.warnings == [
-        f"{path}:4: x-server: unknown key (HoloDeck 0.6 rejects the file); kept as is"
-    ]
+    assert config.line_of("tools", 1, "description") == 5
+    assert config.line_of("tools", 1, "command") == 8
+    assert config.line_of("tools", 1, "name") == 7
+    assert config.warnings == []
+    # An anchor held by a key of its own is an unknown key to HoloDeck, which refuses the file.
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
+        "x-server: &server {type: mcp, command: npx, description: shared}\n"
+        "tools:\n  - <<: *server\n    name: one\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_agent(path, environ={}, dotenv_files=[], global_configs=[])
+    assert caught.value.one_line() == (
+        f"{path}:4: x-server: unknown key; HoloDeck refuses a file with a key its agent schema "
+        "lacks"
+    )
 
 
 def test_repr_shows_no_secret(full: AgentConfig) -> None:

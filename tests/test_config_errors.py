@@ -46,6 +46,11 @@ def fixture_error(name: str) -> str:
             "top_k, similarity_threshold, always_include, always_include_top_n_used, "
             "search_method",
         ),
+        (
+            "unknown_top_level_key.yaml",
+            "8: tool_filtring: unknown key (did you mean 'tool_filtering'?); HoloDeck refuses a "
+            "file with a key its agent schema lacks",
+        ),
         ("wrong_type.yaml", "12: tools[0].request_timeout: expected an integer, got 'soon'"),
         (
             "missing_var.yaml",
@@ -281,18 +286,25 @@ def test_lines_stay_right_when_a_value_holds_newlines(tmp_path: Path) -> None:
     assert (err.line, err.field) == (6, "tool_filtering.top_k")
 
 
-def test_a_misspelled_top_level_key_suggests_the_known_one(tmp_path: Path) -> None:
+def test_a_misspelled_top_level_key_is_an_error_with_the_known_one(tmp_path: Path) -> None:
+    """HoloDeck's Agent forbids unknown keys: the file does not load there, and here the tuning
+    would have taken HoloDeck's defaults for the block the user meant to write."""
     path = tmp_path / "agent.yaml"
     path.write_text(
         "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"
         "tool_filterring:\n  top_k: 3\nmisc: 1\n"
     )
-    warnings = load_agent(path, environ={}, dotenv_files=[], global_configs=[]).warnings
-    assert any(
-        w.startswith(f"{path}:4: tool_filterring: unknown key (did you mean 'tool_filtering'?)")
-        for w in warnings
+    message = str(error_of(path))
+    assert message == (
+        f"{path}:4: tool_filterring: unknown key (did you mean 'tool_filtering'?); HoloDeck "
+        "refuses a file with a key its agent schema lacks (and 1 more problem)"
     )
-    assert any(w.startswith(f"{path}:6: misc: unknown key (HoloDeck") for w in warnings)
+    path.write_text(
+        "name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\nmisc: 1\n"
+    )
+    assert str(error_of(path)) == (
+        f"{path}:4: misc: unknown key; HoloDeck refuses a file with a key its agent schema lacks"
+    )
 
 
 def test_a_missing_required_key_is_said_at_the_key_that_looks_like_it(tmp_path: Path) -> None:
@@ -309,3 +321,43 @@ def test_a_missing_required_key_is_said_at_the_key_that_looks_like_it(tmp_path: 
     path.write_text("name: a\ninstructions: {inline: hi}\n")  # nothing like it: as before
     with pytest.raises(ConfigError, match=r"model: required key is missing$"):
         load_agent(path, environ={}, dotenv_files=[], global_configs=[])
+
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_configs" / "research-agent.yaml"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tools"],
+        ["snapshot", "-o", "OUT"],
+        ["search", "find papers on retrieval"],
+        ["export"],
+        ["apply", "--dry-run"],
+        ["eval"],
+        ["tune"],
+        ["check"],
+        ["compare"],
+        ["cases", "generate"],
+    ],
+)
+def test_every_command_refuses_a_misspelled_tool_filtering(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """The research agent with ``tool_filtring:``: search used to warn and tune the defaults,
+    check to report it next to findings about a block it did not have."""
+    from workbench.cli import main
+
+    agent = tmp_path / "research-agent.yaml"
+    text = SAMPLE.read_text()
+    agent.write_text(text.replace("\ntool_filtering:", "\ntool_filtring:"))
+    line = text[: text.index("\ntool_filtering:")].count("\n") + 2
+    args = [str(tmp_path / "out.json") if a == "OUT" else a for a in argv]
+    command = args[:2] if args[0] == "cases" else args[:1]
+    assert main([*command, str(agent), *args[len(command) :]]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"holo-tune: error: {agent}:{line}: tool_filtring: unknown key (did you mean "
+        "'tool_filtering'?); HoloDeck refuses a file with a key its agent schema lacks\n"
+    )

@@ -114,6 +114,47 @@ def test_no_block_sends_everything_with_its_cost(tmp_path: Path) -> None:
     assert "no tool_filtering block" in warning.message
 
 
+#: The findings about what the knobs do when the filter runs.
+KNOB_CODES = {
+    "semantic-is-bm25",
+    "scored-as-bm25",
+    "top-n-used-cold-start",
+    "threshold-cuts-nothing",
+    "threshold-cuts-everything",
+    "always-include-unmatched",
+    "always-include-ambiguous",
+    "top-k-no-search",
+}
+
+
+def test_a_filter_that_does_not_run_gets_no_finding_about_its_knobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The research agent without its block used to get "every request carries all 18 tools"
+    and top-n-used-cold-start ("the first 3 catalog tools ride along") side by side."""
+    monkeypatch.setenv("BRAVE_API_KEY", "placeholder")
+    samples = Path(__file__).resolve().parents[1] / "sample_configs"
+    text = (samples / "research-agent.yaml").read_text()
+    agent = tmp_path / "research-agent.yaml"
+    agent.write_text(text[: text.index("\ntool_filtering:") + 1])
+    catalog = str(samples / "research-agent.catalog.json")
+    argv = ["check", str(agent), "--catalog", catalog, "--embedder", "none", "--json"]
+
+    def codes(*more: str) -> set[str]:
+        assert main([*argv, *more]) == 0
+        return {f["code"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+    no_block = codes()
+    assert "filtering-disabled" in no_block and not no_block & KNOB_CODES
+    # Asked for a filter (the flags): its knobs are checked, and nothing says it is off.
+    enabled = codes("--enabled", "true")
+    assert "top-n-used-cold-start" in enabled and "filtering-disabled" not in enabled
+    # A block that is off: the same as none.
+    agent.write_text(text.replace("  enabled: true\n", "  enabled: false\n"))
+    off = codes()
+    assert "filtering-disabled" in off and not off & KNOB_CODES
+
+
 @pytest.mark.parametrize("method", ["semantic", "hybrid"])
 def test_semantic_without_an_embedding_service_is_bm25(tmp_path: Path, method: str) -> None:
     ws = _open(tmp_path, method=method)

@@ -165,6 +165,15 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _partial_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="go on when some servers fail, with the others' tools (each failure is said on "
+        "stderr); without it a failed server stops the command (exit 2)",
+    )
+
+
 def _what_if_flags(p: argparse.ArgumentParser, *, usage: bool = True) -> None:
     if usage:
         p.add_argument(
@@ -215,6 +224,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("search", help=COMMANDS["search"], description=COMMANDS["search"])
     _common(p, embedder=True)
+    _partial_flag(p)
     # Not a mutually exclusive group: argparse cannot intermix options with a positional in one.
     p.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
     p.add_argument("--queries", metavar="FILE", help="a file of queries, one a line (or QUERY)")
@@ -227,6 +237,7 @@ def build_parser() -> Parsers:
         "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=export_epilog()
     )
     _common(p)
+    _partial_flag(p)
     _setting_flags(p)
     g = p.add_argument_group(
         f"deferred-loading runtimes (--runtime {', '.join(searching_runtimes())})"
@@ -255,6 +266,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
     g = p.add_argument_group("another engine (README, The strategy lab)")
@@ -278,6 +290,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     p.add_argument("--max-tokens", type=int, metavar="N", help="budget: mean tokens sent")
     p.add_argument("--min-reduction", type=float, metavar="R", help="budget: token reduction")
@@ -303,6 +316,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
@@ -311,6 +325,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])
     _common(p, embedder=True)
+    _partial_flag(p)
     _cases_flag(p)
     p.add_argument(
         "--runtimes",

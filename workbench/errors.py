@@ -55,6 +55,10 @@ class CatalogError(InputError):
     """A catalog snapshot does not load."""
 
 
+class ServersFailed(HoloTuneError):
+    """Servers did not answer, so a command would rank or measure a partial catalog."""
+
+
 class WriteBackError(HoloTuneError):
     """Write-back refused (file changed on disk, invalid value, ...). Nothing was written."""
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from textual.widgets import Button, Input, Label, Select, Switch
-from tui_helpers import ENV, SAMPLES, broken_server_app, research_app, shown
+from tui_helpers import ENV, SAMPLES, broken_server_app, research_app, shown, snapshot_app
 
 from workbench.catalog import ServerStatus
 from workbench.config import load_agent
@@ -323,12 +324,38 @@ async def test_a_failed_server_shows_its_error_while_the_others_work(tmp_path: P
         await settle(pilot)
         panel = app.screen.query_one(ServersPanel)
         states = {s.name: s.state for s in panel.statuses}
-        assert states == {"memory": "snapshot", "missing": "error", "filesystem": "snapshot"}
+        assert states == {"memory": "ok", "missing": "error", "filesystem": "ok"}
         lines = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
         missing = next(line for line in lines if "missing" in line)
         assert missing.startswith("✗") and "holo-tune-no-such-server" in missing
         header = str(app.screen.query_one("#header").render())
         assert "2/3 servers ok" in header and "10 tools" in header
+
+
+async def test_a_server_the_snapshot_lacks_is_shown_as_such_and_never_started(
+    tmp_path: Path, tag: str, find_processes: Callable[[str], list[int]]
+) -> None:
+    """--catalog starts no process: `missing` is listed "not in the snapshot", left out of the
+    catalog, and `r` does not start it either."""
+    app = snapshot_app(tmp_path, tag)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(ServersPanel)
+        states = {s.name: s.state for s in panel.statuses}
+        assert states == {"memory": "snapshot", "missing": "absent", "filesystem": "snapshot"}
+        lines = [str(panel.get_option_at_index(i).prompt) for i in range(panel.option_count)]
+        assert "○ missing  not in the snapshot" in lines
+        header = str(app.screen.query_one("#header").render())
+        assert "2/3 servers ok" in header and "10 tools" in header
+        lab = _dashboard(app).lab
+        assert lab is not None and not lab.workspace.catalog.tools_of("missing")
+        panel.focus()
+        panel.highlighted = [s.name for s in panel.statuses].index("missing")
+        await pilot.press("r")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("starts no server" in m for m in messages), messages
+        assert find_processes(tag) == []
 
 
 def _bill_rows(bars: TokenBars) -> dict[str, tuple[int, int]]:

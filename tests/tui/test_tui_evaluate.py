@@ -97,7 +97,7 @@ async def test_server_log_and_reconnect_of_a_failed_server(tmp_path: Path) -> No
         await pilot.press("r")
         await settle(pilot)
         states = {s.name: s.state for s in panel.statuses}
-        assert states == {"memory": "snapshot", "missing": "error", "filesystem": "snapshot"}
+        assert states == {"memory": "ok", "missing": "error", "filesystem": "ok"}
         assert "2/3 servers ok" in shown(app.screen.query_one("#header"))
 
 

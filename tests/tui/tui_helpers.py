@@ -105,9 +105,46 @@ def runtime_app(agent: Path, runtime: str | None = None) -> HoloTuneApp:
     return HoloTuneApp(options)
 
 
+SERVERS = REPO / "tests" / "servers"
+
+
+def _broken_agent(tmp_path: Path, missing: str) -> Path:
+    """broken-server.yaml's layout: ``memory`` (9 tools) and ``filesystem`` (1 tool), real test
+    servers over stdio, around ``missing`` (an MCP entry whose ``command:`` line is given)."""
+    server = json.dumps(str(SERVERS / "toolserver.py"))
+
+    def entry(name: str, tools: int) -> str:
+        return (
+            f"  - name: {name}\n    type: mcp\n    description: test server {name}\n"
+            f"    command: {json.dumps(sys.executable)}\n"
+            f"    args: [{server}, '--tools', '{tools}']\n"
+        )
+
+    agent = tmp_path / "broken-server.yaml"
+    agent.write_text(
+        "name: broken-server\nmodel:\n  provider: openai\n  name: gpt-4o\n"
+        "instructions:\n  inline: You remember things and read files.\ntools:\n"
+        + entry("memory", 9)
+        + f"  - name: missing\n    type: mcp\n    description: not installed\n{missing}"
+        + entry("filesystem", 1)
+    )
+    return agent
+
+
 def broken_server_app(tmp_path: Path) -> HoloTuneApp:
-    """broken-server.yaml: memory and filesystem from a snapshot, `missing` really started (its
-    command does not exist, so it fails)."""
+    """memory and filesystem answer, `missing` is really started and fails (its command does not
+    exist)."""
+    agent = _broken_agent(tmp_path, "    command: holo-tune-no-such-server\n")
+    return HoloTuneApp(Options(agent=agent, timeout=20, environ=ENV))
+
+
+def snapshot_app(tmp_path: Path, tag: str) -> HoloTuneApp:
+    """The broken-server layout on a snapshot of memory and filesystem: `missing` (a server that
+    would hang, tagged with ``tag``) is not in it, so it is left out and never started."""
+    hang = json.dumps([str(SERVERS / "misbehaving.py"), "hang", "--tag", tag])
+    agent = _broken_agent(
+        tmp_path, f"    command: {json.dumps(sys.executable)}\n    args: {hang}\n"
+    )
     research = json.loads((SAMPLES / "research-agent.catalog.json").read_text())
     snapshot = {
         "holo_tune_catalog": 1,
@@ -129,8 +166,6 @@ def broken_server_app(tmp_path: Path) -> HoloTuneApp:
     }
     catalog = tmp_path / "broken.catalog.json"
     catalog.write_text(json.dumps(snapshot))
-    agent = tmp_path / "broken-server.yaml"
-    shutil.copyfile(SAMPLES / "broken-server.yaml", agent)
     return HoloTuneApp(Options(agent=agent, catalog=catalog, timeout=20, environ=ENV))
 
 

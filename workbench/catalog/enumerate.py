@@ -1,10 +1,12 @@
 """The agent's catalog: start its MCP servers (or replay a snapshot) and build the runtime's view.
 
-With a snapshot (``catalog_file``) a server named in the file stands in for the agent's MCP entry
-of the same name (no process is started, state ``snapshot``); servers the agent does not have are
-added after the agent's own, in file order (with a catalog note and warning when the agent has MCP
-entries of its own: the snapshot may be another agent's); the agent's other MCP entries are still
-started.
+With a snapshot (``catalog_file``) no process is ever started: a server named in the file stands
+in for the agent's MCP entry of the same name (state ``snapshot``); servers the agent does not
+have are added after the agent's own, in file order (with a catalog note and warning when the
+agent has MCP entries of its own: the snapshot may be another agent's); the agent's MCP entries
+the file lacks are left out (state ``absent``, a catalog note and warning each).
+:func:`alist_agent_tools` can still start the entries its snapshot lacks (``start_absent``): the
+dashboard lists one server again that way, the others standing in with what they listed.
 
 A slow server need not hold up the others: ``on_partial`` is given the catalog built so far
 (local tools, replayed servers and every server that has answered, always in the runtime's
@@ -29,7 +31,7 @@ from typing import Any
 import anyio
 
 from workbench.catalog.build import ServerListing, build_catalog
-from workbench.catalog.models import Catalog, ServerStatus
+from workbench.catalog.models import NOT_IN_SNAPSHOT, Catalog, ServerStatus
 from workbench.catalog.snapshot import load_snapshot
 from workbench.catalog.specs import AgentTools, McpServerSpec, specs_from_agent
 
@@ -54,6 +56,11 @@ def _replayed(name: str, transport: str, tools: list[dict[str, Any]]) -> ServerL
     return ServerListing(status=status, tools=tools)
 
 
+def _absent(spec: McpServerSpec) -> ServerListing:
+    status = ServerStatus(spec.name, spec.transport, state="absent", error=NOT_IN_SNAPSHOT)
+    return ServerListing(status=status)
+
+
 async def alist_agent_tools(
     tools: AgentTools,
     *,
@@ -63,14 +70,20 @@ async def alist_agent_tools(
     log_dir: Path | None = None,
     concurrent: bool = True,
     on_partial: PartialCallback | None = None,
+    start_absent: bool = True,
 ) -> Catalog:
-    """The catalog of already-read tool entries (what :func:`aload_catalog` does after loading)."""
+    """The catalog of already-read tool entries (what :func:`aload_catalog` does after loading).
+
+    The MCP entries ``snapshot`` lacks are started, unless ``start_absent`` is False: then they
+    are ``absent`` and nothing is started."""
     snapshot = snapshot or {}
     mcp = tools.mcp()
     replayed = {
         spec.name: _replayed(spec.name, spec.transport, snapshot[spec.name])
-        for spec in mcp
         if spec.name in snapshot
+        else _absent(spec)
+        for spec in mcp
+        if spec.name in snapshot or not start_absent
     }
     own = {spec.name for spec in mcp}
     extra = [_replayed(name, "snapshot", t) for name, t in snapshot.items() if name not in own]
@@ -180,6 +193,7 @@ async def aload_catalog(
         on_status=on_status,
         log_dir=log_dir,
         on_partial=on_partial,
+        start_absent=snapshot is None,
     )
     # An agent with no MCP entry of its own takes the whole catalog from the snapshot (the data
     # sets' layout); otherwise a server it does not declare may be a snapshot of another agent.
@@ -193,6 +207,15 @@ async def aload_catalog(
         )
         catalog.notes.append(note)
         catalog.warnings.append(note)
+    where = getattr(agent, "path", "the agent")
+    for server in catalog.servers:
+        if server.state == "absent":
+            note = (
+                f"{catalog_file}: server {server.name} of {where} is not in the snapshot: its "
+                "tools are left out (--catalog starts no server)"
+            )
+            catalog.notes.append(note)
+            catalog.warnings.append(note)
     return catalog
 
 

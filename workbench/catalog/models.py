@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 ToolKind = Literal["mcp", "vectorstore", "hierarchical_document", "function"]
-ServerState = Literal["pending", "connecting", "ok", "error", "snapshot", "local"]
+#: ``absent``: an MCP entry of the agent that the replayed snapshot lacks (never started).
+ServerState = Literal["pending", "connecting", "ok", "error", "snapshot", "local", "absent"]
+#: The ``error`` of an ``absent`` server.
+NOT_IN_SNAPSHOT = "not in the snapshot"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,8 @@ import fnmatch
 import sys
 from pathlib import Path
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Tool
-from workbench.commands.common import warn, warn_catalog
+from workbench.commands.common import open_catalog, warn
 from workbench.config import load_agent
 from workbench.errors import InputError
 from workbench.evaluate.casesource import default_cases_path
@@ -49,11 +48,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in agent.warnings:
         warn(warning)
     endpoint = resolve_endpoint(args.llm, agent.agent.model, agent.env or None)
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    for server in catalog.servers:
-        if server.state == "error":
-            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    catalog = open_catalog(args, agent, refuse=False)
     tools = pick_tools(list(catalog.tools), args.tools)
     if not tools:
         raise InputError(f"no tool matches {args.tools!r}", field="--tools")

@@ -17,17 +17,15 @@ import argparse
 import sys
 from collections import Counter
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
+    open_command_workspace,
     print_json,
     runtime_of,
     setting_from_args,
     use_color,
-    warn_catalog,
 )
 from workbench.commands.eval import read_cases
 from workbench.commands.tune import measure_what_ifs
-from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed
 from workbench.evaluate.cases import CaseSet
@@ -39,7 +37,7 @@ from workbench.evaluate.tuner import Budget
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage
-from workbench.workspace import Workspace, build_workspace
+from workbench.workspace import Workspace
 
 _COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _RESET = "\x1b[0m"
@@ -52,10 +50,7 @@ def open_checked(args: argparse.Namespace) -> Workspace:
     HoloDeck does not start is started anyway; both are errors among the findings (HoloDeck would
     refuse the file), with the file, line and variable or command as evidence.
     """
-    agent = load_agent(args.agent, missing_env="warn")
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
+    return open_command_workspace(args, agent_warnings=False)
 
 
 def check_cases(

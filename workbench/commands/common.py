@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from pydantic import ValidationError
 
-from workbench.catalog.models import Catalog
-from workbench.config import AgentConfig
+from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.models import Catalog, ServerStatus
+from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.validation import problems
-from workbench.errors import InputError, WriteBackError
+from workbench.errors import InputError, ServersFailed, WriteBackError
 from workbench.progress import ProgressLine
 from workbench.runtime import Change, RuntimeInfo, check_writable, detect_runtime
 from workbench.search.selection import match_always_include
@@ -22,6 +23,7 @@ from workbench.search.selection import match_always_include
 if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.search_queries import SearchQueries
+    from workbench.workspace import Workspace
 
 #: Fallback notes of ``--llm`` printed before "... and N more".
 NOTES_SHOWN = 10
@@ -85,6 +87,64 @@ def warn_catalog(catalog: Catalog, stream: TextIO | None = None) -> None:
     """The catalog's load-time warnings (a snapshot's servers the agent lacks) on stderr."""
     for warning in catalog.warnings:
         warn(warning, stream)
+
+
+def failed_servers(catalog: Catalog) -> list[ServerStatus]:
+    """The servers that were started and did not list their tools."""
+    return [server for server in catalog.servers if server.state == "error"]
+
+
+def report_failed(catalog: Catalog, stream: TextIO | None = None) -> None:
+    """One warning line per server that failed, with why (its tools are not in the catalog)."""
+    for server in failed_servers(catalog):
+        warn(f"server {server.name} failed ({server.error}); its tools are left out", stream)
+
+
+def refuse_partial(catalog: Catalog, *, allow_partial: bool) -> None:
+    """Stop a command that ranks or measures on a catalog some servers are missing from (exit 2):
+    always when no source answered at all; when some failed, unless ``--allow-partial``."""
+    if catalog.servers and not any(server.ok for server in catalog.servers):
+        raise ServersFailed("no server answered: there are no tools to rank")
+    failed = [server.name for server in failed_servers(catalog)]
+    if failed and not allow_partial:
+        raise ServersFailed(
+            f"{len(failed)} of {len(catalog.servers)} servers failed ({', '.join(failed)}): "
+            "their tools would be missing from every figure; --allow-partial ranks the others"
+        )
+
+
+def open_catalog(
+    args: argparse.Namespace,
+    agent: AgentConfig,
+    *,
+    refuse: bool = True,
+    stream: TextIO | None = None,
+) -> Catalog:
+    """The agent's catalog for a command (``--catalog``, ``--timeout``): the catalog's warnings
+    and each failed server on stderr, then, with ``refuse``, :func:`refuse_partial`
+    (``--allow-partial``). Every command that lists the servers goes through here."""
+    catalog = load_catalog(
+        agent, catalog_file=getattr(args, "catalog", None), timeout=getattr(args, "timeout", None)
+    )
+    warn_catalog(catalog, stream)
+    report_failed(catalog, stream)
+    if refuse:
+        refuse_partial(catalog, allow_partial=getattr(args, "allow_partial", False))
+    return catalog
+
+
+def open_command_workspace(args: argparse.Namespace, *, agent_warnings: bool = True) -> Workspace:
+    """The workspace of a command that ranks or measures: the agent (a missing ``${VAR}`` is a
+    warning: ranking needs the tools, not the servers' secrets; with ``agent_warnings`` the
+    loader's warnings on stderr), :func:`open_catalog`, then the tokens, embedder and engine."""
+    from workbench.workspace import build_workspace
+
+    agent = load_agent(args.agent, missing_env="warn")
+    if agent_warnings:
+        for warning in agent.warnings:
+            warn(warning)
+    catalog = open_catalog(args, agent)
+    return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 
 
 def use_color(stream: TextIO | None = None) -> bool:

@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from workbench.commands.common import print_json, runtime_of, warn_catalog, with_runtime
+from workbench.commands.common import print_json, runtime_of, with_runtime
 from workbench.commands.eval import open_for_cases, with_source
 from workbench.errors import InputError
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text, stages
@@ -89,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "llm", None) is not None and not getattr(args, "runtimes", False):
         raise InputError("goes with --runtimes (the deferred-loading rows)", field="--llm")
     ws, cases = open_for_cases(args)
-    warn_catalog(ws.catalog)
     if getattr(args, "runtimes", False):
         from workbench.commands.compare_runtimes import run_runtimes
 

@@ -16,18 +16,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
+    open_command_workspace,
     print_json,
     runtime_of,
     search_queries,
     setting_from_args,
     warn,
-    warn_catalog,
     warn_unmatched,
     with_runtime,
 )
-from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
 from workbench.evaluate.cases import CaseSet, resolve_cases
@@ -50,7 +48,7 @@ from workbench.evaluate.query_findings import QueryReader
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
-from workbench.workspace import Workspace, build_workspace
+from workbench.workspace import Workspace
 
 #: Warning lines about unknown names printed before "... and N more".
 WARNINGS_SHOWN = 10
@@ -63,12 +61,7 @@ def open_agent(args: argparse.Namespace) -> Workspace:
     Measuring needs the tools, not the servers' credentials (and with ``--catalog`` no server is
     started at all), so as ``tools`` does, a missing ``${VAR}`` gets a placeholder and a warning.
     """
-    agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent.warnings:
-        warn(warning)
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
+    return open_command_workspace(args)
 
 
 def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
@@ -76,9 +69,6 @@ def open_for_cases(args: argparse.Namespace) -> tuple[Workspace, CaseSet]:
     :mod:`workbench.evaluate.casesource` (``--cases``, the agent's test_cases, the cases file
     beside it); which one was used is said on stderr and kept as ``cases.source``."""
     ws = open_agent(args)
-    for server in ws.catalog.servers:
-        if server.state == "error":
-            warn(f"server {server.name} failed ({server.error}); its tools are left out")
     _, cases = read_cases(ws, getattr(args, "cases", None), required=True)
     assert cases is not None  # required: none is an InputError
     return ws, cases

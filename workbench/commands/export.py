@@ -13,9 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
-from workbench.commands.common import runtime_of, setting_from_args, warn, warn_catalog
+from workbench.commands.common import open_catalog, runtime_of, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import start_setting
@@ -55,11 +54,7 @@ def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
 
 def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
     """A runtime's own tool configuration for the agent's catalog, ``--keep`` tools loaded."""
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    for server in catalog.servers:
-        if server.state == "error":
-            warn(f"server {server.name} failed ({server.error}); its tools are left out")
+    catalog = open_catalog(args, agent)
     config = runtime.plugin.tool_config(agent, catalog, kept_names(args, catalog), args.variant)
     if config is None:
         raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")

@@ -16,18 +16,16 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from workbench.catalog.enumerate import load_catalog
 from workbench.commands.common import (
+    open_command_workspace,
     print_json,
     runtime_of,
     setting_from_args,
     use_color,
     warn,
-    warn_catalog,
     warn_unmatched,
     with_runtime,
 )
-from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.evaluate.diagnostics import Finding
@@ -36,7 +34,7 @@ from workbench.limits import read_input
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
-from workbench.workspace import Workspace, build_workspace
+from workbench.workspace import Workspace
 
 #: Rows the human table shows without ``--limit`` (at least: more when the cut is further down).
 DEFAULT_ROWS = 15
@@ -102,19 +100,14 @@ def findings_lines(findings: list[Finding]) -> str:
 
 def open_for_search(args: argparse.Namespace) -> Workspace:
     """The workspace (agent, catalog, tokens, embedder, engine), composed by
-    :func:`workbench.workspace.build_workspace` as for every command; a missing ``${VAR}`` only
-    warns.
+    :func:`~workbench.commands.common.open_command_workspace` as for every command that ranks (a
+    failed server stops it unless ``--allow-partial``); a missing ``${VAR}`` only warns.
 
     Ranking needs no secret that the catalog does not: like ``tools``, a missing variable becomes
     a warning, and an embedder that needs the key says so itself. Tool embeddings go through the
     user's disk cache, so a second search over the same catalog embeds only the query.
     """
-    agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent.warnings:
-        warn(warning)
-    catalog = load_catalog(agent, catalog_file=args.catalog, timeout=args.timeout)
-    warn_catalog(catalog)
-    return build_workspace(agent, catalog, embedder_spec=args.embedder)
+    return open_command_workspace(args)
 
 
 def read_queries(path: str) -> list[str]:

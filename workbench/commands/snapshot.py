@@ -14,7 +14,7 @@ import argparse
 
 from workbench.catalog import save_snapshot
 from workbench.catalog.snapshot import check_target
-from workbench.commands.common import warn
+from workbench.commands.common import failed_servers
 from workbench.commands.tools import list_agent
 
 
@@ -23,9 +23,7 @@ def run(args: argparse.Namespace) -> int:
     listed = list_agent(args)
     catalog = listed.catalog
     path = save_snapshot(catalog, args.output)
-    failed = [s for s in catalog.servers if not s.ok]
-    for server in failed:
-        warn(f"{server.name}: {server.error} (not in the snapshot)")
+    failed = failed_servers(catalog)  # each named on stderr by list_agent
     servers = len(catalog.listings)
     tools = sum(len(t) for t in catalog.listings.values())
     print(f"wrote {path}: {servers} server(s), {tools} MCP tool(s)")

@@ -5,9 +5,10 @@ state, then every tool in the runtime's order with its token count, then the tot
 and whether the count is exact for the agent's model.
 
 Exit status: 0 when the catalog was listed, even if some servers failed (each failure is shown
-with its cause, and in ``--json`` as ``status: "error"``: the rest of the catalog is still
-useful); 2 for bad input (agent file, snapshot, flags). A missing ``${VAR}`` is only a warning
-here: listing tools needs no secret, and the server that needed it says so if it fails.
+with its cause, in the table or in ``--json`` as ``status: "error"``, and one line on stderr: the
+rest of the catalog is still useful, and this is the command that says why a server failed); 2
+for bad input (agent file, snapshot, flags). A missing ``${VAR}`` is only a warning here: listing
+tools needs no secret, and the server that needed it says so if it fails.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from workbench.catalog import Catalog, load_catalog
+from workbench.catalog import Catalog
 from workbench.commands.common import (
+    open_catalog,
     print_json,
     runtime_of,
     use_color,
     warn,
-    warn_catalog,
     with_runtime,
 )
 from workbench.config import AgentConfig, load_agent
@@ -45,10 +46,7 @@ def list_agent(args: argparse.Namespace, *, err: TextIO | None = None) -> Listed
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent.warnings:
         warn(warning, err)
-    catalog = load_catalog(
-        agent, catalog_file=getattr(args, "catalog", None), timeout=getattr(args, "timeout", None)
-    )
-    warn_catalog(catalog, err)
+    catalog = open_catalog(args, agent, refuse=False, stream=err)
     model = agent.agent.model
     return Listed(agent, catalog, token_table(catalog, str(model.provider), model.name))
 

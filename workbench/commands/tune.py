@@ -19,7 +19,6 @@ from workbench.commands.common import (
     refuse_unwritable,
     runtime_of,
     warn,
-    warn_catalog,
     with_runtime,
 )
 from workbench.commands.eval import describe, metric_line, open_for_cases, with_source
@@ -46,7 +45,6 @@ def run(args: argparse.Namespace) -> int:
     if getattr(args, "min_hit", None) is not None and not 0.0 <= args.min_hit <= 1.0:
         raise InputError("must be between 0 and 1", field="--min-hit")
     ws, cases = open_for_cases(args)
-    warn_catalog(ws.catalog)
     runtime = runtime_of(args, ws.agent)
     plugin = runtime.plugin
     if getattr(args, "usage", None):

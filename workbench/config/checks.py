@@ -9,7 +9,7 @@ rule is reported with its line so the user knows the runtime will refuse or skip
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -56,13 +56,21 @@ def soften(data: dict[str, Any], fallback_name: str) -> tuple[dict[str, Any], li
             )
             cleaned.pop(key)
     found.extend(_instructions(data, cleaned))
+    return cleaned, found
+
+
+def unknown_top_level(data: Mapping[str, Any]) -> list[Problem]:
+    """Top-level keys HoloDeck's ``Agent`` does not have: it forbids them, so HoloDeck refuses
+    the file (``openai``, the 0.7+ block, is read as such). A misspelled ``tool_filtering``
+    would otherwise tune HoloDeck's defaults instead of the block the user wrote."""
+    found = []
     for key in data:
         if key not in KNOWN_TOP_LEVEL and key != "openai":
             close = difflib.get_close_matches(key, sorted(KNOWN_TOP_LEVEL), n=1, cutoff=0.8)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            cause = f"unknown key{hint} (HoloDeck 0.6 rejects the file); kept as is"
+            cause = f"unknown key{hint}; HoloDeck refuses a file with a key its agent schema lacks"
             found.append(Problem((key,), cause, _REJECTS))
-    return cleaned, found
+    return found
 
 
 def _instructions(data: dict[str, Any], cleaned: dict[str, Any]) -> Iterator[Problem]:

@@ -148,11 +148,15 @@ def _load(
     if cases_file is not None:
         cleaned.pop(KEY)
         cleaned["test_cases"] = cases_file.cases
+    unknown = checks.unknown_top_level(data)
     try:
         agent = Agent.model_validate(cleaned)
     except ValidationError as err:
         found = [_misspelled(p, data) for p in problems(Agent, err.errors())]
-        raise source.where.error(found) from None
+        named = {p.path for p in found}
+        raise source.where.error([*found, *(p for p in unknown if p.path not in named)]) from None
+    if unknown:
+        raise source.where.error(unknown)
 
     own, global_rules = _split_global(checks.runtime_rules(agent), agent, added)
     found = [

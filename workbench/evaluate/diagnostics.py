@@ -142,6 +142,8 @@ def diagnose(
         bm25_here=reason() if no_vectors and callable(reason) else None,
     )
     checks = CHECKS if ctx.runtime.reads_tool_filtering else RUNTIME_CHECKS
+    if not ctx.setting.enabled:
+        checks = tuple(check for check in checks if check not in KNOB_CHECKS)
     found = [finding for check in checks for finding in check(ctx)]
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
@@ -518,6 +520,16 @@ CHECKS: tuple[Check, ...] = (
     check_always_include,
     check_top_k,
     check_catalog,
+)
+#: What the knobs will do when the filter runs: said of a filter that is off (no block, or
+#: ``enabled: false``) they would contradict "every request carries every tool".
+KNOB_CHECKS: tuple[Check, ...] = (
+    check_embedding_service,
+    check_scored_here,
+    check_top_n_used,
+    check_threshold,
+    check_always_include,
+    check_top_k,
 )
 #: What applies when the runtime does not read ``tool_filtering`` (HoloDeck 0.7, the deferred
 #: runtimes): the knobs' checks would describe a filter that never runs.

@@ -81,6 +81,12 @@ class ServerSession:
         if lab is None or status.state == "local":
             self.host.notify(f"{name} has nothing to list again.", title="reconnect")
             return
+        if self.options.catalog is not None:
+            self.host.notify(
+                f"{name} is not listed again: --catalog replays a snapshot and starts no server.",
+                title="reconnect",
+            )
+            return
         self.host.notify(f"Listing {name} again…", title="reconnect")
         self._list(self._relist(name, lab.workspace.catalog), f"list {name}'s tools")
 

@@ -1,5 +1,6 @@
 """Every tool source and how its listing went: a spinner while connecting, the tool count and
-tokens when ok, the error when it failed. ``l`` opens the server's log, ``r`` reconnects it."""
+tokens when ok, the error when it failed, "not in the snapshot" for an entry ``--catalog`` lacks.
+``l`` opens the server's log, ``r`` reconnects it."""
 
 from __future__ import annotations
 
@@ -32,6 +33,11 @@ def server_line(status: ServerStatus, tokens: int | None, frame: int = 0) -> Tex
         text.append("✗ ", style="bold red")
         text.append(status.name, style="red")
         text.append(f"  {status.error or 'failed'}", style="dim red")
+        return text
+    if status.state == "absent":
+        text.append("○ ", style="dim")
+        text.append(status.name, style="dim")
+        text.append(f"  {status.error}", style="dim")
         return text
     mark = {"ok": "●", "snapshot": "◆", "local": "■"}.get(status.state, "●")
     text.append(f"{mark} ", style="green")
