@@ -17,8 +17,6 @@ is edited as text, never re-dumped from loaded data).
 from __future__ import annotations
 
 import difflib
-import hashlib
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,7 +29,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
 from workbench.config.writeback_allowlist import AllowlistPlan
-from workbench.config.writeback_io import atomic_write
+from workbench.config.writeback_io import apply_bytes, backup_path
 from workbench.config.writeback_render import (
     BLOCK_NAME,
     Style,
@@ -103,12 +101,6 @@ def start_setting(filtering: ToolFiltering | None) -> ToolFiltering:
     return filtering if filtering is not None else DEFAULT_FILTERING.with_(enabled=True)
 
 
-def backup_path(path: str | Path) -> Path:
-    """Where :func:`apply_plan` keeps the previous file: ``AGENT.yaml.bak`` next to it."""
-    path = Path(path)
-    return path.with_name(path.name + ".bak")
-
-
 def plan_write(
     path: str | Path,
     setting: ToolFiltering | Mapping[str, Any],
@@ -137,7 +129,7 @@ def _plan(
     name = str(path)
     checked = validated(setting, name)
     old = _read(path)
-    if original is not None and _digest(original) != _digest(old):
+    if original is not None and original != old:
         raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
     text = _decode(old, name)
     # libyaml does not count a byte order mark in its marks: the splice works on the text after
@@ -223,35 +215,12 @@ def _has_merge_key(node: Node) -> bool:
 
 
 def apply_plan(plan: WritePlan | AllowlistPlan, *, backup: bool = True) -> Path | None:
-    """Write ``plan`` atomically; returns the backup's path (None: no backup, or no change).
-
-    Refused (WriteBackError, nothing written) when the file on disk is no longer the one the plan
-    was made from. A symbolic link is followed: the file it points to is replaced, the link stays.
-    """
+    """Write ``plan`` (:func:`~workbench.config.writeback_io.apply_bytes`: atomic, a backup,
+    the file's mode kept, through a symbolic link; refused when the file changed on disk since
+    the plan was made); returns the backup's path (None: no backup, or no change)."""
     if not plan.changed:
         return None
-    name = str(plan.path)
-    target = plan.path.resolve()
-    try:
-        now = target.read_bytes()
-        mode = os.stat(target).st_mode & 0o7777
-    except OSError as err:
-        raise WriteBackError(f"{name}: cannot read: {err.strerror}; nothing written") from None
-    if _digest(now) != plan.old_digest:
-        raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
-    saved = backup_path(plan.path) if backup else None
-    if saved is not None:
-        try:
-            atomic_write(saved, plan.old, mode=mode)
-        except OSError as err:
-            raise WriteBackError(
-                f"{name}: cannot write its backup {saved}: {err.strerror}; file unchanged"
-            ) from None
-    try:
-        atomic_write(target, plan.new, mode=mode)
-    except OSError as err:
-        raise WriteBackError(f"{name}: cannot write: {err.strerror}; file unchanged") from None
-    return saved
+    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
 
 
 def validated(setting: ToolFiltering | Mapping[str, Any], name: str) -> ToolFiltering:
@@ -264,10 +233,6 @@ def validated(setting: ToolFiltering | Mapping[str, Any], name: str) -> ToolFilt
         key = ".".join(str(part) for part in first["loc"]) or "setting"
         cause = f"{first['msg']} (got {first.get('input')!r}); nothing written"
         raise WriteBackError(where(name, None, f"{BLOCK_NAME}.{key}", cause)) from None
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _read(path: Path) -> bytes:

@@ -1,11 +1,80 @@
-"""Atomic file replacement: a reader sees the old file or the new one, never half of either."""
+"""Writing a planned file, one way for every writer (the block, 0.7 allowlists, ``.mcp.json``,
+the runtimes' own configuration files, the cases store).
+
+:func:`atomic_write` replaces a file so that a reader sees the old one or the new one, never half
+of either. :func:`apply_bytes` is the one apply every plan goes through: it refuses a file that
+changed since it was read, keeps a backup of the old bytes, keeps the file's permission bits,
+writes through a symbolic link to the file it points to (the link stays a link), and gives a new
+file the mode ``open()`` would (the umask's).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+from workbench.errors import WriteBackError
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+#: What a new file gets (the temporary file is 0600): read once, at import, as the umask can only
+#: be read by setting it.
+NEW_FILE_MODE = 0o666 & ~_umask()
+
+
+def backup_path(path: str | Path) -> Path:
+    """Where a write keeps the previous file: ``NAME.bak`` next to it."""
+    path = Path(path)
+    return path.with_name(path.name + ".bak")
+
+
+def digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def apply_bytes(path: Path, old: bytes | None, new: bytes, *, backup: bool = True) -> Path | None:
+    """Write ``new`` over ``path``, which held ``old`` when the plan was made (None: it did not
+    exist); returns the backup's path (None: no backup, or nothing to write).
+
+    Refused (WriteBackError, nothing written) when the file on disk is no longer ``old``. A
+    symbolic link is followed: the file it points to is replaced, the link stays.
+    """
+    if old == new:
+        return None
+    name = str(path)
+    target = path.resolve()
+    try:
+        now: bytes | None = target.read_bytes()
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError as err:
+        if old is not None:  # it was there when the plan was made
+            raise WriteBackError(f"{name}: cannot read: {err.strerror}; nothing written") from None
+        now, mode = None, NEW_FILE_MODE
+    except OSError as err:
+        raise WriteBackError(f"{name}: cannot read: {err.strerror}; nothing written") from None
+    if digest(now) != digest(old):
+        raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
+    saved = backup_path(path) if backup and old is not None else None
+    if saved is not None and old is not None:
+        try:
+            atomic_write(saved, old, mode=mode)
+        except OSError as err:
+            raise WriteBackError(
+                f"{name}: cannot write its backup {saved}: {err.strerror}; file unchanged"
+            ) from None
+    try:
+        atomic_write(target, new, mode=mode)
+    except OSError as err:
+        raise WriteBackError(f"{name}: cannot write: {err.strerror}; file unchanged") from None
+    return saved
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:

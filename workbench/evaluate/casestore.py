@@ -20,7 +20,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 
+from workbench.config.writeback_io import NEW_FILE_MODE, atomic_write
 from workbench.errors import CasesError
 from workbench.evaluate.cases import YAML_SUFFIXES
 from workbench.limits import read_input
@@ -334,36 +334,15 @@ def _write_jsonl(
     _atomic_write(path, "".join(line for line, _ in keep))
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-#: A new cases file gets what ``open()`` would give it (the temporary file is 0600): read once,
-#: at import, as the umask can only be read by setting it.
-NEW_FILE_MODE = 0o666 & ~_umask()
-
-
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (which
-    keeps its permissions; a new file gets :data:`NEW_FILE_MODE`)."""
+    """Write ``text`` over ``path`` atomically (it keeps its permissions; a new file gets the
+    umask's, as every writer's: :mod:`workbench.config.writeback_io`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
         mode = NEW_FILE_MODE
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode("utf-8"), mode=mode)
 
 
 def _read_text(path: Path, encoding: str = "utf-8-sig") -> str | None:
