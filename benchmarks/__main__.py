@@ -74,11 +74,10 @@ def _print_summary(verdicts: list[Verdict], stream: TextIO) -> bool:
     targets = [v for v in verdicts if v.status in ("held", "MISSED")]
     missed = sum(v.status == "MISSED" for v in targets)
     broken = sum(v.status == "FAILED" for v in verdicts)
-    verdict = (
-        f"{missed} of {len(targets)} targets missed"
-        if missed
-        else f"all {len(targets)} targets held"
-    )
+    count = len(targets)
+    verdict = f"{missed} of {count} targets missed" if missed else f"all {count} targets held"
+    if not count:
+        verdict = "no targets in these benchmarks"
     if broken:
         verdict += f"; {broken} benchmark(s) failed"
     print(verdict, file=stream)

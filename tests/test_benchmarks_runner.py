@@ -95,3 +95,12 @@ def test_a_broken_benchmark_is_in_the_summary(
     assert runner.main([]) == 1
     summary = capsys.readouterr().out.split("== targets")[1]
     assert "bench_broken" in summary and "FAILED" in summary
+
+
+def test_benchmarks_without_targets_say_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _install(monkeypatch, {"bench_a": [{"name": "just measured", "median_s": 0.5}]})
+
+    assert runner.main([]) == 0
+    assert "no targets in these benchmarks" in capsys.readouterr().out
