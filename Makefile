@@ -37,9 +37,15 @@ $(NPM_PREFIX)/.installed: $(NPX_OFFLINE)/package.json $(NPX_OFFLINE)/npx.js
 	npm install --silent --no-audit --no-fund --install-links --prefix $(NPM_PREFIX) $(NPM_SERVERS) ./$(NPX_OFFLINE)
 	touch $@
 
+# After the dashboard (however it exits), how to run holo-tune from a shell: it lives in .venv.
 demo: $(VENV)/.demo-installed servers
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/holo-tune sample_configs/research-agent.yaml \
-		$$([ -n "$$OPENAI_API_KEY" ] || echo --embedder local:all-MiniLM-L6-v2)
+		$$([ -n "$$OPENAI_API_KEY" ] || echo --embedder local:all-MiniLM-L6-v2); \
+	status=$$?; \
+	echo "holo-tune is installed in $(VENV), not on your PATH. In your shell, run"; \
+	echo "  source $(VENV)/bin/activate    # then: holo-tune --help"; \
+	echo "or call $(VENV)/bin/holo-tune directly."; \
+	exit $$status
 
 # The oracle of the search tests: HoloDeck 0.6.40's own tool filter, fetched from PyPI, never committed.
 HOLODECK_WHEEL := holodeck_ai-0.6.40-py3-none-any.whl

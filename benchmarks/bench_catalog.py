@@ -62,7 +62,7 @@ def run() -> list[dict[str, Any]]:
     if NPM_BIN.is_dir():
         os.environ["PATH"] = f"{NPM_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     if not (NPM_BIN / "npx").exists():
-        return [{"name": "enumerate sample agents", "skipped": "run make servers", "ok": True}]
+        return [{"name": "enumerate sample agents", "skipped": "run make servers"}]
     rows: list[dict[str, Any]] = []
     log_dir = Path(tempfile.mkdtemp(prefix="holo-tune-bench-"))
     try:

@@ -88,7 +88,7 @@ async def _labelling(agent: Path, catalog: Path, cases: Path) -> list[float]:
 def run() -> list[dict[str, Any]]:
     bfcl = DATASETS / "bfcl"
     if not (bfcl / "catalog.json").exists():
-        return [{"name": "labels (no tests/data/datasets/bfcl)", "ok": True}]
+        return [{"name": "labels", "skipped": "no tests/data/datasets/bfcl"}]
     with tempfile.TemporaryDirectory() as tmp:
         agent = Path(tmp) / "agent.yaml"
         shutil.copyfile(bfcl / "agent.yaml", agent)
@@ -100,7 +100,7 @@ def run() -> list[dict[str, Any]]:
             "name": "tui space → label mark visible, 1,287 tools",
             "median_s": median,
             "p90_s": sorted(times)[int(len(times) * 0.9)],
-            "target": MARK_TARGET_S,
+            "target": f"< {MARK_TARGET_S * 1000:g} ms",
             "ok": median < MARK_TARGET_S,
         }
     ]

@@ -258,7 +258,7 @@ def reselect_row(
 
 def run() -> list[dict[str, Any]]:
     if not (BFCL / "catalog.json").is_file():
-        return [{"name": "search: tests/data/datasets/bfcl is absent", "ok": False}]
+        return [{"name": "search", "target": "tests/data/datasets/bfcl", "ok": False}]
     bfcl, queries = bfcl_catalog()
     rows = bench_catalog("bfcl", bfcl, queries)
     rows += bench_catalog("synthetic", synthetic_catalog(bfcl), queries)

@@ -24,7 +24,7 @@ from workbench.search.selection import select
 from workbench.search.strategies import ENGINES, AnthropicParams, build_strategy
 from workbench.workspace import Workspace, open_workspace
 
-DATASET = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "bfcl"
+DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets" / "bfcl"
 #: Queries timed per engine, evenly spread over the cases (medians settle well before that).
 QUERIES = 500
 #: Every n-th case for the compare run (bfcl: 236 cases).

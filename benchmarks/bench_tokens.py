@@ -92,7 +92,7 @@ def _warm_once(catalog: Catalog) -> float:
 def run() -> list[dict[str, Any]]:
     path = largest_catalog()
     if path is None:
-        return [{"name": "tokens: no dataset catalog found", "ok": False}]
+        return [{"name": "tokens", "target": "a data set catalog", "ok": False}]
     catalog = load_catalog(path)
     label = f"{path.parent.name}, {len(catalog):,} tools"
 
@@ -115,20 +115,20 @@ def run() -> list[dict[str, Any]]:
             "name": f"tokens cold ({label}, {table.encoding})",
             "median_s": cold_s,
             "tokens_all": table.all,
-            "target": COLD_TARGET_S,
+            "target": f"< {COLD_TARGET_S:g} s",
             "ok": cold_s < COLD_TARGET_S,
         },
         {
             "name": f"tokens warm ({label}, {table.encoding})",
             "median_s": warm_s,
             "ratio": warm_s / cold_s,
-            "target": WARM_TARGET_S,
+            "target": f"< {WARM_TARGET_S:g} s",
             "ok": warm_s < WARM_TARGET_S,
         },
         {
             "name": "tokens total() of a 5-tool selection",
             "median_s": selection_s,
-            "target": SELECTION_TARGET_S,
+            "target": f"< {SELECTION_TARGET_S * 1000:g} ms",
             "ok": selection_s < SELECTION_TARGET_S,
         },
     ]

@@ -144,7 +144,7 @@ def _big_catalog(source: Path, size: int, target: Path) -> Path:
 def run() -> list[dict[str, Any]]:
     bfcl = DATASETS / "bfcl"
     if not (bfcl / "catalog.json").exists():
-        return [{"name": "tui (no tests/data/datasets/bfcl)", "ok": True}]
+        return [{"name": "tui", "skipped": "no tests/data/datasets/bfcl"}]
     agent, catalog = bfcl / "agent.yaml", bfcl / "catalog.json"
     rows: list[dict[str, Any]] = []
     paints = [asyncio.run(_first_paint(agent, catalog)) for _ in range(PAINT_RUNS)]
@@ -154,11 +154,11 @@ def run() -> list[dict[str, Any]]:
         {
             "name": "tui first paint (bfcl snapshot, 1,287 tools)",
             "median_s": paint,
-            "target": FIRST_PAINT_TARGET_S,
+            "target": f"< {FIRST_PAINT_TARGET_S:g} s",
             "ok": paint < FIRST_PAINT_TARGET_S,
         }
     )
-    rows.append({"name": "tui catalog listed and counted (bfcl)", "median_s": listed, "ok": True})
+    rows.append({"name": "tui catalog listed and counted (bfcl)", "median_s": listed})
     with tempfile.TemporaryDirectory() as tmp:
         big = _big_catalog(catalog, 10_000, Path(tmp) / "catalog-10k.json")
         for label, path, target in (("1,287", catalog, KEYSTROKE_TARGET_S), ("10,000", big, None)):
@@ -170,10 +170,8 @@ def run() -> list[dict[str, Any]]:
                 "p90_s": sorted(times)[int(len(times) * 0.9)],
             }
             if target is not None:
-                row["target"] = target
+                row["target"] = f"< {target * 1000:g} ms"
                 row["ok"] = median < target
-            else:
-                row["ok"] = True
             rows.append(row)
     return rows
 

@@ -193,7 +193,7 @@ def _write_snapshot(path: Path, servers: dict[str, Any]) -> Path:
 def test_snapshot_servers_the_agent_lacks_are_added_with_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Added after the agent's own (DESIGN.md, Files), but never silently: a catalog note the
+    """Added after the agent's own (docs/design.md, Files), but never silently: a catalog note the
     dashboard shows, and a warning on stderr from the command line."""
     agent = _fs_agent(tmp_path)
     tool = {"name": "t", "description": "d", "inputSchema": {}}

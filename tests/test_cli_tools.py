@@ -168,7 +168,7 @@ def test_python_servers_sample_opens_offline_from_its_snapshot() -> None:
 
 @pytest.mark.npm
 def test_research_agent_lists_real_servers_in_runtime_order(tmp_path: Path) -> None:
-    """DESIGN's acceptance check: the real Brave and memory servers, with no API key set."""
+    """The design's acceptance check: the real Brave and memory servers, with no API key set."""
     env = {k: v for k, v in os.environ.items() if k != "BRAVE_API_KEY"}
     env.update(NO_COLOR="1", XDG_CACHE_HOME=str(CACHE))
     agent = str(SAMPLES / "research-agent.yaml")

@@ -1,4 +1,4 @@
-"""The core never imports textual (DESIGN.md, Layers): proved in a fresh interpreter."""
+"""The core never imports textual (docs/design.md, Layers): proved in a fresh interpreter."""
 
 from __future__ import annotations
 

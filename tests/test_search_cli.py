@@ -1,4 +1,4 @@
-"""``holo-tune search``: DESIGN.md's JSON, the human table, the loud BM25 line, bad input.
+"""``holo-tune search``: docs/json.md's JSON, the human table, the loud BM25 line, bad input.
 
 The JSON of a data set's agent is checked against HoloDeck's own filter (the oracle) on the kernel
 HoloDeck's own conversion builds from the data set's raw catalog: what the command prints is what

@@ -1,10 +1,11 @@
 """The command line: ``holo-tune AGENT.yaml`` opens the dashboard; subcommands run headless.
 
-The argument surface is the stable contract of DESIGN.md ("Command line"). Each subcommand's work
-lives in ``workbench.commands.<name>.run(args) -> int``; this module only parses and dispatches,
-and turns every :class:`~workbench.errors.HoloTuneError` into one line on stderr and its exit code;
-Ctrl-C is one line ``holo-tune: interrupted`` and exit code 130; any other exception is a bug:
-one line ``internal error: ...`` and exit code 3 (``--debug``: the traceback).
+The argument surface is the stable contract of docs/design.md ("Command line"). Each
+subcommand's work lives in ``workbench.commands.<name>.run(args) -> int``; this module only
+parses and dispatches, and turns every :class:`~workbench.errors.HoloTuneError` into one line on
+stderr and its exit code; Ctrl-C is one line ``holo-tune: interrupted`` and exit code 130; any
+other exception is a bug: one line ``internal error: ...`` and exit code 3 (``--debug``: the
+traceback).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool 
         "--runtime",
         choices=runtime_names(),
         help="what runs the agent (default: detected from the installed holodeck-ai, a pin "
-        "beside the agent, then the YAML; README, Runtimes)",
+        "beside the agent, then the YAML; docs/runtimes.md)",
     )
     p.add_argument(
         "--debug",
@@ -216,7 +217,7 @@ def build_parser() -> Parsers:
 
     p = sub.add_parser("tools", help=COMMANDS["tools"], description=COMMANDS["tools"])
     _common(p)
-    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
     p = sub.add_parser("snapshot", help=COMMANDS["snapshot"], description=COMMANDS["snapshot"])
     _common(p)
@@ -231,7 +232,7 @@ def build_parser() -> Parsers:
     _setting_flags(p)
     p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
-    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
     p = sub.add_parser(
         "export", help=COMMANDS["export"], description=COMMANDS["export"], epilog=export_epilog()
@@ -269,7 +270,7 @@ def build_parser() -> Parsers:
     _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
-    g = p.add_argument_group("another engine (README, The strategy lab)")
+    g = p.add_argument_group("another engine (docs/strategies.md)")
     g.add_argument(
         "--engine",
         choices=ENGINE_NAMES,
@@ -286,7 +287,7 @@ def build_parser() -> Parsers:
     )
     _llm_flag(p, "--engine anthropic")
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
-    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
     p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
     _common(p, embedder=True)
@@ -312,7 +313,7 @@ def build_parser() -> Parsers:
     )
     _what_if_flags(p, usage=False)
     _llm_flag(p, f"--runtime {' or '.join(searching_runtimes())}")
-    p.add_argument("--json", action="store_true", help="print JSON (README, JSON output)")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)

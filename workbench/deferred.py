@@ -3,7 +3,7 @@ Responses API so that tools are found by the provider's search tool instead of s
 
 Each builder takes the catalog and the set of tools kept loaded (everything else is deferred)
 and returns plain JSON data; the ``check_*`` functions state the providers' documented rules
-(/ README, Runtimes) and return the first one broken (None when the output follows them all), so
+(docs/runtimes.md) and return the first one broken (None when the output follows them all), so
 the CLI can refuse to print something the API would answer with HTTP 400.
 
 * Anthropic (platform.claude.com, "Tool search tool"): one ``tool_search_tool_{bm25,regex}``

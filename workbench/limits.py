@@ -3,7 +3,7 @@
 Agent YAML, the ``config.yaml`` files merged into it, ``test_cases_file``, cases files (YAML and
 JSON Lines), catalog snapshots and ``--usage`` files all come from users, so a hostile or broken
 one must end in one line naming the file (and line, when known) with exit code 2: never a hang, a
-traceback or a crashed interpreter. The README's "Limits" table lists the same numbers.
+traceback or a crashed interpreter. docs/limits.md lists the same numbers.
 
 * Only a regular file is read (a FIFO or a device would block or never end), at most
   :data:`MAX_FILE_BYTES` of it.

@@ -2,7 +2,7 @@
 
 Pure: no I/O except reading a function tool's source file (parsed, never run). The order, names
 and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
-(shared/reference/holodeck-tool-filter.md, "The catalog the filter sees"):
+(docs/holodeck-filter.md, "The catalog the filter sees"):
 
 1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
 2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by

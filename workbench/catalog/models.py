@@ -1,7 +1,7 @@
 """The catalog: every tool the runtime's filter sees, in the runtime's order.
 
 Order matters: HoloDeck's ranking is a stable sort, so ties keep catalog order
-(shared/reference/holodeck-tool-filter.md, "The catalog the filter sees").
+(docs/holodeck-filter.md, "The catalog the filter sees").
 """
 
 from __future__ import annotations

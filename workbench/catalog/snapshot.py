@@ -1,6 +1,6 @@
 """Catalog snapshots: the servers' tools/list output saved as JSON, replayed with no process.
 
-Format (DESIGN.md, "Files")::
+Format (docs/design.md, "Files")::
 
     {"holo_tune_catalog": 1,
      "servers": {"<server>": {"tools": [<MCP tool as tools/list gives it>, ...]}, ...}}

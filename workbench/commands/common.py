@@ -163,7 +163,7 @@ def print_json(obj: Any, *, stream: TextIO | None = None, lines: bool = False) -
 
 
 def runtime_of(args: argparse.Namespace, agent: AgentConfig) -> RuntimeInfo:
-    """The runtime ``--runtime`` names, else the one detected for ``agent`` (README, Runtimes)."""
+    """The runtime ``--runtime`` names, else the one detected for ``agent`` (docs/runtimes.md)."""
     return detect_runtime(agent.path, agent.data, explicit=getattr(args, "runtime", None))
 
 

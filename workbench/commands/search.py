@@ -2,7 +2,7 @@
 
 Ranks every tool for the query as HoloDeck's filter does (the ``holodeck`` engine), selects with
 the setting (the YAML's block, overridden by the flags), and prints the ranking with its cut
-line and the token bill; ``--json`` prints DESIGN.md's ``search --json`` object, one a line with
+line and the token bill; ``--json`` prints docs/json.md's ``search --json`` object, one a line with
 ``--queries`` (every query in one process: the catalog and the tool embeddings are built once).
 
 When semantic or hybrid is really BM25 at run time (no embedding service, or a fallback), it
@@ -132,7 +132,7 @@ def search(
 
 
 def search_json(workspace: Workspace, result: Result, limit: int | None) -> dict[str, Any]:
-    """DESIGN.md's ``search --json`` object."""
+    """docs/json.md's ``search --json`` object."""
     catalog, tokens, setting = workspace.catalog, workspace.tokens, result.setting
     indices = list(result.selection.indices)
     return {

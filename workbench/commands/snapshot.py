@@ -1,6 +1,6 @@
 """``holo-tune snapshot AGENT.yaml -o FILE``: save the enumerated catalog for offline replay.
 
-The file holds each MCP server's raw ``tools/list`` output (DESIGN.md, "Files");
+The file holds each MCP server's raw ``tools/list`` output (docs/design.md, "Files");
 ``--catalog FILE`` replays it later with no process started.
 
 Exit status: 0 when every MCP server listed its tools; 1 when some failed (the file is still

@@ -52,7 +52,7 @@ def list_agent(args: argparse.Namespace, *, err: TextIO | None = None) -> Listed
 
 
 def tools_json(catalog: Catalog, tokens: TokenTable) -> dict[str, Any]:
-    """The ``tools --json`` object of DESIGN.md."""
+    """The ``tools --json`` object of docs/json.md."""
     return {
         "servers": [
             {

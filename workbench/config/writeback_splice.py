@@ -6,7 +6,7 @@ added or removed list item). Nothing outside the block is ever in an edit, so ev
 it stays as it was; values that do not change are not touched at all, so their spelling (``0.30``,
 ``"bm25"``, ``${TOP_K}``), anchors and comments stay too.
 
-The rules (DESIGN.md, Write-back; documented for users in ``holo-tune apply --help``):
+The rules (docs/design.md, Write-back; documented for users in ``holo-tune apply --help``):
 
 * keys the block has keep their place and their comments; a changed value is replaced in place;
 * a key the block lacks is added (after its last key, or inside ``{...}`` for a flow-style block)

@@ -1,6 +1,6 @@
 """Labelled queries: load them, and resolve their expected tool names against a catalog.
 
-Sources (DESIGN.md, Files):
+Sources (docs/design.md, Files; docs/cases.md):
 
 - a YAML file ``cases: [{query, expected: [...], category?}]``;
 - a JSON Lines file, one ``{"query", "expected", "category"?}`` object a line;

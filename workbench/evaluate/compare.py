@@ -2,7 +2,7 @@
 
 HoloDeck's filter (``holodeck``) and the strategy engines of ``workbench.search.strategies``
 (docs/strategies.md). Each engine is measured at its defaults and at its best setting; HoloDeck
-also at the agent's own block. The figures are DESIGN.md's (hit, recall, top1, mrr, mean tokens
+also at the agent's own block. The figures are docs/json.md's (hit, recall, top1, mrr, mean tokens
 sent, reduction), computed with :mod:`workbench.evaluate.metrics`' per-case rules and means,
 tokens under each engine's own accounting.
 
@@ -200,7 +200,7 @@ def _also(note: str | None, more: str) -> str:
 def case_result(
     case: ResolvedCase, result: StrategyResult, wanted: npt.NDArray[np.bool_] | None = None
 ) -> CaseResult:
-    """DESIGN.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules).
+    """docs/json.md's per-case figures for a strategy's result (as ``metrics.score_case`` rules).
 
     ``wanted`` (optional, for speed) is the case's mask of expected tools over the catalog.
     """

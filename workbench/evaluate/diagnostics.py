@@ -1,6 +1,6 @@
 """What the runtime will do differently from what the config suggests (``holo-tune check``).
 
-Each finding of shared/reference/holodeck-tool-filter.md ("What a tuner should tell its user") is a
+Each finding of docs/holodeck-filter.md ("What a tuner should tell its user") is a
 small pure function of the agent, its catalog, its token table and a setting; :func:`diagnose` runs
 them all. The CLI prints the findings and the dashboard shows the same list, so nothing here prints
 or imports UI code. Severities: ``error`` (the block will be rejected or ignored), ``warning`` (it

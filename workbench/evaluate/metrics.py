@@ -1,6 +1,6 @@
 """Metrics of one setting on labelled cases, computed by running the runtime's selection per case.
 
-Per case (DESIGN.md, ``eval --json``): *hit* = any expected tool is sent; *recall* = the share of
+Per case (docs/json.md, ``eval --json``): *hit* = any expected tool is sent; *recall* = the share of
 expected tools sent; *top1* = the best-ranked tool is expected; *mrr* = 1 / rank of the first
 expected tool in the full ranking (0 when absent); *tokens* = what the sent tool definitions cost.
 The set's figures are means over cases, and ``token_reduction = 1 - mean sent / all``.
@@ -90,7 +90,7 @@ class CaseResult:
 
 @dataclass(frozen=True, slots=True)
 class Metrics:
-    """Means over cases of the per-case figures (DESIGN.md's ``metrics`` object)."""
+    """Means over cases of the per-case figures (docs/json.md's ``metrics`` object)."""
 
     cases: int
     hit: float
@@ -222,7 +222,7 @@ class EvalReport:
         return ci95(self.per_case)
 
     def to_json(self, catalog: Catalog) -> dict[str, Any]:
-        """DESIGN.md's ``eval --json`` object, with ``ci95`` and (generated and labelled cases
+        """docs/json.md's ``eval --json`` object, with ``ci95`` and (generated and labelled cases
         together) ``by_source``."""
         return {
             "cases": self.metrics.cases,

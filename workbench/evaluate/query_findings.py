@@ -1,7 +1,6 @@
 """Findings about a query (``holo-tune search``, the query lab, ``eval``'s misses): plain data.
 
-HoloDeck's BM25 reads the lowercase runs of ``[a-z0-9]`` (shared/reference/holodeck-tool-filter.md,
-Scoring), so:
+HoloDeck's BM25 reads the lowercase runs of ``[a-z0-9]`` (docs/holodeck-filter.md, Scoring), so:
 
 - ``query-unreadable``: a query with no such run (Chinese, Japanese, Cyrillic, emoji ...) scores 0
   for every tool: BM25 sends nothing above a threshold, or the first ``top_k`` catalog tools at 0;

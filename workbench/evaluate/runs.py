@@ -143,7 +143,7 @@ class TuneReport:
         return self.outcome.setting.block() == self.current.block()
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md's ``tune --json`` object."""
+        """docs/json.md's ``tune --json`` object."""
         o = self.outcome
         return {
             "cases": self.cases,

@@ -231,7 +231,7 @@ class MethodSweep:
     def metrics(
         self, top_k: int, threshold: int, tokens_all: int, folds: Sequence[int] | None = None
     ) -> Metrics:
-        """DESIGN.md's metrics at one grid point (``threshold`` is the grid index)."""
+        """docs/json.md's metrics at one grid point (``threshold`` is the grid index)."""
         chosen, n = self._pick(folds)
         d = max(n, 1)
         at = (chosen, top_k - 1, threshold)

@@ -7,8 +7,8 @@ How a setting is chosen (:func:`choose`), on the cases of some folds:
    recall it would have at ``t + MARGIN`` (recall only falls as the threshold rises, so that is
    the worst case in the window) and charged the tokens it would send at ``t - TOKEN_MARGIN``.
    Recall is then lowered by ``VARIANCE_PENALTY`` x its standard deviation across the folds: a
-   setting that is good on every fold beats one that is great on some. (On the five data sets in
-   ../shared/datasets, 4 seeds x 3 budgets, a recall margin of 0.03 was neutral to slightly
+   setting that is good on every fold beats one that is great on some. (On the five data sets of
+   docs/tuning-results.md, 4 seeds x 3 budgets, a recall margin of 0.03 was neutral to slightly
    better held out than none, and a token margin only spent less of the budget, so it is 0: the
    mean tokens of many queries have no cliff; held-out tokens stayed within 0.5 % of the budget.)
 2. *Budget.* Only settings whose robust mean tokens sent fit the budget compete: ``--max-tokens``

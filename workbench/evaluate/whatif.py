@@ -1,7 +1,7 @@
 """What-if rows: changes outside the ``tool_filtering`` knobs, measured as the tuner measures.
 
 The tuner finds the best setting of the block; the biggest gains often lie outside it. Each what-if
-here is a change the runtime supports (HoloDeck 0.6, shared/reference/holodeck-tool-filter.md):
+here is a change the runtime supports (HoloDeck 0.6, docs/holodeck-filter.md):
 
 - ``embedding``: an MCP-only agent has no embedding service, so its semantic and hybrid are BM25.
   Adding a vectorstore (or hierarchical_document) tool makes HoloDeck create one. Measured with

@@ -20,7 +20,7 @@ class Options:
     #: A query typed in at start (demo, screenshots, tests).
     query: str = ""
     environ: Mapping[str, str] | None = None
-    #: ``--runtime NAME``: what runs the agent (None: detected, README "Runtimes").
+    #: ``--runtime NAME``: what runs the agent (None: detected, docs/runtimes.md).
     runtime: str | None = None
     #: Show how long scoring took (off for snapshots and screenshots, which must not vary).
     show_timing: bool = True

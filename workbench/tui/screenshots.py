@@ -5,9 +5,10 @@
 The app runs headless (``App.run_test``) on the research sample agent and its catalog snapshot
 (no server is started), copied to a temporary directory so the write-back view never touches the
 repository's file (the Which-runtime view runs on its labelled cases, copied beside it); the
-Evaluate and Compare-engines views run on the stackone data set of ../shared/datasets when it is
-there. By default the scores come from the local embedding model
-when it is installed (``local:all-MiniLM-L6-v2``), else BM25 with the runtime's fallback banner.
+Evaluate and Compare-engines views run on the stackone data set of tests/data/datasets when it
+is there (a checkout has it; an installed package does not). By default the scores come from the
+local embedding model when it is installed (``local:all-MiniLM-L6-v2``), else BM25 with the
+runtime's fallback banner.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from workbench.tui.options import Options
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_configs"
 #: A labelled data set for the Evaluate view's screenshot (taken only when it is there).
-DATASET = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "stackone"
+DATASET = Path(__file__).resolve().parents[2] / "tests" / "data" / "datasets" / "stackone"
 AGENT = "research-agent.yaml"
 CATALOG = "research-agent.catalog.json"
 CASES = "research-agent.cases.yaml"

@@ -1,4 +1,4 @@
-"""Embedders for semantic and hybrid search (DESIGN.md, Embeddings).
+"""Embedders for semantic and hybrid search (docs/design.md, Embeddings).
 
 ``--embedder SPEC`` / ``HOLO_TUNE_EMBEDDER``: ``openai:MODEL``, ``azure_openai:DEPLOYMENT``,
 ``ollama:MODEL``, ``local:NAME_OR_PATH`` or ``none``; by default, what HoloDeck would use at run

@@ -120,7 +120,7 @@ class LabState(DOMNode):
     query_found: var[tuple[Finding, ...]] = var((), init=False)
     servers: var[Servers] = var(Servers(), init=False)
     status: var[Status] = var(Status(""), init=False)
-    #: What runs the agent, and why (``--runtime``, else detected: README, Runtimes).
+    #: What runs the agent, and why (``--runtime``, else detected: docs/runtimes.md).
     runtime: var[RuntimeInfo] = var(cast(RuntimeInfo, None), init=False)
     #: The most important runtime caveat (None: none).
     banner: var[str | None] = var(None, init=False)
