@@ -188,6 +188,8 @@ EDGE_CASES: list[tuple[str, set[str]]] = [
     # An anchor used once: only the one-pass parse declines it.
     ("name: a\nx: &a [1]\ntool_filtering:\n  top_k: 3\n", {why.ANCHOR}),
     ("name: a\nx: &a [*a]\n", {why.ANCHOR, why.ALIAS, why.RECURSIVE}),
+    ("name: a\nx: *a\ny: &a 1\n", {why.ANCHOR, why.ALIAS, why.UNDEFINED}),
+    ("{name: a, tool_filtering: {top_k: 3}}\n", {why.FLOW_TOP}),
 ]
 EDGES = [text for text, _ in EDGE_CASES]
 
@@ -395,7 +397,7 @@ def _plan(path: Path, setting: ToolFiltering) -> tuple[Any, ...]:
 
 #: Why the skeleton may decline and the whole tree's composition then refuses the file.
 _REFUSED = frozenset(
-    {why.NOT_YAML, why.DOCUMENTS, why.TOO_DEEP, why.RECURSIVE, why.ANCHOR_TWICE}
+    {why.NOT_YAML, why.DOCUMENTS, why.TOO_DEEP, why.RECURSIVE, why.ANCHOR_TWICE, why.UNDEFINED}
     | {why.NO_DOCUMENT, why.TOP_LEVEL}
 )
 

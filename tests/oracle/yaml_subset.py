@@ -28,6 +28,7 @@ TAG = "a tag"
 COLLECTION_KEY = "a mapping or list as a key"
 TOO_DEEP = "nested too deep"
 RECURSIVE = "an alias inside its own anchor"
+UNDEFINED = "an alias to no anchor before it"
 NOT_STRING_KEY = "a key that is not a string"
 KEY_TWICE = "a key written twice"
 MERGE = "a << or = scalar (merge or value key)"
@@ -37,13 +38,13 @@ UNBUILDABLE = "a value that cannot be built"
 #: scalars, lists and mappings with distinct string keys whose values Python can build.
 PLAIN = frozenset(
     {NOT_YAML, DOCUMENTS, ALIAS, ANCHOR, TAG, COLLECTION_KEY, TOO_DEEP, NOT_STRING_KEY, KEY_TWICE}
-    | {MERGE, UNBUILDABLE, RECURSIVE}
+    | {MERGE, UNBUILDABLE, RECURSIVE, UNDEFINED}
 )
 #: What makes ``read_skeleton`` decline: it composes one block mapping's top level, so tags,
 #: merge keys, duplicates and values are the general composer's business, not its own.
 SKELETON = frozenset(
     {NOT_YAML, NO_DOCUMENT, DOCUMENTS, TOP_LEVEL, FLOW_TOP, ALIAS, ANCHOR_TWICE, COLLECTION_KEY}
-    | {TOO_DEEP, RECURSIVE}
+    | {TOO_DEEP, RECURSIVE, UNDEFINED}
 )
 
 #: The reasons holo-tune's limits refuse a document for, before reading it any further.
@@ -120,6 +121,8 @@ def _walk(events: list[Any], builder: Any) -> set[str]:
             found.add(ALIAS)
             if any(o.anchor == event.anchor for o in stack):
                 found.add(RECURSIVE)
+            elif event.anchor not in heights:
+                found.add(UNDEFINED)
             elif len(stack) + heights.get(event.anchor, 0) > MAX_DEPTH:
                 found.add(TOO_DEEP)  # once the alias is expanded
             continue
