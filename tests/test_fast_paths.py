@@ -158,6 +158,9 @@ EDGE_CASES: list[tuple[str, set[str]]] = [
     ("1: one\n'1': two\n", {why.NOT_STRING_KEY}),
     ("on: true\n", {why.NOT_STRING_KEY}),
     ("a: !!str 1\nb: !custom x\n", {why.TAG, why.UNBUILDABLE}),
+    ("a: !!str 1\n", {why.TAG}),
+    ("<<: {k: 1}\nj: 2\n", {why.MERGE}),
+    ("a: =\n", {why.MERGE}),
     ("a: 2001-13-45\n", {why.UNBUILDABLE}),
     ("a:\n  - 2001-12-14\n  - 1" + "1" * 5000 + "\n", {why.UNBUILDABLE}),
     ("x: [" * 120 + "]" * 120 + "\n", {why.TOO_DEEP}),
@@ -189,15 +192,17 @@ EDGE_CASES: list[tuple[str, set[str]]] = [
     ("name: a\nx: &a [1]\ntool_filtering:\n  top_k: 3\n", {why.ANCHOR}),
     ("name: a\nx: &a [*a]\n", {why.ANCHOR, why.ALIAS, why.RECURSIVE}),
     ("name: a\nx: *a\ny: &a 1\n", {why.ANCHOR, why.ALIAS, why.UNDEFINED}),
+    ("name: a\nx: *nowhere\n", {why.ALIAS, why.UNDEFINED}),
     ("{name: a, tool_filtering: {top_k: 3}}\n", {why.FLOW_TOP}),
 ]
 EDGES = [text for text, _ in EDGE_CASES]
 
 #: Top-level lines each of which puts a block mapping outside the one-pass parse's subset (the
-#: first six outside the skeleton's too): spliced into generated documents so that both readers
+#: first seven outside the skeleton's too): spliced into generated documents so that both readers
 #: decline a good share of examples.
 SPOILERS = [
     "q1: &q 1\nq2: *q\n",
+    "q1: *nowhere\n",
     "q1: &q 1\nq2: &q 2\n",
     "? [q]\n: 1\n",
     "---\nq1: 1\n",
@@ -561,7 +566,7 @@ def test_the_skeleton_has_the_whole_trees_top_level_style_and_end(text: str) -> 
         )
         .flatmap(freestyle)
         .map(lambda text: text + "\n"),
-        SPOILERS[:6],
+        SPOILERS[:7],
     )
 )
 def test_the_skeleton_finds_the_layout_of_hand_written_files(text: str) -> None:
