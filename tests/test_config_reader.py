@@ -4,7 +4,9 @@ HoloDeck parses with ``yaml.safe_load`` (PyYAML's pure-Python reader); holo-tune
 libyaml, which accepts a few things the former refuses (a tab after a value, a ``?`` inside a
 flow scalar). Such a file loads here but HoloDeck refuses it, so the loader warns (a refusal:
 ``check`` makes it an error). ``test_config_oracle.py`` holds the same files against HoloDeck's
-own loader; here the pure reader itself is the oracle on mutated samples.
+own loader; here the pure reader itself is the oracle on mutated samples, and on samples given
+one such construct at a known line (a tab after a value or after a colon, a ``?`` in a flow
+scalar), so that the refusal, and its line, come up in a good share of examples.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -24,7 +27,7 @@ from workbench import cli
 from workbench.config import load_agent
 from workbench.config.envsubst import substitute
 from workbench.config.source import PURE_CHECK_BYTES
-from workbench.errors import HoloTuneError
+from workbench.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOG = REPO / "sample_configs" / "research-agent.catalog.json"
@@ -100,6 +103,84 @@ SAMPLES = [
     REPO / "tests" / "writeback" / "commented.yaml",
     REPO / "tests" / "configs" / "valid_full.yaml",
 ]
+#: Flow values with a ``?`` inside a plain scalar: libyaml reads them, the pure reader does not.
+FLOW_QUESTIONS = ["[x, y?z]", "{k: v?w}", "[a?b]", "{k: [1, t?u]}"]
+
+
+def _block_values(text: str) -> list[yaml.ScalarEvent]:
+    """The values (and list items) outside flow collections that end their line (before
+    blanks or a comment): a tab after one is what the pure reader refuses. Block scalars
+    (``|``, ``>``) and ``${VAR}`` references (substituted away) are left out."""
+    found: list[yaml.ScalarEvent] = []
+    # One entry per open collection: whether it is a mapping, nodes in it so far, whether flow.
+    stack: list[list[Any]] = []
+    flow = 0
+    for node in yaml.parse(text, Loader=yaml.CSafeLoader):
+        if isinstance(node, yaml.CollectionEndEvent):
+            flow -= bool(stack.pop()[2])
+            continue
+        if not isinstance(node, yaml.NodeEvent):
+            continue
+        is_key = bool(stack) and stack[-1][0] and stack[-1][1] % 2 == 0
+        if stack:
+            stack[-1][1] += 1
+        if isinstance(node, yaml.CollectionStartEvent):
+            mapping = isinstance(node, yaml.MappingStartEvent)
+            stack.append([mapping, 0, bool(node.flow_style)])
+            flow += bool(node.flow_style)
+            continue
+        if isinstance(node, yaml.ScalarEvent) and not is_key and not flow and stack:
+            rest = text[node.end_mark.index :].split("\n", 1)[0]
+            plain_end = rest.strip() == "" or rest.lstrip().startswith("#")
+            if plain_end and node.style not in ("|", ">") and "${" not in node.value:
+                found.append(node)
+    return found
+
+
+def _top_level_lines(text: str) -> list[int]:
+    """The 0-based lines of the top-level keys."""
+    root = yaml.compose(text, Loader=yaml.CSafeLoader)
+    return [key.start_mark.line for key, _ in root.value]
+
+
+@st.composite
+def refused_by_the_pure_reader(draw: st.DrawFn) -> tuple[str, int, str]:
+    """A sample with one construct libyaml reads and the pure reader refuses: the text, the
+    construct's file line and what the refusal says."""
+    text = draw(st.sampled_from(SAMPLES)).read_text(encoding="utf-8")
+    kind = draw(st.sampled_from(["tab after a value", "tab after a colon", "? in flow"]))
+    if kind == "? in flow":  # a new top-level key (an unknown one only warns)
+        line0 = draw(st.sampled_from(_top_level_lines(text)))
+        lines = text.splitlines(keepends=True)
+        note = f"x_note: {draw(st.sampled_from(FLOW_QUESTIONS))}\n"
+        return "".join([*lines[:line0], note, *lines[line0:]]), line0 + 1, "but got '?'"
+    values = _block_values(text)
+    if kind == "tab after a value":
+        value = draw(st.sampled_from(values))
+        at = value.end_mark.index
+        return text[:at] + "\t" + text[at:], value.end_mark.line + 1, "'\\t'"
+    value = draw(st.sampled_from([v for v in values if text[: v.start_mark.index].endswith(": ")]))
+    at = value.start_mark.index - 1
+    return text[:at] + "\t" + text[at + 1 :], value.start_mark.line + 1, "'\\t'"
+
+
+def _pure_refusal_line(text: str) -> int | None:
+    """The file line at which PyYAML's pure reader (HoloDeck's ``yaml.safe_load``) refuses
+    ``text`` (None: it reads it)."""
+    try:
+        yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        assert mark is not None
+        return int(mark.line) + 1
+    return None
+
+
+MUTATED = (
+    st.sampled_from(SAMPLES)
+    .flatmap(lambda p: mutated(p.read_text(encoding="utf-8")))
+    .map(lambda text: (text, None, ""))
+)
 
 
 @settings(
@@ -108,24 +189,39 @@ SAMPLES = [
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(st.sampled_from(SAMPLES).flatmap(lambda p: mutated(p.read_text(encoding="utf-8"))))
+@given(
+    # The branch is drawn first, half and half: one_of(MUTATED, ...) took the constructed files
+    # in one example of six, and booleans() favours False.
+    st.sampled_from([True, False]).flatmap(
+        lambda constructed: refused_by_the_pure_reader() if constructed else MUTATED
+    )
+)
 def test_the_warning_is_there_exactly_when_the_pure_reader_refuses(
-    tmp_path: Path, text: str
+    tmp_path: Path, case: tuple[str, int | None, str]
 ) -> None:
+    """Samples mutated (the pure reader's own verdict is the oracle) and samples given one
+    construct it refuses (its line known from where it was put): the warning is there exactly
+    when the pure reader refuses, at its line."""
+    text, line, words = case
     path = tmp_path / "agent.yaml"
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     try:
         agent = _load(path)
-    except HoloTuneError:
+    except ConfigError as err:  # holo-tune refuses the file itself: one line naming it
+        assert line is None, f"libyaml reads the constructed file: {err}"
+        assert err.one_line().startswith(str(path)) and "\n" not in err.one_line()
         event("holo-tune refuses")
         return
     substituted = substitute(text.lstrip("\ufeff"), {}, file=path, missing={}).text
-    try:
-        yaml.safe_load(substituted)
-        refused = False
-    except yaml.YAMLError:
-        refused = True
-    except Exception:  # not a YAML refusal: a value Python cannot build
-        return
-    event(f"pure reader {'refuses' if refused else 'reads'}")
-    assert bool(_reader_warnings(agent)) == refused
+    refused_at = _pure_refusal_line(substituted)
+    if line is not None:
+        assert refused_at == line
+    made = "mutated" if line is None else "constructed"
+    event(f"pure reader {'refuses' if refused_at else 'reads'} ({made})")
+    warnings = _reader_warnings(agent)
+    if refused_at is None:
+        assert warnings == []
+    else:
+        [warning] = warnings
+        assert warning.refused and warning.line == refused_at
+        assert words in warning

@@ -10,13 +10,19 @@ line, and each falls back to the general way where it does not apply:
 * the in-place ``${VAR}`` substitution: the same text, file lines and missing names as line by
   line, the same error.
 
-Inputs are the samples mutated, documents generated in every PyYAML layout, and edge cases
-written out; the property tests are bounded like the other fuzz tests.
+Inputs are the samples mutated, documents generated in every PyYAML layout (half of them with a
+construct spliced in that a one-pass reader must decline), and edge cases written out with the
+reasons each reader must decline them; the property tests are bounded like the other fuzz tests.
+Whether a reader must decline is never taken from the reader: :mod:`oracle.yaml_subset` works it
+out from libyaml's events, every example asserts the reader's choice against it, and where the
+reader declines, the general way's result is checked against PyYAML's own load (the data, or the
+kind of error) instead of against itself.
 """
 
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,8 +30,9 @@ from unittest import mock
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
 from hypothesis import strategies as st
+from oracle import yaml_subset as why
 from oracle.mutations import mutated
 
 from workbench.config import load_agent
@@ -33,10 +40,16 @@ from workbench.config.envsubst import UnsetVariable, _substitute_by_line, substi
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import plan_write
 from workbench.config.writeback_skeleton import read_skeleton
-from workbench.config.writeback_splice import Loader, NodeText, compose, detect_style
+from workbench.config.writeback_splice import (
+    Loader,
+    NodeText,
+    compose,
+    compose_root,
+    detect_style,
+)
 from workbench.config.yamlfast import NotPlain, read_plain
 from workbench.config.yamltree import YamlSyntaxError, parse, parse_nodes
-from workbench.errors import ConfigError, HoloTuneError
+from workbench.errors import ConfigError, HoloTuneError, WriteBackError
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = [
@@ -128,55 +141,100 @@ def freestyle(draw: st.DrawFn, data: Any, column: int = 0) -> str:
     return "\n".join(line.replace("\n...", "") for line in lines if line)
 
 
-#: Documents each path must agree on, that the generators rarely make.
-EDGES = [
-    "",
-    "# only a comment\n",
-    "---\n...\n",
-    "a: 1\n---\nb: 2\n",
-    "plain scalar\n",
-    "- a\n- b\n",
-    "a: &x {b: 1}\nc: *x\n",
-    "base: &b {k: 1}\nd:\n  <<: *b\n  j: 2\n",
-    "a: 1\na: 2\n",
-    "a: {x: 1}\na: {y: 2}\n",
-    "? [a, b]\n: c\n",
-    "1: one\n'1': two\n",
-    "on: true\n",
-    "a: !!str 1\nb: !custom x\n",
-    "a: 2001-13-45\n",
-    "a:\n  - 2001-12-14\n  - 1" + "1" * 5000 + "\n",
-    "x: [" * 120 + "]" * 120 + "\n",
-    "a: |\n  keep\n\n\nb: 1\n",
-    "a: 'it''s'\nb: \"q\\n\"\nc: >-\n  folded\n",
-    "a:\n  b:\n    c: [1, {d: e}]\n  f: -  g\n",
-    "tool_filtering:\n  top_k: 3\nmodel: {provider: openai}\n",
-    "name: a\ntool_filtering:\n",
-    "name: a\ntool_filtering: ~\n# end\n",
-    "name: a\nlast:\n  - x\n  -\n",
-    "name: a\nlast: {a: [1, 2]}   # c\n\n",
-    "name: a\nlast:\n  k:\n",
-    "%YAML 1.1\n---\nname: a\n",
-    "\ufeffname: a\n",
-    "name: a\r\ntool_filtering:\r\n  top_k: 2\r\n",
+#: Documents each path must agree on, that the generators rarely make, each with every reason a
+#: one-pass reader may have to decline it (:mod:`oracle.yaml_subset`; none: both read it).
+EDGE_CASES: list[tuple[str, set[str]]] = [
+    ("", {why.NO_DOCUMENT}),
+    ("# only a comment\n", {why.NO_DOCUMENT}),
+    ("---\n...\n", {why.TOP_LEVEL}),
+    ("a: 1\n---\nb: 2\n", {why.DOCUMENTS}),
+    ("plain scalar\n", {why.TOP_LEVEL}),
+    ("- a\n- b\n", {why.TOP_LEVEL}),
+    ("a: &x {b: 1}\nc: *x\n", {why.ANCHOR, why.ALIAS}),
+    ("base: &b {k: 1}\nd:\n  <<: *b\n  j: 2\n", {why.ANCHOR, why.ALIAS, why.MERGE}),
+    ("a: 1\na: 2\n", {why.KEY_TWICE}),
+    ("a: {x: 1}\na: {y: 2}\n", {why.KEY_TWICE}),
+    ("? [a, b]\n: c\n", {why.COLLECTION_KEY}),
+    ("1: one\n'1': two\n", {why.NOT_STRING_KEY}),
+    ("on: true\n", {why.NOT_STRING_KEY}),
+    ("a: !!str 1\nb: !custom x\n", {why.TAG, why.UNBUILDABLE}),
+    ("a: !!str 1\n", {why.TAG}),
+    ("<<: {k: 1}\nj: 2\n", {why.MERGE}),
+    ("a: =\n", {why.MERGE}),
+    ("a: 2001-13-45\n", {why.UNBUILDABLE}),
+    ("a:\n  - 2001-12-14\n  - 1" + "1" * 5000 + "\n", {why.UNBUILDABLE}),
+    ("x: [" * 120 + "]" * 120 + "\n", {why.TOO_DEEP}),
+    ("a: |\n  keep\n\n\nb: 1\n", set()),
+    ("a: 'it''s'\nb: \"q\\n\"\nc: >-\n  folded\n", set()),
+    ("a:\n  b:\n    c: [1, {d: e}]\n  f: -  g\n", {why.NOT_YAML}),
+    ("tool_filtering:\n  top_k: 3\nmodel: {provider: openai}\n", set()),
+    ("name: a\ntool_filtering:\n", set()),
+    ("name: a\ntool_filtering: ~\n# end\n", set()),
+    ("name: a\nlast:\n  - x\n  -\n", set()),
+    ("name: a\nlast: {a: [1, 2]}   # c\n\n", set()),
+    ("name: a\nlast:\n  k:\n", set()),
+    ("%YAML 1.1\n---\nname: a\n", set()),
+    ("\ufeffname: a\n", set()),
+    ("name: a\r\ntool_filtering:\r\n  top_k: 2\r\n", set()),
     # A value that cannot be built, then a worse error further on: the node tree's order.
-    "a: 2001-13-45\nb: [\n",
-    "a: 2001-13-45\n---\nb: 1\n",
-    "a: 2001-13-45\nb: " + "[" * 101 + "]" * 101 + "\n",
-    "a:\n  b: 2001-13-45\n<<: 1\n",
-    "a:\n  b: 2001-13-45\n? [1]\n: 2\n",
-    "a: !!timestamp abc\n",
-    "a: !!bool maybe\n",
-    "a: !!int ''\n",
+    ("a: 2001-13-45\nb: [\n", {why.NOT_YAML}),
+    ("a: 2001-13-45\n---\nb: 1\n", {why.UNBUILDABLE, why.DOCUMENTS}),
+    ("a: 2001-13-45\nb: " + "[" * 101 + "]" * 101 + "\n", {why.UNBUILDABLE, why.TOO_DEEP}),
+    ("a:\n  b: 2001-13-45\n<<: 1\n", {why.UNBUILDABLE, why.MERGE}),
+    ("a:\n  b: 2001-13-45\n? [1]\n: 2\n", {why.UNBUILDABLE, why.COLLECTION_KEY}),
+    ("a: !!timestamp abc\n", {why.TAG, why.UNBUILDABLE}),
+    ("a: !!bool maybe\n", {why.TAG, why.UNBUILDABLE}),
+    ("a: !!int ''\n", {why.TAG, why.UNBUILDABLE}),
     # An anchor written twice: the composer refuses it (so must the write-back).
-    "name: a\nx: &a 1\ny: &a 2\ntool_filtering:\n  top_k: 3\n",
-    "name: a\nx: &a [1]\ntool_filtering:\n  top_k: &a 3\n",
+    ("name: a\nx: &a 1\ny: &a 2\ntool_filtering:\n  top_k: 3\n", {why.ANCHOR, why.ANCHOR_TWICE}),
+    ("name: a\nx: &a [1]\ntool_filtering:\n  top_k: &a 3\n", {why.ANCHOR, why.ANCHOR_TWICE}),
+    # An anchor used once: only the one-pass parse declines it.
+    ("name: a\nx: &a [1]\ntool_filtering:\n  top_k: 3\n", {why.ANCHOR}),
+    ("name: a\nx: &a [*a]\n", {why.ANCHOR, why.ALIAS, why.RECURSIVE}),
+    ("name: a\nx: *a\ny: &a 1\n", {why.ANCHOR, why.ALIAS, why.UNDEFINED}),
+    ("name: a\nx: *nowhere\n", {why.ALIAS, why.UNDEFINED}),
+    ("{name: a, tool_filtering: {top_k: 3}}\n", {why.FLOW_TOP}),
 ]
+EDGES = [text for text, _ in EDGE_CASES]
+
+#: Top-level lines each of which puts a block mapping outside the one-pass parse's subset (the
+#: first seven outside the skeleton's too): spliced into generated documents so that both readers
+#: decline a good share of examples.
+SPOILERS = [
+    "q1: &q 1\nq2: *q\n",
+    "q1: *nowhere\n",
+    "q1: &q 1\nq2: &q 2\n",
+    "? [q]\n: 1\n",
+    "---\nq1: 1\n",
+    "q1: [\n",
+    "q1: " + "[" * 101 + "]" * 101 + "\n",
+    "q1: &q [1]\n",
+    "q1: !!str 1\n",
+    "<<: {q: 1}\n",
+    "1: q\n",
+    "q1: 1\nq1: 2\n",
+    "q1: 2001-13-45\n",
+]
+
+
+@st.composite
+def spoiled(draw: st.DrawFn, texts: st.SearchStrategy[str], spoilers: list[str] = SPOILERS) -> str:
+    """A text of ``texts`` (block YAML) with, one time in two, one of ``spoilers`` spliced in
+    before a top-level line (or at the end). The choices are drawn before the text: drawn after
+    a large one, Hypothesis makes them its simplest (no spoiler) four times in five."""
+    spoiler = draw(st.sampled_from(spoilers)) if draw(st.booleans()) else ""
+    place = draw(st.integers(0, 99))
+    lines = draw(texts).splitlines(keepends=True)
+    tops = [i for i, line in enumerate(lines) if line[:1] not in (" ", "-", "#")]
+    at = [*tops, len(lines)][place % (len(tops) + 1)]
+    return "".join(lines[:at]) + spoiler + "".join(lines[at:])
+
+
 DOCS = (
     st.sampled_from(SAMPLES).flatmap(lambda p: mutated(p.read_text(encoding="utf-8")))
     | VALUES.flatmap(dumped)
-    | AGENT_DATA.flatmap(dumped)
-    | AGENT_DATA.flatmap(freestyle).map(lambda text: text + "\n")
+    | spoiled(AGENT_DATA.flatmap(dumped))
+    | spoiled(AGENT_DATA.flatmap(freestyle).map(lambda text: text + "\n"))
     | st.sampled_from(EDGES)
 )
 
@@ -201,22 +259,65 @@ def _tree(call: Any, text: str) -> tuple[Any, ...]:
 # -- the loader's parse -------------------------------------------------------------------------
 
 
+def _note(*labels: str) -> None:
+    """Count each label among a property test's examples (the shares the statistics show)."""
+    if currently_in_test_context():
+        for label in labels:
+            event(label)
+
+
+def _node_tree_should_give(text: str, reasons: frozenset[str]) -> tuple[Any, ...]:
+    """What the general read must end in, from the oracle's reasons and PyYAML's own load: the
+    data (as ``_tree`` shows it), or the kind of error."""
+    if reasons & why.LIMITS:  # checked on the events as they come, before any tree
+        return ("error", "YamlLimitError")
+    if why.NOT_YAML in reasons:
+        return ("error", "YamlSyntaxError")
+    try:
+        data = yaml.load(text, Loader=Loader)  # the safe loader (libyaml's)
+    except yaml.YAMLError:  # two documents, an anchor written twice, an unknown tag
+        return ("error", "YamlSyntaxError")
+    except Exception:  # a scalar Python cannot build
+        return ("error", "YamlValueError")
+    return ("ok", repr(data))
+
+
+def _check_plain(text: str) -> None:
+    """The one-pass parse declines exactly the documents outside its subset, and either way
+    ``parse`` gives what the node tree gives, which is what PyYAML loads."""
+    reasons = why.reasons(text, Loader) & why.PLAIN
+    try:
+        read_plain(text, Loader)
+        declined = False
+    except NotPlain:
+        declined = True
+    _note("one pass declines" if declined else "one pass reads")
+    _note(*(f"not plain: {reason}" for reason in sorted(reasons)))
+    assert declined == bool(reasons), sorted(reasons)
+    general = _tree(parse_nodes, text)
+    assert _tree(parse, text) == general
+    assert general[:2] == _node_tree_should_give(text, reasons)
+    if why.KEY_TWICE in reasons and general[0] == "ok":
+        assert general[4], "a key written twice is a duplicate"
+
+
 @PROPERTY
 @given(DOCS)
 def test_the_one_pass_parse_reads_as_the_node_tree_does(text: str) -> None:
-    try:
+    _check_plain(text)
+
+
+@pytest.mark.parametrize(("text", "reasons"), EDGE_CASES, ids=range(len(EDGE_CASES)))
+def test_the_oracle_names_why_each_edge_document_is_declined(text: str, reasons: set[str]) -> None:
+    """The oracle the property tests trust, held to the reasons written out by hand."""
+    assert why.reasons(text, Loader) == reasons
+
+
+@pytest.mark.parametrize(("text", "reasons"), EDGE_CASES, ids=range(len(EDGE_CASES)))
+def test_the_edge_documents_read_the_same_both_ways(text: str, reasons: set[str]) -> None:
+    with pytest.raises(NotPlain) if reasons & why.PLAIN else nullcontext():
         read_plain(text, Loader)
-        event("one pass")
-    except NotPlain:
-        event("node tree")
-    except Exception:
-        event("cannot be built")
-    assert _tree(parse, text) == _tree(parse_nodes, text)
-
-
-@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
-def test_the_edge_documents_read_the_same_both_ways(text: str) -> None:
-    assert _tree(parse, text) == _tree(parse_nodes, text)
+    _check_plain(text)
 
 
 def _has_alias(text: str) -> bool:
@@ -299,19 +400,80 @@ def _plan(path: Path, setting: ToolFiltering) -> tuple[Any, ...]:
     return ("ok", plan.new, plan.diff, plan.warnings)
 
 
-@PROPERTY
-@given(DOCS, SETTINGS)
-def test_a_plan_from_the_skeleton_is_the_plan_from_the_whole_tree(
-    tmp_path: Path, text: str, setting: ToolFiltering
-) -> None:
-    path = tmp_path / "agent.yaml"
+#: Why the skeleton may decline and the whole tree's composition then refuses the file.
+_REFUSED = frozenset(
+    {why.NOT_YAML, why.DOCUMENTS, why.TOO_DEEP, why.RECURSIVE, why.ANCHOR_TWICE, why.UNDEFINED}
+    | {why.NO_DOCUMENT, why.TOP_LEVEL}
+)
+
+
+def _skeleton_reasons(text: str) -> frozenset[str]:
+    """Why the skeleton must decline ``text`` (the text after a byte order mark, as the
+    write-back reads it); empty: it must read it."""
+    body = text[1:] if text.startswith("\ufeff") else text
+    reasons = why.reasons(body, Loader) & why.SKELETON
+    _note("skeleton declines" if reasons else "skeleton reads")
+    _note(*(f"no skeleton: {reason}" for reason in sorted(reasons)))
+    return reasons
+
+
+def _whole_tree_should_give(reasons: frozenset[str]) -> str:
+    """What composing the whole file ends in when the skeleton declines for ``reasons``: the
+    error's kind (not YAML, not one mapping: ConfigError; a flow top level: a refused write), or
+    ``ok`` (an alias or a mapping as a key: the whole tree is the way)."""
+    if reasons & _REFUSED:
+        return "ConfigError"
+    return "WriteBackError" if why.FLOW_TOP in reasons else "ok"
+
+
+def _loaded_less_block(text: str) -> tuple[Any, ...]:
+    """The document as PyYAML loads it, less its block: the data (repr), or the error's kind."""
+    try:
+        data = yaml.load(text, Loader=Loader)  # the safe loader (libyaml's)
+    except Exception as err:
+        return ("error", type(err).__name__)
+    if not isinstance(data, dict):
+        return ("not a mapping", repr(data))
+    return ("ok", repr({k: v for k, v in data.items() if k != "tool_filtering"}))
+
+
+def _check_plan_reads_back(text: str, new: bytes, setting: ToolFiltering) -> None:
+    """A plan's new file loads as the old one with only the block changed, to ``setting``
+    (when the old one loads: of a file PyYAML cannot load the plan promises nothing)."""
+    new_text = new.decode("utf-8").removeprefix("\ufeff")
+    old = _loaded_less_block(text.removeprefix("\ufeff"))
+    _note(f"old file loads: {old[0]}")
+    if old[0] == "ok":
+        assert _loaded_less_block(new_text) == old
+        block = yaml.load(new_text, Loader=Loader)["tool_filtering"]
+        assert ToolFiltering.model_validate(block) == setting
+
+
+def _check_plan(path: Path, text: str, setting: ToolFiltering) -> None:
+    """The plan with the skeleton is the plan with the whole tree; when the skeleton declines,
+    rightly, the whole tree's plan ends as its reasons say; a plan made reads back."""
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     fast = _plan(path, setting)
     with mock.patch("workbench.config.writeback.read_skeleton", return_value=None):
         whole = _plan(path, setting)
     assert fast == whole
-    used = read_skeleton(text.lstrip("\ufeff"), Loader, frozenset()) is not None
-    event(f"{'skeleton' if used else 'whole tree'}, {fast[0]}")
+    reasons = _skeleton_reasons(text)
+    body = text[1:] if text.startswith("\ufeff") else text
+    assert (read_skeleton(body, Loader, frozenset()) is None) == bool(reasons), sorted(reasons)
+    expected = _whole_tree_should_give(reasons)
+    if expected != "ok":
+        assert fast[:2] == ("error", expected), sorted(reasons)
+    _note(f"plan {fast[0]}")
+    if fast[0] == "ok":
+        _check_plan_reads_back(text, fast[1], setting)
+
+
+@PROPERTY
+@given(DOCS, SETTINGS)
+def test_a_plan_from_the_skeleton_is_the_plan_from_the_whole_tree(
+    tmp_path: Path, text: str, setting: ToolFiltering
+) -> None:
+    _check_plan(tmp_path / "agent.yaml", text, setting)
 
 
 class _Reader(NodeText):
@@ -348,8 +510,13 @@ def _same_node(a: yaml.Node, b: yaml.Node) -> bool:
 
 
 def _check_skeleton(text: str) -> None:
+    """The skeleton is found exactly when the oracle says the document is simple enough, and
+    then has the whole tree's top level, style and end; else the whole tree ends as it must."""
+    reasons = _skeleton_reasons(text)
     skeleton = read_skeleton(text, Loader, frozenset({"tool_filtering", "model"}))
+    assert (skeleton is None) == bool(reasons), sorted(reasons)
     if skeleton is None:
+        _check_whole_tree(text, reasons)
         return
     root = compose(text, "agent.yaml").root
     assert isinstance(root, yaml.MappingNode)
@@ -369,6 +536,20 @@ def _check_skeleton(text: str) -> None:
     assert tail_end == _end(reader.content_end, root)
 
 
+def _check_whole_tree(text: str, reasons: frozenset[str]) -> None:
+    """The way the write-back goes without a skeleton: the whole tree, which refuses the file
+    or gives the root whose style and end the splice reads."""
+    try:
+        root = compose_root(text, "agent.yaml")
+    except (ConfigError, WriteBackError) as err:
+        assert type(err).__name__ == _whole_tree_should_give(reasons), sorted(reasons)
+        return
+    assert _whole_tree_should_give(reasons) == "ok", sorted(reasons)
+    assert root.flow_style is False
+    assert detect_style(text, root).newline in ("\n", "\r\n", "\r")
+    assert 0 < _end(_Reader(text).content_end, root) <= len(text)
+
+
 @PROPERTY
 @given(DOCS)
 def test_the_skeleton_has_the_whole_trees_top_level_style_and_end(text: str) -> None:
@@ -377,31 +558,38 @@ def test_the_skeleton_has_the_whole_trees_top_level_style_and_end(text: str) -> 
 
 @PROPERTY
 @given(
-    st.dictionaries(
-        st.sampled_from(["model", "tool_filtering", "a", "b", "c"]),
-        st.dictionaries(st.sampled_from(["k", "l"]), VALUES, min_size=1) | st.lists(VALUES),
-        min_size=2,
-    ).flatmap(freestyle)
+    spoiled(
+        st.dictionaries(
+            st.sampled_from(["model", "tool_filtering", "a", "b", "c"]),
+            st.dictionaries(st.sampled_from(["k", "l"]), VALUES, min_size=1) | st.lists(VALUES),
+            min_size=2,
+        )
+        .flatmap(freestyle)
+        .map(lambda text: text + "\n"),
+        SPOILERS[:7],
+    )
 )
 def test_the_skeleton_finds_the_layout_of_hand_written_files(text: str) -> None:
     """Each mapping with its own indent, each list with its own offset: the first of each in
-    ``detect_style``'s breadth-first order is the one the skeleton finds."""
-    _check_skeleton(text + "\n")
+    ``detect_style``'s breadth-first order is the one the skeleton finds (half of them spoiled by
+    a construct that makes it decline)."""
+    _check_skeleton(text)
 
 
-@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
-def test_the_plan_of_each_edge_document_is_the_whole_trees(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "agent.yaml"
-    path.write_bytes(text.encode("utf-8"))
+@pytest.mark.parametrize(("text", "reasons"), EDGE_CASES, ids=range(len(EDGE_CASES)))
+def test_the_plan_of_each_edge_document_is_the_whole_trees(
+    tmp_path: Path, text: str, reasons: set[str]
+) -> None:
     setting = ToolFiltering(enabled=True, top_k=7, always_include=["x"])
-    fast = _plan(path, setting)
-    with mock.patch("workbench.config.writeback.read_skeleton", return_value=None):
-        assert fast == _plan(path, setting)
+    _check_plan(tmp_path / "agent.yaml", text, setting)
 
 
-@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
-def test_the_skeleton_of_each_edge_document(text: str) -> None:
-    _check_skeleton(text.lstrip("\ufeff"))
+@pytest.mark.parametrize(("text", "reasons"), EDGE_CASES, ids=range(len(EDGE_CASES)))
+def test_the_skeleton_of_each_edge_document(text: str, reasons: set[str]) -> None:
+    body = text.lstrip("\ufeff")
+    declines = bool(reasons & why.SKELETON)
+    assert (read_skeleton(body, Loader, frozenset()) is None) == declines
+    _check_skeleton(body)
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)

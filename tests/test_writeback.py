@@ -376,6 +376,10 @@ def test_names_that_need_quotes_read_back(tmp_path: Path, name: str) -> None:
         ),
         # An empty value gets one.
         (b"tool_filtering:\n  top_k:\n  enabled: true\n", b"tool_filtering:\n  top_k: 2\n"),
+        # A first key written explicitly (``? ''`` is how PyYAML writes an empty key): a new
+        # block goes at the column of its ``?``, not of the key (that wrote a file YAML refuses).
+        (b"? name\n: a\n", b"? name\n: a\n\ntool_filtering:\n  enabled: true\n  top_k: 2\n"),
+        (b"  ? ''\n  : a\n", b"  ? ''\n  : a\n\n  tool_filtering:\n    enabled: true\n"),
     ],
 )
 def test_small_layouts(tmp_path: Path, old: bytes, expected: bytes) -> None:

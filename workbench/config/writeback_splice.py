@@ -315,9 +315,17 @@ class Splice(NodeText):
         body = (text + prefix)[: break_before(text + prefix, len(text + prefix))]
         if body.lstrip("\ufeff") and not ends_with_break(body):
             prefix += nl
-        column = self.root.value[0][0].start_mark.column if self.root.value else 0
+        column = self.entry_column(self.root.value[0][0]) if self.root.value else 0
         lines = block_lines(self.setting, column=column, style=self.style)
         self.edits.append(Edit(at, at, prefix + "".join(ln + nl for ln in lines)))
+
+    def entry_column(self, key: Node) -> int:
+        """The column a block mapping's entry starts at: its key's, or its ``?``'s when the key
+        is written explicitly (``? name``)."""
+        column = int(key.start_mark.column)
+        index = int(key.start_mark.index)
+        head = self.text[index - column : index]
+        return head.index("?") if head.strip() == "?" else column
 
     def fill_null_block(self, key: ScalarNode, value: ScalarNode) -> None:
         """``tool_filtering:`` (``~``, ``null``): the runtime reads no block; write every key."""
