@@ -158,6 +158,12 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="always_include entry (repeatable; replaces the YAML's list)",
     )
+    g.add_argument(
+        "--always-include-file",
+        metavar="FILE",
+        help="always_include entries from a file: one name a line, or a tuner's --json output "
+        "(with --always-include: both; replaces the YAML's list)",
+    )
     g.add_argument("--top-n-used", type=int, metavar="N", help="always_include_top_n_used (0-20)")
     g.add_argument(
         "--enabled",
@@ -249,6 +255,11 @@ def build_parser() -> Parsers:
         default=[],
         metavar="NAME",
         help="a tool kept loaded, full or bare name (repeatable); every other tool is deferred",
+    )
+    g.add_argument(
+        "--keep-file",
+        metavar="FILE",
+        help="tools kept loaded, from a file: one name a line, or a tuner's --json output",
     )
     g.add_argument(
         "--variant", choices=["bm25", "regex"], default="bm25", help="anthropic's search tool"

@@ -14,6 +14,7 @@ from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog, ServerStatus
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
+from workbench.config.namesfile import read_names
 from workbench.config.validation import problems
 from workbench.errors import InputError, ServersFailed, WriteBackError
 from workbench.progress import ProgressLine
@@ -38,8 +39,11 @@ def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> T
         changes["top_k"] = args.top_k
     if getattr(args, "threshold", None) is not None:
         changes["similarity_threshold"] = args.threshold
-    if getattr(args, "always_include", None) is not None:
-        changes["always_include"] = list(args.always_include)
+    always = list(getattr(args, "always_include", None) or [])
+    if getattr(args, "always_include_file", None):
+        always += read_names(args.always_include_file, "--always-include-file")
+    if getattr(args, "always_include", None) is not None or always:
+        changes["always_include"] = list(dict.fromkeys(always))
     if getattr(args, "top_n_used", None) is not None:
         changes["always_include_top_n_used"] = args.top_n_used
     if getattr(args, "enabled", None) is not None:

@@ -17,6 +17,7 @@ from workbench.catalog.models import Catalog
 from workbench.commands.common import open_catalog, runtime_of, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
+from workbench.config.namesfile import read_names
 from workbench.config.writeback import start_setting
 from workbench.errors import InputError
 from workbench.evaluate.cases import resolve_name
@@ -44,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
 def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
     """Full names of the ``--keep`` tools (an unknown name is a usage error)."""
     kept: set[str] = set()
-    for name in args.keep:
+    names = list(args.keep)
+    if getattr(args, "keep_file", None):
+        names += read_names(args.keep_file, "--keep-file")
+    for name in names:
         found = resolve_name(name, catalog)
         if not found:
             raise InputError(f"no tool named {name!r} in the catalog", field="--keep")

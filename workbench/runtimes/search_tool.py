@@ -45,6 +45,10 @@ STAND_IN = "stand-in: the strategy lab's anthropic engine, BM25 (bm25s, Lucene)"
 WORDS = "over the tools' names, descriptions and arguments"
 
 
+#: Beyond this many tools the export line names a ``--keep-file`` instead of ``--keep`` flags.
+KEEP_FLAGS = 8
+
+
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
@@ -104,8 +108,12 @@ class SearchToolRuntime(Runtime):
         return ", ".join(report.setting.names(ws.catalog)) or "nothing"
 
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
-        """The ``export`` line that prints the tuned configuration."""
-        keep = " ".join(f"--keep {name}" for name in report.setting.names(ws.catalog))
+        """The ``export`` line that prints the tuned configuration (a long list travels as a
+        file: this tune's ``--json`` output, read by ``--keep-file``)."""
+        names = report.setting.names(ws.catalog)
+        keep = " ".join(f"--keep {name}" for name in names)
+        if len(names) > KEEP_FLAGS:
+            keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
         variant = f" --variant {report.setting.variant}" if len(self.variants) > 1 else ""
         return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
 
