@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+from workbench.errors import WriteBackError
 
 
 def atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -42,3 +45,32 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replace_checked(
+    path: Path, old: bytes | None, new: bytes, *, backup: bool = True
+) -> Path | None:
+    """Write ``new`` over ``path`` atomically, ``old`` being what was read (None: no file then),
+    a backup of it kept beside as ``NAME.bak``; refused, nothing written, when the file changed
+    on disk since it was read. Returns the backup kept, if any."""
+    try:
+        now: bytes | None = path.read_bytes()
+    except FileNotFoundError:
+        now = None
+    except OSError as err:
+        raise WriteBackError(f"{path}: cannot read: {err.strerror}; nothing written") from None
+    if _digest(now) != _digest(old):
+        raise WriteBackError(f"{path}: changed on disk since it was read; nothing written")
+    saved = None
+    try:
+        if old is not None and backup:
+            saved = path.with_name(path.name + ".bak")
+            atomic_write(saved, old)
+        atomic_write(path, new)
+    except OSError as err:
+        raise WriteBackError(f"{path}: cannot write: {err.strerror}; file unchanged") from None
+    return saved
+
+
+def _digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()

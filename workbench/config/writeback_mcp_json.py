@@ -10,7 +10,6 @@ comments to lose). A file that is not a JSON object with an ``mcpServers`` objec
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 from collections.abc import Collection, Mapping
@@ -18,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback_io import atomic_write
+from workbench.config.writeback_io import replace_checked
 from workbench.config.writeback_text import unified_diff
-from workbench.errors import ConfigError, WriteBackError
+from workbench.errors import ConfigError
 from workbench.limits import read_input
 
 
@@ -96,24 +95,4 @@ def apply_mcp_json(plan: McpJsonPlan, *, backup: bool = True) -> Path | None:
     when the file changed since it was planned."""
     if not plan.changed:
         return None
-    try:
-        now: bytes | None = plan.path.read_bytes()
-    except FileNotFoundError:
-        now = None
-    except OSError as err:
-        raise WriteBackError(f"{plan.path}: cannot read: {err.strerror}; nothing written") from None
-    if _digest(now) != _digest(plan.old):
-        raise WriteBackError(f"{plan.path}: changed on disk since it was read; nothing written")
-    saved = None
-    try:
-        if plan.old is not None and backup:
-            saved = plan.path.with_name(plan.path.name + ".bak")
-            atomic_write(saved, plan.old)
-        atomic_write(plan.path, plan.new)
-    except OSError as err:
-        raise WriteBackError(f"{plan.path}: cannot write: {err.strerror}; file unchanged") from None
-    return saved
-
-
-def _digest(data: bytes | None) -> str | None:
-    return None if data is None else hashlib.sha256(data).hexdigest()
+    return replace_checked(plan.path, plan.old, plan.new, backup=backup)
