@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from workbench.errors import WriteBackError
 from workbench.evaluate.cases import load_cases
 from workbench.runtime import detect_runtime
 from workbench.runtimes.argus import argus_names
-from workbench.search.strategies.argus import ArgusStrategy
+from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 from workbench.tokens import token_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -148,17 +149,26 @@ def _queries(agent: Path) -> list[str]:
 
 
 @needs_sdist
+@pytest.mark.parametrize("scorer", ["tfidf", "overlap"])
 @pytest.mark.parametrize(("agent_path", "catalog_path"), _catalogs())
 def test_the_lab_engine_ranks_as_argus_own_index(
-    argus: Argus, agent_path: Path, catalog_path: Path
+    argus: Argus,
+    agent_path: Path,
+    catalog_path: Path,
+    scorer: Scorer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """argus-mcp's ToolIndex, fed the tools as its registry lists them (names as Argus names
-    them, the servers' descriptions), returns the lab engine's ranking tool for tool, in order."""
+    them, the servers' descriptions), returns the lab engine's ranking tool for tool, in order:
+    with scikit-learn (tfidf) and without it (its word-overlap fallback, argus-mcp's plain
+    install: scikit-learn is not one of its dependencies)."""
     agent = load_agent(agent_path, environ=ENV)
     catalog = load_catalog(agent, catalog_file=catalog_path)
     bill = token_table(catalog, "openai", "gpt-4o")
     names = argus_names(catalog)
-    engine = ArgusStrategy(catalog, bill, names=names)
+    engine = ArgusStrategy(catalog, bill, ArgusParams(scorer=scorer), names=names)
+    search = sys.modules[argus.ToolIndex.__module__]
+    monkeypatch.setattr(search, "_HAS_SKLEARN", scorer == "tfidf")
     index = argus.ToolIndex()
     index.store_sync(
         [
@@ -224,6 +234,7 @@ def test_tune_apply_merges_keeping_the_users_config(
     path.write_text(EXISTING)
     report, err = _tune_apply(agent_dir, capsys)
     assert report["keep_tools"] and report["limit"] in range(1, 11)
+    assert report["scorer"] in ("overlap", "tfidf")
     text = path.read_text()
     assert "+++ " in err and "-  enabled: false" in err and "optimizer.keep_tools written" in err
     assert (agent_dir / "argus" / "config.yaml.bak").read_text() == EXISTING

@@ -6,9 +6,12 @@ argus/config.yaml``): ``config.yaml`` beside the agent is HoloDeck's own project
 refuses Argus's keys.
 
 Knobs: ``optimizer.keep_tools`` and the ``limit`` the model asks ``find_tool`` for (the model's
-argument, Argus's default 5). The search is the strategy lab's ``argus`` engine, argus-mcp 0.8.6's
-``ToolIndex`` reproduced (scikit-learn TF-IDF cosine over ``"<name> <description>"``, scores > 0
-best first, ties in the index's order; the index holds every tool, the kept ones too). Tools are
+argument, Argus's default 5) and the scorer, which is not a setting but the install: scikit-learn
+is not one of argus-mcp's dependencies, so a plain ``pip install argus-mcp`` ranks with its
+word-overlap fallback (``overlap``, the default here) and one with scikit-learn beside it with
+TF-IDF cosine (``tfidf``). The search is the strategy lab's ``argus`` engine, argus-mcp 0.8.6's
+``ToolIndex`` reproduced for both (over ``"<name> <description>"``, scores > 0 best first, ties in
+the index's order; the index holds every tool, the kept ones too). Tools are
 named as Argus lists them: bare under its default ``first-wins`` conflict strategy, or when two
 backends share a tool name ``<backend>_<tool>`` under the ``prefix`` strategy, which the written
 config then sets. The tuner is the search-tool runtimes' (:mod:`workbench.evaluate.deferred_tune`):
@@ -23,7 +26,7 @@ import argparse
 import sys
 from collections.abc import Mapping, Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.runtimes.base import EngineNote, Evidence, Knob, Probe
 from workbench.runtimes.search_tool import SearchToolRuntime
@@ -44,6 +47,11 @@ NAME = "argus"
 LIMITS = tuple(range(10, 0, -1))
 #: Argus's ``find_tool`` default.
 DEFAULT_LIMIT = 5
+#: The scorers in words: what the install needs for each.
+SCORERS = {
+    "overlap": "overlap scorer (argus-mcp alone)",
+    "tfidf": "tfidf scorer (install scikit-learn beside argus-mcp)",
+}
 #: The largest config file detection reads.
 _DETECT_BYTES = 1 << 20
 
@@ -78,7 +86,8 @@ class Argus(SearchToolRuntime):
     marker: ClassVar[tuple[str, str]] = ("R", "magenta")
     #: An Argus config with the optimizer on beside the agent outweighs the agent YAML's blocks.
     detect_priority: ClassVar[int] = 2
-    variants: ClassVar[tuple[str, ...]] = ("tfidf",)
+    #: argus-mcp's scorers: without scikit-learn (its plain install), then with it.
+    variants: ClassVar[tuple[str, ...]] = ("overlap", "tfidf")
     knobs: ClassVar[tuple[Knob, ...]] = (
         Knob(
             "optimizer.keep_tools",
@@ -87,18 +96,25 @@ class Argus(SearchToolRuntime):
             "tool names as Argus lists them",
         ),
         Knob("limit", "results find_tool returns (the model's argument)", "5", "1-10"),
+        Knob(
+            "scorer",
+            "find_tool's ranking: overlap (argus-mcp alone) or tfidf (scikit-learn installed)",
+            "overlap",
+            "overlap | tfidf",
+        ),
     )
     engine: ClassVar[EngineNote] = EngineNote(
         "argus",
         True,
-        "the strategy lab's argus engine: argus-mcp 0.8.6's find_tool index (scikit-learn TF-IDF "
-        "cosine over name + description), reproduced exactly",
+        "the strategy lab's argus engine: argus-mcp 0.8.6's find_tool index over name + "
+        "description (its word-overlap fallback, or TF-IDF cosine with scikit-learn installed), "
+        "reproduced exactly",
     )
     billing: ClassVar[str] = (
         "per task: the keep_tools, find_tool and call_tool; a task the kept tools do not cover "
         "takes a second request after find_tool, with the tools it returned"
     )
-    tunes: ClassVar[str] = "optimizer.keep_tools and find_tool's limit"
+    tunes: ClassVar[str] = "optimizer.keep_tools, find_tool's limit and whether to add scikit-learn"
     writes: ClassVar[str] = "optimizer.keep_tools into argus/config.yaml beside the agent"
     results: ClassVar[tuple[int, ...]] = LIMITS
     default_results: ClassVar[int] = DEFAULT_LIMIT
@@ -129,10 +145,11 @@ class Argus(SearchToolRuntime):
     def search_engine(
         self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
     ) -> SearchEngine:
-        from workbench.search.strategies.argus import ArgusParams, ArgusStrategy
+        from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 
         keep = tuple(catalog.tools[i].full_name for i in setting.loaded)
-        params = ArgusParams(limit=setting.max_results, keep_tools=keep)
+        scorer = cast("Scorer", setting.variant)
+        params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
 
     def figures_note(self, queries: SearchQueries) -> str:
@@ -145,15 +162,16 @@ class Argus(SearchToolRuntime):
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         return (
-            f"find_tool limit {report.setting.max_results} (the model's argument; Argus's "
-            f"default {DEFAULT_LIMIT}), keep_tools: {self.loaded_text(report, ws)}"
+            f"{SCORERS[report.setting.variant]}, find_tool limit {report.setting.max_results} "
+            f"(the model's argument; Argus's default {DEFAULT_LIMIT}), keep_tools: "
+            f"{self.loaded_text(report, ws)}"
         )
 
     def row_text(self, setting: DeferredSetting) -> str:
-        return f"limit {setting.max_results}, {len(setting.loaded)} keep_tools"
+        return f"{setting.variant}, limit {setting.max_results}, {len(setting.loaded)} keep_tools"
 
     def default_text(self) -> str:
-        return f"no keep_tools, limit {DEFAULT_LIMIT}"
+        return f"{SCORERS[self.variants[0]]}, no keep_tools, limit {DEFAULT_LIMIT}"
 
     def bill_text(self, extra_tokens: int) -> str:
         return (
@@ -199,6 +217,7 @@ class Argus(SearchToolRuntime):
         return {
             "keep_tools": _kept_names(ws.catalog, report.setting.loaded),
             "limit": report.setting.max_results,
+            "scorer": report.setting.variant,
             "config": config,
             "export": self.export_command(report, ws),
         }
