@@ -71,12 +71,20 @@ $(SK_WHEEL): | $(BIN)/python
 	$(PIP) download --quiet --no-deps semantic-kernel==1.45.0 -d .cache/semantic-kernel
 	touch $@
 
+# argus-mcp 0.8.6's sdist (PyPI, never committed, never installed: it does not import beside mcp 2.x).
+# The tests validate every Argus config holo-tune writes with its own ArgusConfig and hold the lab's
+# argus engine to its ToolIndex (tests/oracle/argus.py unpacks the few modules they run).
+ARGUS_SDIST := .cache/argus/argus_mcp-0.8.6.tar.gz
+$(ARGUS_SDIST): | $(BIN)/python
+	$(PIP) download --quiet --no-deps --no-binary argus-mcp argus-mcp==0.8.6 -d .cache/argus
+	touch $@
+
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check workbench tests benchmarks
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy
 
-test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL)
+test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL) $(ARGUS_SDIST)
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
 
 bench: $(VENV)/.dev-installed servers

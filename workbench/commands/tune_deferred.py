@@ -21,7 +21,6 @@ from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
     DeferredBudget,
     DeferredReport,
-    approximation,
     entry_descriptions,
     search_tool,
     tune_deferred,
@@ -67,7 +66,7 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
     return {
         "cases": report.heldout.cases,
         "engine": plugin.engine.text,
-        "approximation": approximation(report.queries),
+        "approximation": plugin.figures_note(report.queries),
         "tokens": "per task: the search round trip included (evaluate.deferred_tune)",
         "search_query": report.queries.to_json(),
         "budget": report.budget.to_json(),
@@ -101,23 +100,18 @@ def _budget_text(budget: DeferredBudget) -> str:
 
 def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
     plugin = search_tool(report.runtime)
-    s = report.setting
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
         f"{report.folds}-fold; {runtime.line()}",
         f"engine    {plugin.engine.text}",
-        f"note      {approximation(report.queries)}",
+        f"note      {plugin.figures_note(report.queries)}",
         f"query     {report.queries.describe()}",
-        "bill      per task: loaded tools + the search tool"
-        + (" + every namespace's name and description" if report.extra_tokens else "")
-        + "; when the loaded tools do not cover the task, a second request after the search "
-        "with the same and the tools it returned",
+        f"bill      {plugin.bill_text(report.extra_tokens)}",
         f"budget    {_budget_text(report.budget)}",
-        f"proposed  {s.variant} search, {s.max_results} results per search (assumed: the "
-        "provider takes no setting), loaded: " + plugin.loaded_text(report, ws),
+        f"proposed  {plugin.setting_text(report, ws)}",
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
-        f"default   nothing loaded, bm25, 5 results: {line(report.default)}",
+        f"default   {plugin.default_text()}: {line(report.default)}",
         plugin.write_line(report, ws),
     ]
     return "\n".join(out) + "\n"

@@ -52,10 +52,9 @@ from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import Budget, fold_assignment
 from workbench.runtimes import get_runtime
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
     MAX_RESULTS,
-    MIN_RESULTS,
     AnthropicParams,
     AnthropicStrategy,
     Variant,
@@ -84,15 +83,17 @@ Mask = np.ndarray[Any, np.dtype[np.bool_]]
 
 @dataclass(frozen=True)
 class DeferredSetting:
-    """One configuration of a deferred-loading runtime."""
+    """One configuration of a deferred-loading runtime (``variant``: one of the runtime's
+    :attr:`~workbench.runtimes.search_tool.SearchToolRuntime.variants`)."""
 
-    variant: Variant
+    variant: str
     max_results: int
     loaded: tuple[int, ...]
 
     def params(self, catalog: Catalog) -> AnthropicParams:
         keep = {catalog.tools[i].full_name: False for i in self.loaded}
-        return AnthropicParams(variant=self.variant, max_results=self.max_results, tool_defer=keep)
+        variant = cast("Variant", self.variant)
+        return AnthropicParams(variant=variant, max_results=self.max_results, tool_defer=keep)
 
     def names(self, catalog: Catalog) -> list[str]:
         return [catalog.tools[i].full_name for i in self.loaded]
@@ -128,16 +129,9 @@ def entry_descriptions(agent: Any) -> dict[str, str]:
 
 
 def units(runtime: str, catalog: Catalog) -> list[tuple[int, ...]]:
-    """What can be kept loaded, one unit at a time: a tool, or where the runtime keeps whole
-    servers loaded (Claude Code's ``alwaysLoad`` is per ``.mcp.json`` server) an MCP server (a
-    HoloDeck tool that is not MCP, such as a vectorstore, has no place there)."""
-    if not search_tool(runtime).per_server:
-        return [(i,) for i in range(len(catalog))]
-    servers: dict[str, list[int]] = {}
-    for i, tool in enumerate(catalog.tools):
-        if tool.kind == "mcp":
-            servers.setdefault(tool.plugin, []).append(i)
-    return [tuple(v) for v in servers.values()]
+    """What can be kept loaded, one unit at a time (the runtime says:
+    :meth:`~workbench.runtimes.search_tool.SearchToolRuntime.units`)."""
+    return search_tool(runtime).units(catalog)
 
 
 def extra_tokens(
@@ -162,11 +156,13 @@ def measure(
     items: Sequence[ResolvedCase],
     extra: int = 0,
     queries: SearchQueries = MESSAGE,
+    runtime: str | None = None,
 ) -> list[CaseResult]:
     """Each case through the engine at ``setting``, searched with ``queries``' query for it, billed
     per task (module doc): one request when the loaded tools cover the case, else the search's
-    request and the one after it (``extra`` tokens in each)."""
-    engine = AnthropicStrategy(catalog, bill, setting.params(catalog))
+    request and the one after it (``extra`` tokens in each). The engine is the one ``runtime``
+    names (default: the ``anthropic`` engine)."""
+    engine = _engine(runtime, catalog, bill, setting)
     loaded = np.zeros(len(catalog), dtype=np.bool_)
     loaded[list(setting.loaded)] = True
     first = request_tokens(bill, list(setting.loaded), engine.meta_tokens) + extra
@@ -179,6 +175,14 @@ def measure(
         result = case_result(case, engine.run(queries.query(case.query, setting.variant)))
         out.append(dataclasses.replace(result, tokens=first + result.tokens + extra))
     return out
+
+
+def _engine(
+    runtime: str | None, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+) -> SearchEngine:
+    if runtime is None:
+        return AnthropicStrategy(catalog, bill, setting.params(catalog))
+    return search_tool(runtime).search_engine(catalog, bill, setting)
 
 
 def covered(case: ResolvedCase, loaded: Mask) -> bool:
@@ -204,6 +208,8 @@ class _Proxy:
     orders: list[IntArray]
     per_tool: np.ndarray[Any, np.dtype[np.float64]]
     fixed: float  # the search tool, extra and func_end: every request
+    #: Whether a loaded tool still takes a result's place (the index holds it too).
+    holds_loaded: bool = False
 
     @classmethod
     def build(
@@ -211,16 +217,22 @@ class _Proxy:
         catalog: Catalog,
         bill: TokenBill,
         items: Sequence[ResolvedCase],
-        variant: Variant,
+        variant: str,
         queries: SearchQueries = MESSAGE,
+        runtime: str | None = None,
     ) -> _Proxy:
-        engine = AnthropicStrategy(catalog, bill, AnthropicParams(variant=variant))
+        plugin = None if runtime is None else search_tool(runtime)
+        results = MAX_RESULTS if plugin is None else plugin.default_results
+        engine = _engine(runtime, catalog, bill, DeferredSetting(variant, results, ()))
         orders = [engine.ranking(queries.query(c.query, variant))[0][:WINDOW] for c in items]
         per_tool = np.asarray(bill.per_tool, dtype=np.float64)
-        return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead))
+        holds = plugin is not None and plugin.index_holds_loaded
+        return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead), holds)
 
 
-def _found(order: IntArray, loaded: Mask, k: int) -> list[int]:
+def _found(order: IntArray, loaded: Mask, k: int, holds_loaded: bool = False) -> list[int]:
+    if holds_loaded:  # the first k of the ranking, the loaded ones among them not sent again
+        return [i for i in order[:k].tolist() if not loaded[i]]
     out: list[int] = []
     for i in order.tolist():
         if not loaded[i]:
@@ -254,7 +266,7 @@ def _case(proxy: _Proxy, case: ResolvedCase, order: IntArray, loaded: Mask, k: i
     and whether it needs the search at all (covered cases find nothing and cost one request)."""
     if covered(case, loaded):
         return [], 1.0, 0.0, False
-    found = _found(order, loaded, k)
+    found = _found(order, loaded, k, proxy.holds_loaded)
     return found, _recall(case, loaded, found), float(proxy.per_tool[found].sum()), True
 
 
@@ -263,7 +275,7 @@ def greedy_path(
     items: Sequence[ResolvedCase],
     case_ids: Sequence[int],
     units_: Sequence[tuple[int, ...]],
-    variant: Variant,
+    variant: str,
     k: int,
     cap: float,
     usage: IntArray | None = None,
@@ -394,7 +406,7 @@ class DeferredReport:
 
 
 def _choose(
-    proxies: Mapping[Variant, _Proxy],
+    proxies: Mapping[str, _Proxy],
     items: Sequence[ResolvedCase],
     case_ids: Sequence[int],
     units_: Sequence[tuple[int, ...]],
@@ -402,11 +414,12 @@ def _choose(
     tokens_all: int,
     usage: IntArray | None,
     extra: int,
+    results: Sequence[int],
 ) -> PathPoint:
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
     points: list[PathPoint] = []
     for variant, proxy in proxies.items():
-        for k in range(MAX_RESULTS, MIN_RESULTS - 1, -1):
+        for k in results:
             points += greedy_path(proxy, items, case_ids, units_, variant, k, cap, usage, extra)
     return points[pick(points, budget, tokens_all)]
 
@@ -427,25 +440,28 @@ def tune_deferred(
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
     Each case is searched with ``queries``' query for it (default: its message)."""
     items = cases.cases
+    plugin = search_tool(runtime)
     extra = extra_tokens(runtime, catalog, bill, described or {})
-    variants = cast("tuple[Variant, ...]", search_tool(runtime).variants)
-    proxies = {v: _Proxy.build(catalog, bill, items, v, queries) for v in variants}
+    proxies = {v: _Proxy.build(catalog, bill, items, v, queries, runtime) for v in plugin.variants}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
-    chosen = _choose(proxies, items, everyone, units_, budget, tokens_all, usage, extra)
+    rule = (units_, budget, tokens_all, usage, extra, plugin.results)
+    chosen = _choose(proxies, items, everyone, *rule)
     assignment = fold_assignment(len(items), folds)
     pooled: list[CaseResult] = []
     fold_settings = []
     for fold in range(folds):
         train = np.flatnonzero(assignment != fold).tolist()
         test = [items[c] for c in np.flatnonzero(assignment == fold).tolist()]
-        point = _choose(proxies, items, train, units_, budget, tokens_all, usage, extra)
+        point = _choose(proxies, items, train, *rule)
         fold_settings.append(point.setting)
-        pooled += measure(point.setting, catalog, bill, test, extra, queries)
+        pooled += measure(point.setting, catalog, bill, test, extra, queries, runtime)
     heldout = aggregate(pooled, tokens_all)
-    insample = aggregate(measure(chosen.setting, catalog, bill, items, extra, queries), tokens_all)
-    default_setting = DeferredSetting("bm25", MAX_RESULTS, ())
-    default = aggregate(measure(default_setting, catalog, bill, items, extra, queries), tokens_all)
+    measured = measure(chosen.setting, catalog, bill, items, extra, queries, runtime)
+    insample = aggregate(measured, tokens_all)
+    default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
+    untuned = measure(default_setting, catalog, bill, items, extra, queries, runtime)
+    default = aggregate(untuned, tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit

@@ -32,8 +32,8 @@ from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
     DeferredBudget,
-    approximation,
     entry_descriptions,
+    search_tool,
     tune_deferred,
 )
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
@@ -208,9 +208,9 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
         queries=ctx.queries,
     )
     s = report.setting
-    text = f"{s.variant}, {s.max_results} results, {len(s.loaded)} tools loaded"
+    text = search_tool(name).row_text(s)
     figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
-    note = f"{approximation(ctx.queries)}; {ROUND_TRIP}"
+    note = f"{search_tool(name).figures_note(ctx.queries)}; {ROUND_TRIP}"
     return RuntimeRow(name, text, s.to_json(ctx.catalog), figures, note)
 
 

@@ -38,7 +38,7 @@ from workbench.evaluate.chat import (
     ask_all,
     default_cache_dir,
 )
-from workbench.search.strategies.anthropic import PATTERN_MAX, Variant
+from workbench.search.strategies.anthropic import PATTERN_MAX
 
 #: Bump when the prompt changes: cached answers of an older prompt are not reused.
 PROMPT_VERSION = 1
@@ -123,8 +123,9 @@ class SearchCall:
     bm25: str
     regex: str
 
-    def query(self, variant: Variant) -> str:
-        return self.bm25 if variant == "bm25" else self.regex
+    def query(self, variant: str) -> str:
+        """The pattern for the regex variant, the keywords for any other search."""
+        return self.regex if variant == "regex" else self.bm25
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class SearchQueries:
     requests: int = 0
     cached: int = 0
 
-    def query(self, message: str, variant: Variant) -> str:
+    def query(self, message: str, variant: str) -> str:
         call = self.calls.get(message)
         return message if call is None else call.query(variant)
 

@@ -14,18 +14,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from workbench.runtimes.base import Change, Knob, Runtime
 
 if TYPE_CHECKING:
+    from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
     from workbench.evaluate.cases import CaseSet
-    from workbench.evaluate.deferred_tune import DeferredReport
+    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ToolConfig
+    from workbench.search.strategies.base import StrategyResult, TokenBill
+    from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace
 
 
@@ -49,6 +53,16 @@ WORDS = "over the tools' names, descriptions and arguments"
 KEEP_FLAGS = 8
 
 
+class SearchEngine(Protocol):
+    """What the tuner asks of the engine standing for a runtime's search (a lab strategy)."""
+
+    meta_tokens: int
+
+    def ranking(self, query: str) -> tuple[IntArray, FloatArray]: ...
+
+    def run(self, query: str) -> StrategyResult: ...
+
+
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
@@ -69,6 +83,66 @@ class SearchToolRuntime(Runtime):
         "per task: the loaded tools and the search tool; a task the loaded tools do not cover "
         "takes a second request after the search, with the tools it returned"
     )
+    #: The results per search the tuner tries, in the order it tries them.
+    results: ClassVar[tuple[int, ...]] = (5, 4, 3)
+    #: The results per search when nothing is tuned (the default row).
+    default_results: ClassVar[int] = 5
+    #: Whether the search's index also holds the loaded tools (they then take a result's place);
+    #: else it holds the deferred tools only.
+    index_holds_loaded: ClassVar[bool] = False
+
+    def units(self, catalog: Catalog) -> list[tuple[int, ...]]:
+        """What can be kept loaded, one unit at a time: a tool, or where the runtime keeps whole
+        servers loaded (Claude Code's ``alwaysLoad`` is per ``.mcp.json`` server) an MCP server
+        (a HoloDeck tool that is not MCP, such as a vectorstore, has no place there)."""
+        if not self.per_server:
+            return [(i,) for i in range(len(catalog))]
+        servers: dict[str, list[int]] = {}
+        for i, tool in enumerate(catalog.tools):
+            if tool.kind == "mcp":
+                servers.setdefault(tool.plugin, []).append(i)
+        return [tuple(v) for v in servers.values()]
+
+    def search_engine(
+        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+    ) -> SearchEngine:
+        """The engine that stands for the search at ``setting`` (:attr:`Runtime.engine` names
+        it): the strategy lab's ``anthropic`` engine, the loaded tools not deferred."""
+        from workbench.search.strategies.anthropic import AnthropicStrategy
+
+        return AnthropicStrategy(catalog, bill, setting.params(catalog))
+
+    def figures_note(self, queries: SearchQueries) -> str:
+        """What the tuner's figures stand on, in words (text, ``--json`` and the compare row)."""
+        from workbench.evaluate.deferred_tune import approximation
+
+        return approximation(queries)
+
+    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
+        """The proposal in words (the text report's ``proposed`` line)."""
+        s = report.setting
+        return (
+            f"{s.variant} search, {s.max_results} results per search (assumed: the provider "
+            f"takes no setting), loaded: {self.loaded_text(report, ws)}"
+        )
+
+    def row_text(self, setting: DeferredSetting) -> str:
+        """The setting in a few words (its ``compare --runtimes`` row)."""
+        s = setting
+        return f"{s.variant}, {s.max_results} results, {len(s.loaded)} tools loaded"
+
+    def default_text(self) -> str:
+        """The untuned setting in words (the text report's ``default`` line)."""
+        return f"nothing loaded, {self.variants[0]}, {self.default_results} results"
+
+    def bill_text(self, extra_tokens: int) -> str:
+        """How a task is billed, for the text report's ``bill`` line."""
+        return (
+            "per task: loaded tools + the search tool"
+            + (" + every namespace's name and description" if extra_tokens else "")
+            + "; when the loaded tools do not cover the task, a second request after the search "
+            "with the same and the tools it returned"
+        )
 
     def tune(
         self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo

@@ -137,11 +137,18 @@ class ArgusStrategy:
     name: ClassVar[str] = "argus"
 
     def __init__(
-        self, catalog: Catalog, bill: TokenBill, params: ArgusParams | None = None
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        params: ArgusParams | None = None,
+        *,
+        names: Sequence[str] | None = None,
     ) -> None:
+        """``names``: each tool's name as the gateway lists it (default: :func:`exposed_names`;
+        argus's ``prefix`` conflict strategy names them ``<backend>_<tool>``)."""
         self._params = params or ArgusParams()
         self.size = len(catalog)
-        names = exposed_names(catalog)
+        names = list(exposed_names(catalog) if names is None else names)
         self.texts = [
             f"{n} {source_description(t)}".strip()
             for n, t in zip(names, catalog.tools, strict=True)

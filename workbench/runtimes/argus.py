@@ -1,0 +1,331 @@
+"""Argus MCP (PyPI ``argus-mcp``): a gateway over the agent's MCP servers whose optimizer lists
+``find_tool(query, limit=5)`` and ``call_tool(name, arguments)`` plus the ``keep_tools`` in place
+of every tool. Its configuration is a YAML file validated by Argus's own ``ArgusConfig``; holo-tune
+keeps it in ``argus/config.yaml`` beside the agent (run ``argus-mcp server --config
+argus/config.yaml``): ``config.yaml`` beside the agent is HoloDeck's own project config, which
+refuses Argus's keys.
+
+Knobs: ``optimizer.keep_tools`` and the ``limit`` the model asks ``find_tool`` for (the model's
+argument, Argus's default 5) and the scorer, which is not a setting but the install: scikit-learn
+is not one of argus-mcp's dependencies, so a plain ``pip install argus-mcp`` ranks with its
+word-overlap fallback (``overlap``, the default here) and one with scikit-learn beside it with
+TF-IDF cosine (``tfidf``). The search is the strategy lab's ``argus`` engine, argus-mcp 0.8.6's
+``ToolIndex`` reproduced for both (over ``"<name> <description>"``, scores > 0 best first, ties in
+the index's order; the index holds every tool, the kept ones too). Tools are
+named as Argus lists them: bare under its default ``first-wins`` conflict strategy, or when two
+backends share a tool name ``<backend>_<tool>`` under the ``prefix`` strategy, which the written
+config then sets. The tuner is the search-tool runtimes' (:mod:`workbench.evaluate.deferred_tune`):
+a task the kept tools cover takes one request, else ``find_tool``'s and the one after it.
+``export`` prints the config; ``tune --apply`` merges it into ``argus/config.yaml``
+(:mod:`workbench.config.writeback_argus`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Set
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from workbench.runtimes.base import EngineNote, Evidence, Knob, Probe
+from workbench.runtimes.search_tool import SearchToolRuntime
+
+if TYPE_CHECKING:
+    from workbench.catalog.models import Catalog
+    from workbench.config import AgentConfig
+    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.search_queries import SearchQueries
+    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.search_tool import SearchEngine
+    from workbench.search.strategies.base import TokenBill
+    from workbench.workspace import Workspace
+
+NAME = "argus"
+#: The ``limit`` values the tuner tries (the lab engine's grid), largest first.
+LIMITS = tuple(range(10, 0, -1))
+#: Argus's ``find_tool`` default.
+DEFAULT_LIMIT = 5
+#: The scorers in words: what the install needs for each.
+SCORERS = {
+    "overlap": "overlap scorer (argus-mcp alone)",
+    "tfidf": "tfidf scorer (install scikit-learn beside argus-mcp)",
+}
+#: The largest config file detection reads.
+_DETECT_BYTES = 1 << 20
+
+
+def prefixed(catalog: Catalog) -> bool:
+    """Whether two of the agent's MCP servers list a tool of the same name (Argus's default
+    ``first-wins`` would then drop one: the written config asks for ``prefix`` instead)."""
+    seen: dict[str, str] = {}
+    for tool in catalog.tools:
+        if tool.kind == "mcp" and seen.setdefault(tool.name, tool.plugin) != tool.plugin:
+            return True
+    return False
+
+
+def argus_names(catalog: Catalog) -> list[str]:
+    """Each tool's name as Argus lists it (see the module doc); a tool that is not MCP keeps
+    the name the lab gives it (it is the agent's own, not behind Argus)."""
+    from workbench.search.strategies.base import exposed_names
+
+    names = exposed_names(catalog)
+    if not prefixed(catalog):
+        return [t.name if t.kind == "mcp" else n for t, n in zip(catalog.tools, names, strict=True)]
+    return [
+        f"{t.plugin}_{t.name}" if t.kind == "mcp" else n
+        for t, n in zip(catalog.tools, names, strict=True)
+    ]
+
+
+class Argus(SearchToolRuntime):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "Argus MCP (find_tool optimizer)"
+    marker: ClassVar[tuple[str, str]] = ("R", "magenta")
+    #: An Argus config with the optimizer on beside the agent outweighs the agent YAML's blocks.
+    detect_priority: ClassVar[int] = 2
+    #: argus-mcp's scorers: without scikit-learn (its plain install), then with it.
+    variants: ClassVar[tuple[str, ...]] = ("overlap", "tfidf")
+    knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob(
+            "optimizer.keep_tools",
+            "tools listed beside find_tool and call_tool",
+            "[]",
+            "tool names as Argus lists them",
+        ),
+        Knob("limit", "results find_tool returns (the model's argument)", "5", "1-10"),
+        Knob(
+            "scorer",
+            "find_tool's ranking: overlap (argus-mcp alone) or tfidf (scikit-learn installed)",
+            "overlap",
+            "overlap | tfidf",
+        ),
+    )
+    engine: ClassVar[EngineNote] = EngineNote(
+        "argus",
+        True,
+        "the strategy lab's argus engine: argus-mcp 0.8.6's find_tool index over name + "
+        "description (its word-overlap fallback, or TF-IDF cosine with scikit-learn installed), "
+        "reproduced exactly",
+    )
+    billing: ClassVar[str] = (
+        "per task: the keep_tools, find_tool and call_tool; a task the kept tools do not cover "
+        "takes a second request after find_tool, with the tools it returned"
+    )
+    tunes: ClassVar[str] = "optimizer.keep_tools, find_tool's limit and whether to add scikit-learn"
+    writes: ClassVar[str] = "optimizer.keep_tools into argus/config.yaml beside the agent"
+    results: ClassVar[tuple[int, ...]] = LIMITS
+    default_results: ClassVar[int] = DEFAULT_LIMIT
+    index_holds_loaded: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------------------ detection
+
+    def detect(self, probe: Probe) -> Evidence | None:
+        from workbench.config.writeback_argus import CONFIG_NAMES, FOLDER
+
+        for name in CONFIG_NAMES:
+            if _optimizer_on(probe.folder / FOLDER / name):
+                where = f"{FOLDER}/{name}"
+                return Evidence(f"{where} beside the agent enables Argus's optimizer", "yaml")
+        return None
+
+    def short_reason(self, info: RuntimeInfo) -> str:
+        if info.source == "yaml":
+            return "Argus config beside the agent"
+        return super().short_reason(info)
+
+    # ---------------------------------------------------------------------------------- tuner
+
+    def units(self, catalog: Catalog) -> list[tuple[int, ...]]:
+        """An MCP tool (only what is behind the gateway can be kept)."""
+        return [(i,) for i, tool in enumerate(catalog.tools) if tool.kind == "mcp"]
+
+    def search_engine(
+        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+    ) -> SearchEngine:
+        from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
+
+        keep = tuple(catalog.tools[i].full_name for i in setting.loaded)
+        scorer = cast("Scorer", setting.variant)
+        params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
+        return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
+
+    def figures_note(self, queries: SearchQueries) -> str:
+        searched = (
+            "the user's message is searched (a model writes its own query)"
+            if queries.llm is None
+            else f"searched with the query {queries.llm} writes for each case"
+        )
+        return f"the ranking is argus-mcp 0.8.6's own (exact); {searched}"
+
+    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
+        return (
+            f"{SCORERS[report.setting.variant]}, find_tool limit {report.setting.max_results} "
+            f"(the model's argument; Argus's default {DEFAULT_LIMIT}), keep_tools: "
+            f"{self.loaded_text(report, ws)}"
+        )
+
+    def row_text(self, setting: DeferredSetting) -> str:
+        return f"{setting.variant}, limit {setting.max_results}, {len(setting.loaded)} keep_tools"
+
+    def default_text(self) -> str:
+        return f"{SCORERS[self.variants[0]]}, no keep_tools, limit {DEFAULT_LIMIT}"
+
+    def bill_text(self, extra_tokens: int) -> str:
+        return (
+            "per task: keep_tools + find_tool + call_tool; when the kept tools do not cover "
+            "the task, a second request after find_tool with the same and the tools it returned"
+        )
+
+    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
+        return ", ".join(_kept_names(ws.catalog, report.setting.loaded)) or "none"
+
+    # --------------------------------------------------------------------------------- writer
+
+    def tool_config(
+        self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
+    ) -> ToolConfig:
+        from workbench.config.writeback_argus import dump, render_argus
+        from workbench.runtimes.base import ToolConfig
+        from workbench.runtimes.claude_code import mcp_entries
+
+        entries = mcp_entries(agent)
+        chosen = [i for i, t in enumerate(catalog.tools) if t.full_name in kept]
+        doc, notes = render_argus(entries, _kept_names(catalog, chosen, entries), prefixed(catalog))
+        notes += _left_out(catalog, chosen, entries)
+        advice = (
+            "save it as argus/config.yaml (not config.yaml beside the agent: HoloDeck reads that "
+            "one), run `argus-mcp server --config argus/config.yaml` and give the agent one MCP "
+            "entry for Argus in place of these servers; find_tool's limit is the model's "
+            f"argument (default {DEFAULT_LIMIT})",
+        )
+        return ToolConfig(self.name, dump(doc), doc, tuple(notes), advice)
+
+    def check_config(self, doc: Any) -> str | None:
+        return check_argus(doc)
+
+    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
+        from workbench.config.writeback_argus import config_path
+
+        path = config_path(Path(ws.agent.path).parent)
+        where = f"{path.parent.name}/{path.name}"
+        return f"write     --apply merges optimizer.keep_tools into {where} beside the agent"
+
+    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
+        return {
+            "keep_tools": _kept_names(ws.catalog, report.setting.loaded),
+            "limit": report.setting.max_results,
+            "scorer": report.setting.variant,
+            "config": config,
+            "export": self.export_command(report, ws),
+        }
+
+    def apply(
+        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
+    ) -> None:
+        """``optimizer.keep_tools`` merged into Argus's config beside the agent (a new file when
+        there is none): diff, backup, atomic write."""
+        from workbench.commands.apply import show_and_write
+        from workbench.commands.common import warn
+        from workbench.config.writeback_argus import apply_argus, config_path, plan_argus
+
+        kept = set(report.setting.names(ws.catalog))
+        for note in self.tool_config(ws.agent, ws.catalog, kept).warnings:
+            warn(note)
+        plan = plan_argus(config_path(Path(ws.agent.path).parent), config)
+        if not plan.changed:
+            print(f"{plan.path}: no change (keep_tools already says that)", file=sys.stderr)
+            return
+        show_and_write(
+            plan.path,
+            plan.diff,
+            lambda: apply_argus(plan),
+            to_stdout=not args.json,
+            written="optimizer.keep_tools written",
+            no_backup="a new file",
+        )
+
+
+def _backend_names(entries: list[dict[str, Any]]) -> set[str]:
+    from workbench.config.writeback_argus import BACKEND_TYPES
+
+    return {
+        str(e.get("name")) for e in entries if str(e.get("transport") or "stdio") in BACKEND_TYPES
+    }
+
+
+def _kept_names(
+    catalog: Catalog, chosen: Any, entries: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """The kept tools' names as Argus lists them: MCP tools of a backend Argus has."""
+    names = argus_names(catalog)
+    served = None if entries is None else _backend_names(entries)
+    return [
+        names[i]
+        for i in chosen
+        if catalog.tools[i].kind == "mcp" and (served is None or catalog.tools[i].plugin in served)
+    ]
+
+
+def _left_out(catalog: Catalog, chosen: list[int], entries: list[dict[str, Any]]) -> list[str]:
+    """Notes on kept tools the config cannot keep (the agent's own, or an entry Argus lacks)."""
+    served = _backend_names(entries)
+    notes = []
+    for i in chosen:
+        tool = catalog.tools[i]
+        if tool.kind != "mcp":
+            notes.append(f"{tool.full_name} is the agent's own tool, not behind Argus: not kept")
+        elif tool.plugin not in served:
+            notes.append(f"{tool.full_name}: its server is not an Argus backend: not kept")
+    return notes
+
+
+def _optimizer_on(path: Path) -> bool:
+    """Whether ``path`` is an Argus config (a ``backends`` mapping) with the optimizer on."""
+    import yaml
+
+    try:
+        if not path.is_file() or path.stat().st_size > _DETECT_BYTES:
+            return False
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(data, Mapping) or not isinstance(data.get("backends"), Mapping):
+        return False
+    optimizer = data.get("optimizer")
+    return isinstance(optimizer, Mapping) and optimizer.get("enabled") is True
+
+
+def check_argus(doc: Any) -> str | None:
+    """The first of Argus's schema rules the config breaks (None: none): version "1", each
+    backend a known type with its required field, the optimizer on with a list of names."""
+    if not isinstance(doc, Mapping) or str(doc.get("version")) != "1":
+        return 'version is not "1"'
+    backends = doc.get("backends")
+    if not isinstance(backends, Mapping):
+        return "backends is not a mapping"
+    for name, spec in backends.items():
+        if not isinstance(spec, Mapping) or spec.get("type") not in (
+            "stdio",
+            "sse",
+            "streamable-http",
+        ):
+            return f"backends.{name}: type is not stdio, sse or streamable-http"
+        if spec["type"] == "stdio" and not str(spec.get("command", "")).strip():
+            return f"backends.{name}: a stdio backend needs a command"
+        if spec["type"] != "stdio" and not str(spec.get("url", "")).startswith(
+            ("http://", "https://", "${")
+        ):
+            return f"backends.{name}: url must start with http:// or https://"
+    optimizer = doc.get("optimizer")
+    if not isinstance(optimizer, Mapping) or optimizer.get("enabled") is not True:
+        return "optimizer.enabled is not true"
+    keep = optimizer.get("keep_tools")
+    if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
+        return "optimizer.keep_tools is not a list of names"
+    return None
+
+
+RUNTIME = Argus()
