@@ -35,7 +35,14 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
     assert main(_compare("--json")) == 0
     data = json.loads(capsys.readouterr().out)
     rows = {r["runtime"]: r for r in data["rows"]}
-    assert list(rows) == ["holodeck-0.6", "holodeck-0.7", "anthropic", "claude-code", "openai"]
+    assert list(rows) == [
+        "holodeck-0.6",
+        "holodeck-0.7",
+        "anthropic",
+        "claude-code",
+        "openai",
+        "pizzapi",
+    ]
     for row in rows.values():
         figures, ci = row["heldout"], row["ci95"]
         for key, value in (("hit", "hit"), ("recall", "recall"), ("tokens", "tokens_mean")):
@@ -61,7 +68,14 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
     assert main(_compare()) == 0
     out = capsys.readouterr().out
     assert "hit (95% CI)" in out and "Wilson" in out and "bootstrap" in out
-    for mark in ("6 holodeck-0.6", "7 holodeck-0.7", "A anthropic", "C claude-code", "O openai"):
+    for mark in (
+        "6 holodeck-0.6",
+        "7 holodeck-0.7",
+        "A anthropic",
+        "C claude-code",
+        "O openai",
+        "P pizzapi",
+    ):
         assert mark in out
     assert out.count("tokens per task (mean)") == 1
     assert "takes two requests (the search, then the call)" in out
