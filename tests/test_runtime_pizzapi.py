@@ -298,6 +298,19 @@ def test_the_merge_keeps_every_other_key_in_its_place(tmp_path: Path) -> None:
     assert not again.changed  # a second merge changes nothing
 
 
+def test_a_link_is_written_through_and_keep_loaded_tools_is_the_files(tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "pizzapi.json"
+    target.parent.mkdir()
+    target.write_text('{"toolSearch": {"keepLoadedTools": false}}\n')
+    link = tmp_path / "config.json"
+    link.symlink_to(target)
+    plan, _ = plan_config(link, ENTRIES, SERVERS, PizzaSetting(max_results=4))
+    apply_json(plan)
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    search = json.loads(target.read_text())["toolSearch"]
+    assert search["maxResults"] == 4 and search["keepLoadedTools"] is False
+
+
 def test_a_new_file_is_the_fragment(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".pizzapi" / "config.json"
     setting = PizzaSetting(defer_loading=(("memory", False),))
@@ -483,11 +496,12 @@ def test_any_config_keeps_every_key_but_the_knobs_and_defer_loading(
     for where, keys in _orders(document):
         now = list(_at(new, where))
         assert [k for k in now if k in keys] == [k for k in keys if k in now], where
+    was = document.get("toolSearch", {}).get("keepLoadedTools")
     assert {k: new["toolSearch"][k] for k in KNOBS} == {
         "enabled": True,
         "tokenThreshold": setting.token_threshold,
         "maxResults": setting.max_results,
-        "keepLoadedTools": setting.keep_loaded_tools,
+        "keepLoadedTools": was if isinstance(was, bool) else setting.keep_loaded_tools,
     }
     overrides = dict(setting.defer_loading)
     for name in SERVERS:

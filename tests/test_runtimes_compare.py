@@ -50,6 +50,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
         assert 0 < figures["tokens_mean"] < data["tokens_all"]
     for name in ("anthropic", "claude-code", "openai"):
         assert "approximation" in rows[name]["note"]
+    assert "no test runs PizzaPi itself" in rows["pizzapi"]["note"]
 
 
 def test_the_06_row_is_tunes_own_held_out_figure(capsys: pytest.CaptureFixture[str]) -> None:

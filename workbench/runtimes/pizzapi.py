@@ -131,6 +131,10 @@ class PizzaPi(Runtime):
         from workbench.evaluate.deferred_tune import DeferredBudget
         from workbench.runtimes.pizzapi_tune import tune_pizzapi
 
+        if getattr(args, "usage", None):
+            warn(
+                f"--usage has no effect on {self.name}: the servers kept loaded come from the cases"
+            )
         budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
         report = tune_pizzapi(
             ws.catalog,

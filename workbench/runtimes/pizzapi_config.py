@@ -10,7 +10,8 @@ expands only its own ``@HOME@``-style tokens, never ``${VAR}``: an ``env`` value
 variable of the same name through is left out (PizzaPi starts a server with its own
 environment), any other ``${VAR}`` is kept with a note to edit it.
 
-The merge (:func:`plan_config`) changes only ``toolSearch``'s four knobs and ``deferLoading`` of
+The merge (:func:`plan_config`) changes only ``toolSearch``'s knobs (``keepLoadedTools`` only
+where the file has none: one-turn cases cannot measure it) and ``deferLoading`` of
 the agent's servers (set where the setting overrides the threshold, removed elsewhere); a server
 of the agent the file lacks is added as :func:`server_entry` renders it; every other key keeps
 its value and place (:mod:`workbench.config.writeback_json`). A server the file lists in the
@@ -175,7 +176,10 @@ def plan_config(
     search = doc.setdefault("toolSearch", {})
     if not isinstance(search, dict):
         raise ConfigError("toolSearch is not an object", file=where)
-    search.update(tool_search(setting))
+    knobs = tool_search(setting)
+    if isinstance(search.get("keepLoadedTools"), bool):  # the file's choice: a case is one turn,
+        knobs.pop("keepLoadedTools")  # the figures cannot tell it apart
+    search.update(knobs)
     overrides = dict(setting.defer_loading)
     rendered, notes = rendered_servers(entries)
     for name in dict.fromkeys([*servers, *rendered]):
