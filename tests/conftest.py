@@ -36,6 +36,8 @@ if NPM_BIN.is_dir() and str(NPM_BIN) not in os.environ.get("PATH", "").split(os.
 def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Server logs and tool embeddings go to a cache of the test session, never the user's."""
     os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    # A runtime whose configuration lives in the home directory writes a test session's copy.
+    os.environ["PIZZAPI_CONFIG"] = str(tmp_path_factory.mktemp("pizzapi") / "config.json")
 
 
 @pytest.fixture(autouse=True)

@@ -325,6 +325,8 @@ def build_parser() -> Parsers:
     _what_if_flags(p, usage=False)
     _llm_flag(p, f"--runtime {' or '.join(searching_runtimes())}")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
+    for runtime in all_runtimes():
+        runtime.add_flags("tune", p)
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)

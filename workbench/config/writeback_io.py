@@ -71,6 +71,8 @@ def apply_bytes(path: Path, old: bytes | None, new: bytes, *, backup: bool = Tru
                 f"{name}: cannot write its backup {saved}: {err.strerror}; file unchanged"
             ) from None
     try:
+        if old is None:  # a new file: its folder may be new too (~/.pizzapi)
+            target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(target, new, mode=mode)
     except OSError as err:
         raise WriteBackError(f"{name}: cannot write: {err.strerror}; file unchanged") from None

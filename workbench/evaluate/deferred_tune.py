@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -365,7 +365,18 @@ def greedy_path(
         path.append(point())
 
 
-def pick(points: Sequence[PathPoint], budget: DeferredBudget, tokens_all: int) -> int:
+class Figures(Protocol):
+    """What :func:`pick` reads of a candidate: its mean hit, recall and tokens per task."""
+
+    @property
+    def hit(self) -> float: ...
+    @property
+    def recall(self) -> float: ...
+    @property
+    def tokens(self) -> float: ...
+
+
+def pick(points: Sequence[Figures], budget: DeferredBudget, tokens_all: int) -> int:
     """The point the budget asks for: the fewest tokens reaching ``min_hit`` (within
     ``max_tokens``), else the tuner's rule (best recall within ``max_tokens``, or the knee)."""
     tokens = np.array([p.tokens for p in points])

@@ -19,7 +19,8 @@ A runtime says:
   :meth:`Runtime.compare_row` (its row of ``compare --runtimes``);
 * **writer**: :meth:`Runtime.refusal` (whether a change of the agent file suits it),
   :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
-  ``tune --apply`` (diff, backup, atomic write);
+  ``tune --apply`` (diff, backup, atomic write; :meth:`Runtime.add_flags` adds a flag naming
+  the file where it is not beside the agent);
 * **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
 * **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
   write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`)
@@ -151,6 +152,11 @@ class Runtime(ABC):
         if info.source == "flag":
             return "--runtime"
         return info.reason
+
+    def add_flags(self, command: str, parser: argparse.ArgumentParser) -> None:
+        """Flags of its own on ``command`` (``tune``: where its configuration file is); every
+        name starts with ``--NAME-`` so that runtimes never clash."""
+        return None
 
     # ---------------------------------------------------------------------------------- tuner
 

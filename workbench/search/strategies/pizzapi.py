@@ -337,7 +337,7 @@ class PizzaPiStrategy:
 
     def scores(self, query: str, among: Sequence[int]) -> dict[int, int]:
         """``score_tool`` of the tools ``among``, all tools at once (see ``score_columns``)."""
-        every = score_columns(self.columns, keywords(query), query.lower())
+        every = self.query_scores(query)
         return {i: int(every[i]) for i in among}
 
     def run(self, query: str) -> StrategyResult:
@@ -352,9 +352,17 @@ class PizzaPiStrategy:
     def _fresh(self) -> _Session:
         return _Session(deferred=list(self.initially_deferred), loaded=[])
 
-    def search(self, query: str, deferred: Sequence[int]) -> tuple[IntArray, FloatArray]:
-        """The deferred tools scoring > 0, best first (ties in deferred order), and scores."""
-        scores = self.scores(query, deferred)
+    def query_scores(self, query: str) -> IntArray:
+        """``score_tool`` of every tool for ``query`` (the same whatever the setting: a tuner
+        trying many settings scores each query once and passes it to :meth:`search`)."""
+        return score_columns(self.columns, keywords(query), query.lower())
+
+    def search(
+        self, query: str, deferred: Sequence[int], every: IntArray | None = None
+    ) -> tuple[IntArray, FloatArray]:
+        """The deferred tools scoring > 0, best first (ties in deferred order), and scores
+        (``every``: :meth:`query_scores` of ``query``, when already made)."""
+        scores = self.query_scores(query) if every is None else every
         hits = np.array([i for i in deferred if scores[i] > 0], dtype=np.int64)
         values = np.array([scores[int(i)] for i in hits], dtype=np.float64)
         by_score = np.argsort(-values, kind="stable")
@@ -395,7 +403,14 @@ class PizzaPiStrategy:
     def run_grid(self, query: str) -> list[StrategyResult]:
         """One fresh-session result per ``grid()`` setting, from one scoring."""
         order, ranked = self.search(query, self.initially_deferred)
-        return [self._load(self._fresh(), query, order, ranked, p.max_results) for p in self.grid()]
+        return [self.first_turn(query, order, ranked, p.max_results) for p in self.grid()]
+
+    def first_turn(
+        self, query: str, order: IntArray, ranked: FloatArray, max_results: int
+    ) -> StrategyResult:
+        """``run(query)`` with ``max_results`` from a search already made (``search(query,
+        initially_deferred)``'s order and scores): one search serves every ``max_results``."""
+        return self._load(self._fresh(), query, order, ranked, max_results)
 
     def _result_text(self, query: str, matches: Sequence[int], session: _Session) -> str:
         """What ``search_tools`` returns to the model for this query (nothing when tool search

@@ -1,0 +1,102 @@
+"""Merge into a runtime's JSON configuration file: read it, change a copy, diff, write.
+
+What the JSON writers share (Claude Code's ``.mcp.json``, PizzaPi's ``config.json``): a file
+that exists is read under the input limits and must be a JSON object (else one line naming the
+file and the line, exit 2); the caller changes a deep copy of it, so every key it does not touch
+keeps its value and its place; the new text keeps the file's indent (two spaces for a new file)
+and non-ASCII characters as they are, and a document that did not change keeps the file's own
+bytes. :func:`apply_json` writes the plan atomically, with a backup beside an existing file,
+through a symbolic link to its target and with the file's mode, and refuses (nothing written) a
+file changed since it was read.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.config.writeback_io import apply_bytes
+from workbench.config.writeback_text import unified_diff
+from workbench.errors import ConfigError
+from workbench.limits import read_input
+
+_INDENT = re.compile(r"^[{\[]\s*\n([ \t]+)\S", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class JsonFile:
+    """A JSON object file as read: its bytes (None: no file yet), text and document."""
+
+    path: Path
+    old: bytes | None
+    text: str
+    doc: dict[str, Any]
+
+    def copy(self) -> dict[str, Any]:
+        """A deep copy of the document, for the caller to change."""
+        return copy.deepcopy(self.doc)
+
+
+@dataclass(frozen=True)
+class JsonPlan:
+    path: Path
+    old: bytes | None
+    new: bytes
+    diff: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+
+def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> JsonFile:
+    """The JSON object at ``path`` (``what`` names it in errors), or ``empty`` when there is no
+    file. Not JSON, or not an object: a ConfigError naming the file (and the line)."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        return JsonFile(path, None, "", copy.deepcopy(empty))
+    old = read_input(path, ConfigError, what)  # a regular file under the size limit
+    try:
+        text = old.decode("utf-8")
+        loaded = json.loads(text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        line = getattr(err, "lineno", None)
+        cause = f"not JSON: {err}".splitlines()[0]
+        raise ConfigError(cause, file=str(path), line=line) from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"not a {what}: the document is not a JSON object", file=str(path))
+    return JsonFile(path, old, text, loaded)
+
+
+def plan_json(read: JsonFile, doc: dict[str, Any]) -> JsonPlan:
+    """The plan that turns ``read`` into ``doc`` (the same bytes when nothing changed)."""
+    if read.old is not None and doc == read.doc:
+        new_text = read.text
+    else:
+        new_text = json.dumps(doc, ensure_ascii=False, indent=indent_of(read.text)) + "\n"
+    return JsonPlan(
+        path=read.path,
+        old=read.old,
+        new=new_text.encode("utf-8"),
+        diff=unified_diff(read.text, new_text, label=str(read.path)),
+    )
+
+
+def indent_of(text: str) -> str | int:
+    """The indent of a JSON text's first nested line (two spaces when it has none)."""
+    found = _INDENT.search(text)
+    return found.group(1) if found else 2
+
+
+def apply_json(plan: JsonPlan, *, backup: bool = True) -> Path | None:
+    """Write the plan as every plan is written (:func:`~workbench.config.writeback_io.apply_bytes`:
+    atomic, a backup beside an existing file, its mode and symbolic link kept; refused, nothing
+    written, when the file changed since it was read); returns the backup's path."""
+    if not plan.changed:
+        return None
+    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)

@@ -1,0 +1,339 @@
+"""PizzaPi's tool search: with ``toolSearch.enabled`` in ``~/.pizzapi/config.json``, MCP tools
+are deferred behind ``search_tools`` once their definitions exceed ``tokenThreshold`` characters
+(a server's ``deferLoading`` forces it either way); a search loads its first ``maxResults``
+matches, which stay loaded for the session with ``keepLoadedTools``.
+
+The engine is the strategy lab's ``pizzapi`` (PizzaPi's ``tool-search.ts`` reproduced from its
+source); the tuner is :mod:`workbench.runtimes.pizzapi_tune`, the file
+:mod:`workbench.runtimes.pizzapi_config`. ``export`` prints the ``config.json`` fragment;
+``tune --apply`` merges it into PizzaPi's config (``--pizzapi-config PATH``, else
+``$PIZZAPI_CONFIG``, else ``~/.pizzapi/config.json``) with a diff and a backup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Set
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+
+if TYPE_CHECKING:
+    from workbench.catalog.models import Catalog
+    from workbench.config import AgentConfig
+    from workbench.config.writeback_json import JsonPlan
+    from workbench.evaluate.cases import CaseSet
+    from workbench.evaluate.diagnostics import Context, Finding
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.search_queries import SearchQueries
+    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.pizzapi_tune import PizzaReport, PizzaSetting
+    from workbench.workspace import Workspace
+
+NAME = "pizzapi"
+#: Where ``tune --apply`` writes when no flag says: this variable, else PizzaPi's global file.
+CONFIG_ENV = "PIZZAPI_CONFIG"
+CONFIG_FILE = Path(".pizzapi") / "config.json"
+
+
+def config_path(args: argparse.Namespace) -> Path:
+    """The ``config.json`` ``tune --apply`` merges into."""
+    given = getattr(args, "pizzapi_config", None) or os.environ.get(CONFIG_ENV)
+    return Path(given).expanduser() if given else Path.home() / CONFIG_FILE
+
+
+def note(queries: SearchQueries) -> str:
+    """What the figures stand on, in words (text, ``--json`` and the compare row)."""
+    base = (
+        "hit and recall are PizzaPi's search as its source reads (the lab's pizzapi engine; "
+        "no test runs PizzaPi itself)"
+    )
+    if queries.llm is None:
+        return f"{base}; the user's message is searched (a model writes its own query)"
+    return f"{base}; searched with the query {queries.llm} writes for each case"
+
+
+class PizzaPi(Runtime):
+    name: ClassVar[str] = NAME
+    title: ClassVar[str] = "PizzaPi (tool search)"
+    marker: ClassVar[tuple[str, str]] = ("P", "magenta")
+    searches: ClassVar[bool] = True
+    knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob("toolSearch.maxResults", "tools one search_tools call loads", "5", "1-10"),
+        Knob(
+            "toolSearch.tokenThreshold",
+            "characters of every MCP tool's name, description and schema above which MCP "
+            "tools are deferred",
+            "10000",
+            ">= 0",
+        ),
+        Knob(
+            "mcpServers.<name>.deferLoading",
+            "true: the server's tools always deferred; false: never; unset: by the threshold",
+            "unset",
+            "true | false",
+        ),
+        Knob(
+            "toolSearch.keepLoadedTools",
+            "loaded tools stay for the session (not tuned: a case is one turn)",
+            "true",
+            "true | false",
+        ),
+    )
+    engine: ClassVar[EngineNote] = EngineNote(
+        "pizzapi",
+        False,
+        "the strategy lab's pizzapi engine: PizzaPi's tool-search extension reproduced from its "
+        "source (names, deferral, keyword scoring, the text search_tools returns); no test runs "
+        "PizzaPi's own code",
+    )
+    billing: ClassVar[str] = (
+        "per task: the tools not deferred, search_tools and its prompt text; a task they do not "
+        "cover takes a second request after search_tools, with the tools it loaded and the text "
+        "it returned"
+    )
+    tunes: ClassVar[str] = "maxResults, tokenThreshold, per-server deferLoading"
+    writes: ClassVar[str] = "toolSearch and deferLoading into PizzaPi's config.json (merged)"
+    budget_flags: ClassVar[frozenset[str]] = frozenset(
+        {"--max-tokens", "--min-reduction", "--min-hit"}
+    )
+
+    def detect(self, probe: Probe) -> Evidence | None:
+        if (probe.folder / CONFIG_FILE).is_file():
+            return Evidence(f"a {CONFIG_FILE} beside the agent (PizzaPi's project config)", "pin")
+        return None
+
+    def add_flags(self, command: str, parser: argparse.ArgumentParser) -> None:
+        if command == "tune":
+            parser.add_argument(
+                "--pizzapi-config",
+                metavar="PATH",
+                help=f"with --runtime {NAME} --apply: the config.json to merge into "
+                f"(default: ${CONFIG_ENV}, else ~/{CONFIG_FILE})",
+            )
+
+    # ---------------------------------------------------------------------------------- tuner
+
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        from workbench.commands.common import (
+            max_tokens_of,
+            print_json,
+            search_queries,
+            warn,
+            with_runtime,
+        )
+        from workbench.evaluate.deferred_tune import DeferredBudget
+        from workbench.runtimes.pizzapi_tune import tune_pizzapi
+
+        if getattr(args, "usage", None):
+            warn(
+                f"--usage has no effect on {self.name}: the servers kept loaded come from the cases"
+            )
+        budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
+        report = tune_pizzapi(
+            ws.catalog,
+            ws.tokens,
+            cases,
+            budget,
+            tokens_all=int(ws.tokens.all),
+            folds=args.folds,
+            queries=search_queries(args, ws.agent, cases),
+        )
+        doc, notes = self._doc(ws, report)
+        plan = self._plan(args, ws, report) if args.apply else None  # a bad file stops here
+        if not report.within_budget:
+            warn("no setting reaches the budget; the closest one is proposed")
+        for line in plan[1] if plan is not None else notes:
+            warn(line)
+        if args.json:
+            print_json(with_runtime(self._json(report, ws, doc), info), stream=sys.stdout)
+        else:
+            sys.stdout.write(self._text(report, ws, info))
+        if plan is not None:
+            self._write(args, plan[0])
+        return 0
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        from workbench.evaluate.deferred_tune import DeferredBudget
+        from workbench.evaluate.runtimes import ROUND_TRIP, CaseFigures, RuntimeRow
+        from workbench.runtimes.pizzapi_tune import tune_pizzapi
+
+        report = tune_pizzapi(
+            ctx.catalog,
+            ctx.tokens,
+            ctx.cases,
+            DeferredBudget(),
+            tokens_all=int(ctx.tokens.all),
+            folds=ctx.folds,
+            queries=ctx.queries,
+        )
+        figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
+        return RuntimeRow(
+            self.name,
+            self._setting_text(report),
+            report.setting.to_json(),
+            figures,
+            f"{note(ctx.queries)}; {ROUND_TRIP}",
+        )
+
+    # --------------------------------------------------------------------------------- writer
+
+    def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
+        read = "agent.yaml's tool_filtering" if change == "tool_filtering" else "agent.yaml"
+        return (
+            f"refused: the runtime is {self.name}, which does not read {read}; use "
+            f"`holo-tune tune --runtime {self.name} --apply` (its config.json) or "
+            f"`holo-tune export --runtime {self.name}`"
+        )
+
+    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+        from workbench.commands.export import export_deferred
+
+        return export_deferred(args, agent, info)
+
+    def tool_config(
+        self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
+    ) -> ToolConfig:
+        """The fragment with PizzaPi's defaults, the servers of ``kept`` tools never deferred
+        and every other MCP server deferred."""
+        from workbench.runtimes.pizzapi_tune import expressed, mcp_servers
+        from workbench.search.strategies.pizzapi import PizzaPiStrategy
+        from workbench.tokens import token_table
+
+        model = agent.agent.model
+        engine = PizzaPiStrategy(catalog, token_table(catalog, str(model.provider), model.name))
+        servers = mcp_servers(catalog)
+        hot = frozenset(t.plugin for t in catalog.tools if t.full_name in kept and t.kind == "mcp")
+        setting = expressed(hot, engine.params.max_results, servers, engine.total_chars)
+        return self._built(agent, servers, setting)
+
+    def findings(self, ctx: Context) -> list[Finding]:
+        from workbench.evaluate.diagnostics import not_read_findings
+
+        return not_read_findings(ctx)
+
+    def check_config(self, doc: Any) -> str | None:
+        """The first rule of PizzaPi's config the document breaks (None: none)."""
+        from workbench.runtimes.pizzapi_config import check_config
+
+        return check_config(doc)
+
+    # ----------------------------------------------------------------------------- the parts
+
+    def _built(self, agent: AgentConfig, servers: list[str], setting: PizzaSetting) -> ToolConfig:
+        import json
+
+        from workbench.errors import InputError
+        from workbench.runtimes.base import ToolConfig
+        from workbench.runtimes.claude_code import mcp_entries
+        from workbench.runtimes.pizzapi_config import config_doc
+
+        doc, notes = config_doc(mcp_entries(agent), servers, setting)
+        broken = self.check_config(doc)
+        if broken is not None:
+            raise InputError(f"the {self.name} config.json would break its rules: {broken}")
+        advice = (f"merge this into ~/{CONFIG_FILE} (tune --runtime {self.name} --apply does)",)
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+        return ToolConfig(self.name, text, doc, tuple(notes), advice)
+
+    def _doc(self, ws: Workspace, report: PizzaReport) -> tuple[dict[str, Any], list[str]]:
+        from workbench.runtimes.claude_code import mcp_entries
+        from workbench.runtimes.pizzapi_config import config_doc
+        from workbench.runtimes.pizzapi_tune import mcp_servers
+
+        return config_doc(mcp_entries(ws.agent), mcp_servers(ws.catalog), report.setting)
+
+    def _plan(
+        self, args: argparse.Namespace, ws: Workspace, report: PizzaReport
+    ) -> tuple[JsonPlan, list[str]]:
+        """The merge into the config file, and what to say of it (a bad file is refused)."""
+        from workbench.runtimes.claude_code import mcp_entries
+        from workbench.runtimes.pizzapi_config import plan_config
+        from workbench.runtimes.pizzapi_tune import mcp_servers
+
+        path = config_path(args)
+        project = Path(ws.agent.path).resolve().parent / CONFIG_FILE
+        servers = mcp_servers(ws.catalog)
+        plan, notes = plan_config(path, mcp_entries(ws.agent), servers, report.setting)
+        if project.is_file() and project.resolve() != path.resolve():
+            notes.append(f"{project} is PizzaPi's project config: its keys win over {path}")
+        return plan, notes
+
+    def _write(self, args: argparse.Namespace, plan: JsonPlan) -> None:
+        from workbench.commands.apply import show_and_write
+        from workbench.config.writeback_json import apply_json
+
+        if not plan.changed:
+            print(f"{plan.path}: no change (it already says that)", file=sys.stderr)
+            return
+        show_and_write(
+            plan.path,
+            plan.diff,
+            lambda: apply_json(plan),
+            to_stdout=not args.json,
+            written="toolSearch and deferLoading written",
+            no_backup="a new file",
+        )
+
+    def _setting_text(self, report: PizzaReport) -> str:
+        s = report.setting
+        loaded = f"{', '.join(report.loaded)} loaded" if report.loaded else "nothing loaded"
+        return f"maxResults {s.max_results}, threshold {s.token_threshold:,}, {loaded}"
+
+    def _json(self, report: PizzaReport, ws: Workspace, doc: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "cases": report.heldout.cases,
+            "engine": self.engine.text,
+            "approximation": note(report.queries),
+            "tokens": f"per task: {self.billing}",
+            "search_query": report.queries.to_json(),
+            "budget": report.budget.to_json(),
+            "setting": report.setting.to_json(),
+            "loaded_servers": list(report.loaded),
+            "mcp_chars": report.total_chars,
+            "heldout": report.heldout.to_json(),
+            "insample": report.insample.to_json(),
+            "gap": {"recall": report.gap},
+            "default": report.default.to_json(),
+            "within_budget": report.within_budget,
+            "folds": [s.to_json() for s in report.fold_settings],
+            "config": doc,
+        }
+
+    def _text(self, report: PizzaReport, ws: Workspace, info: RuntimeInfo) -> str:
+        from workbench.commands.tune_deferred import _budget_text, line
+
+        s = report.setting
+        loaded = ", ".join(report.loaded)
+        kept = f"kept loaded: {loaded}" if loaded else "every MCP server deferred"
+        overrides = ", ".join(f"{n}={str(v).lower()}" for n, v in s.defer_loading) or "none"
+        out = [
+            f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
+            f"{report.folds}-fold; {info.line()}",
+            f"engine    {self.engine.text}",
+            f"note      {note(report.queries)}",
+            f"query     {report.queries.describe()}",
+            f"bill      {self.billing}",
+            f"budget    {_budget_text(report.budget)}",
+            f"proposed  maxResults {s.max_results}, tokenThreshold {s.token_threshold:,} (the "
+            f"agent's MCP tools: {report.total_chars:,} characters), keepLoadedTools "
+            f"{str(s.keep_loaded_tools).lower()}; {kept}; deferLoading: {overrides}",
+            f"  held-out  {line(report.heldout)}",
+            f"  in-sample {line(report.insample)}",
+            f"  gap       in-sample recall {report.gap:+.3f} over held-out",
+            f"default   PizzaPi's (threshold 10,000, 5 results, no deferLoading): "
+            f"{line(report.default)}",
+            f"write     --apply merges toolSearch and deferLoading into PizzaPi's config.json "
+            f"(--pizzapi-config PATH, ${CONFIG_ENV}, else ~/{CONFIG_FILE}); "
+            f"export --runtime {self.name} prints the fragment",
+        ]
+        return "\n".join(out) + "\n"
+
+
+RUNTIME = PizzaPi()
