@@ -176,3 +176,19 @@ def test_the_file_always_says_what_was_labelled_last(
             assert "# hand comment" in path.read_text()
     finally:
         path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("name", ["cases.yaml", "cases.jsonl"])
+def test_a_label_writes_through_a_symbolic_link(tmp_path: Path, name: str) -> None:
+    """A cases file kept elsewhere and linked beside the agent stays a link: the label lands in
+    the file it points to, with that file's mode."""
+    (tmp_path / "shared").mkdir()
+    real = tmp_path / "shared" / name
+    real.write_text(HAND if name.endswith(".yaml") else "")
+    os.chmod(real, 0o640)
+    link = tmp_path / name
+    link.symlink_to(real)
+    set_expected(link, "what is on my calendar", ["get_events"])
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert os.stat(real).st_mode & 0o777 == 0o640
+    assert load_expected(real)[query_key("what is on my calendar")] == ("get_events",)

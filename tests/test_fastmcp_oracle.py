@@ -22,13 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from workbench.evaluate.cases import load_cases
-from workbench.search.strategies import FastMCPParams, FastMCPStrategy
-from workbench.workspace import Workspace, open_workspace
-
-pytest.importorskip("fastmcp")
-
 from fastmcp.server.providers.proxy import ProxyTool
 from fastmcp.server.transforms.search import (
     BM25SearchTransform,
@@ -36,6 +29,10 @@ from fastmcp.server.transforms.search import (
 )
 from fastmcp.tools.base import Tool as FastTool
 from mcp import types as mcp_types
+
+from workbench.evaluate.cases import load_cases
+from workbench.search.strategies import FastMCPParams, FastMCPStrategy
+from workbench.workspace import Workspace, open_workspace
 
 pytestmark = pytest.mark.slow  # whole data sets: about 35 s of CPU, most of it bfcl's oracle
 

@@ -24,8 +24,6 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from workbench.search.strategies import FastMCPParams, FastMCPStrategy
 from workbench.workspace import open_workspace
 
-pytest.importorskip("fastmcp")
-
 SERVERS = Path(__file__).resolve().parent / "servers"
 TOOLSERVER = str(SERVERS / "toolserver.py")
 PROXY = str(SERVERS / "fastmcp_proxy.py")

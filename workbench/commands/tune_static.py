@@ -137,3 +137,8 @@ def write_allowlists(
         written=f"{', '.join(plan.keys)} written",
         to_stdout=not args.json,
     )
+    if "tool_filtering" in agent.data:
+        warn(
+            f"{agent.path} still has a tool_filtering block, which HoloDeck 0.7 refuses to "
+            "load: delete it (holo-tune check lists it as filtering-removed-0.7)"
+        )

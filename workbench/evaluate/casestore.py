@@ -335,8 +335,10 @@ def _write_jsonl(
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` over ``path`` atomically (it keeps its permissions; a new file gets the
-    umask's, as every writer's: :mod:`workbench.config.writeback_io`)."""
+    """Write ``text`` over ``path`` atomically, through a symbolic link to its target (it keeps
+    its permissions; a new file gets the umask's, as every writer's:
+    :mod:`workbench.config.writeback_io`). No backup: a label is saved on every keystroke."""
+    path = path.resolve()  # a symbolic link stays one: the file it points to is written
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
