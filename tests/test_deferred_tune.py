@@ -167,21 +167,25 @@ def test_a_case_its_loaded_tools_cover_costs_one_request_and_no_search(tmp_path:
 
 
 def test_a_budget_below_searching_everything_is_reached_by_loading() -> None:
-    """Two tasks, each needing a small tool the search ranks below a large decoy: searching
-    costs two requests and the decoy; loading both small tools costs one request and fits a
-    budget that nothing loaded does not (the path must not stop at its first point)."""
+    """Two kinds of task (two cases each, so their tools can recur), each needing a small tool
+    the search ranks below a large decoy: searching costs two requests and the decoy; loading
+    both small tools costs one request and fits a budget that nothing loaded does not (the path
+    must not stop at its first point)."""
     per_tool = np.array([10.0, 10.0, 1000.0, 1000.0])
-    proxy = _Proxy([np.array([2, 0, 1, 3]), np.array([3, 1, 0, 2])], per_tool, fixed=50.0)
+    orders = [np.array([2, 0, 1, 3]), np.array([3, 1, 0, 2])] * 2
+    proxy = _Proxy(orders, per_tool, fixed=50.0)
     items = [
         ResolvedCase(Case("q0", ("t0",)), ("t0",), ((0,),)),
         ResolvedCase(Case("q1", ("t1",)), ("t1",), ((1,),)),
-    ]
+    ] * 2
     units_ = [(0,), (1,), (2,), (3,)]
-    free = greedy_path(proxy, items, [0, 1], units_, "bm25", 1, float("inf"))
-    capped = greedy_path(proxy, items, [0, 1], units_, "bm25", 1, 100.0)
+    free = greedy_path(proxy, items, [0, 1, 2, 3], units_, "bm25", 1, float("inf"))
+    capped = greedy_path(proxy, items, [0, 1, 2, 3], units_, "bm25", 1, 100.0)
     assert [p.setting.loaded for p in free] == [p.setting.loaded for p in capped]
     assert capped[0].tokens == 2 * 50 + 1000 and capped[-1].setting.loaded == (0, 1)
     assert capped[-1].tokens == 50 + 20 and capped[-1].recall == 1.0
+    once = greedy_path(proxy, items, [0, 1], units_, "bm25", 1, 100.0)
+    assert [p.setting.loaded for p in once] == [()], "a tool one case needs is not kept loaded"
 
 
 def test_the_tuner_keeps_a_tool_every_task_needs_loaded(tmp_path: Path) -> None:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
+from oracle.argus import SDIST, Argus, argus_mcp
+from provided import require
 
-from tests.oracle.argus import Argus, argus_mcp, sdist_available
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
@@ -36,13 +37,12 @@ CASES = SAMPLES / "research-agent.cases.yaml"
 DATASETS = REPO / "tests" / "data" / "datasets"
 ENV = {"BRAVE_API_KEY": "x"}
 
-needs_sdist = pytest.mark.skipif(not sdist_available(), reason="argus-mcp's sdist is not in .cache")
+needs_sdist = pytest.mark.provided("argus-mcp's sdist", files=[SDIST])
 
 
 @pytest.fixture(scope="module")
 def argus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Argus]:
-    if not sdist_available():
-        pytest.skip("argus-mcp's sdist is not in .cache")
+    require("argus-mcp's sdist", files=[SDIST])
     with argus_mcp(tmp_path_factory.mktemp("argus-sdist")) as loaded:
         yield loaded
 
@@ -233,7 +233,7 @@ def test_tune_apply_merges_keeping_the_users_config(
     path = agent_dir / "argus" / "config.yaml"
     path.write_text(EXISTING)
     report, err = _tune_apply(agent_dir, capsys)
-    assert report["keep_tools"] and report["limit"] in range(1, 11)
+    assert isinstance(report["keep_tools"], list) and report["limit"] in range(1, 11)
     assert report["scorer"] in ("overlap", "tfidf")
     text = path.read_text()
     assert "+++ " in err and "-  enabled: false" in err and "optimizer.keep_tools written" in err

@@ -28,7 +28,7 @@ from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.metrics import Progress
 from workbench.evaluate.runs import TuneReport, tune_cases
-from workbench.evaluate.tuner import Budget, knee_text
+from workbench.evaluate.tuner import Budget, gap_text, knee_text
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
@@ -198,6 +198,7 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         f"proposed  {describe(o.setting)}",
         f"  held-out  {metric_line(o.heldout)}",
         f"  in-sample {metric_line(o.insample)}",
+        f"  gap       {gap_text(o.insample, o.heldout)}",
         f"current   {describe(report.current)}",
         f"            {metric_line(report.default)}",
         "folds     "

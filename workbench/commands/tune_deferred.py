@@ -26,6 +26,7 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.metrics import Metrics
+from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
@@ -73,6 +74,7 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
         "setting": report.setting.to_json(ws.catalog),
         "heldout": report.heldout.to_json(),
         "insample": report.insample.to_json(),
+        "gap": gap(report.insample, report.heldout),
         "default": report.default.to_json(),
         "within_budget": report.within_budget,
         "folds": [s.to_json(ws.catalog) for s in report.fold_settings],
@@ -111,6 +113,7 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"proposed  {plugin.setting_text(report, ws)}",
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
+        f"  gap       {gap_text(report.insample, report.heldout)}",
         f"default   {plugin.default_text()}: {line(report.default)}",
         plugin.write_line(report, ws),
     ]

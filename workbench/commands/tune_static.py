@@ -32,6 +32,7 @@ from workbench.evaluate.allowlist import (
     tune_allowlist,
 )
 from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
@@ -73,6 +74,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
         "dropped_servers": [s for s, kept in lists.items() if not kept],
         "heldout": report.heldout.to_json(),
         "insample": report.insample.to_json(),
+        "gap": gap(report.insample, report.heldout),
         "current": report.current.to_json(),
         "within_budget": report.within_budget,
         "traps": traps(report.surface.backend),
@@ -111,6 +113,7 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         + (f"; {len(dropped)} server(s) dropped" if dropped else ""),
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
+        f"  gap       {gap_text(report.insample, report.heldout)}",
         f"current   {line(report.current)}",
         "traps",
         *(f"  - {t}" for t in traps(report.surface.backend)),

@@ -31,7 +31,7 @@ from workbench.config import AgentConfig
 from workbench.config.models import MCPTool
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.metrics import TokenCounts, tokens_sent
-from workbench.evaluate.tuner import DEFAULT_SHARE, fold_assignment
+from workbench.evaluate.tuner import DEFAULT_SHARE, MIN_CASES, fold_assignment
 from workbench.search.types import IntArray
 
 Backend = Literal["openai-agents", "claude"]
@@ -157,8 +157,10 @@ def choose(
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """The exposed set (fixed tools plus the chosen candidates) for ``cases`` within ``budget``.
 
-    Greedy on recall gained per token; a candidate that no longer fits is skipped (a cheaper one
-    may); stops at the hit target when there is one, or when nothing left gains anything.
+    Greedy on recall gained per token, among the candidates that can recur (expected by at least
+    :data:`~workbench.evaluate.tuner.MIN_CASES` cases, or counted by the usage file); a candidate
+    that no longer fits is skipped (a cheaper one may); stops at the hit target when there is
+    one, or when nothing left gains anything.
     """
     per_tool = np.asarray(tokens.per_tool, dtype=np.float64)
     exposed = surf.fixed.copy()
@@ -168,6 +170,10 @@ def choose(
     weight = np.zeros(len(per_tool))
     if usage is not None and usage.sum() > 0:
         weight += USAGE_WEIGHT * usage / usage.sum()
+    expected_by = np.zeros(len(per_tool), dtype=np.int64)
+    for case in cases.cases:
+        expected_by[sorted({i for group in case.groups for i in group})] += 1
+    recurs = (expected_by >= MIN_CASES) | (weight > 0)
     while True:
         if budget.min_hit is not None and _hit(exposed, cases) >= budget.min_hit:
             break
@@ -176,7 +182,7 @@ def choose(
             if not done:
                 gain[list(group)] += w
         cost = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
-        open_ = surf.candidate & ~exposed & (gain > 0)
+        open_ = surf.candidate & recurs & ~exposed & (gain > 0)
         fits = open_ & (cost + per_tool + (0 if cost else tokens.overhead) <= limit)
         if not fits.any():
             break

@@ -50,7 +50,7 @@ from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import Budget, fold_assignment
+from workbench.evaluate.tuner import MIN_CASES, Budget, fold_assignment
 from workbench.runtimes import get_runtime
 from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
@@ -270,6 +270,18 @@ def _case(proxy: _Proxy, case: ResolvedCase, order: IntArray, loaded: Mask, k: i
     return found, _recall(case, loaded, found), float(proxy.per_tool[found].sum()), True
 
 
+def recurs(
+    unit: Sequence[int], expects: Mapping[int, set[int]], weight: np.ndarray[Any, Any]
+) -> bool:
+    """Whether ``unit`` can recur beyond the training cases: its tools are expected by at least
+    :data:`MIN_CASES` of them together (a whole server counts its tools' cases), or the usage
+    file counts one of them."""
+    cases: set[int] = set()
+    for i in unit:
+        cases |= expects.get(i, set())
+    return len(cases) >= MIN_CASES or any(weight[i] > 0 for i in unit)
+
+
 def greedy_path(
     proxy: _Proxy,
     items: Sequence[ResolvedCase],
@@ -302,7 +314,7 @@ def greedy_path(
         for group in case.groups:
             for i in group:
                 expects.setdefault(i, set()).add(c)
-    hot = [u for u in units_ if any(i in expects or weight[i] > 0 for i in u)]
+    hot = [u for u in units_ if recurs(u, expects, weight)]
     base = proxy.fixed + extra
     loaded_tok = 0.0
 
@@ -416,6 +428,11 @@ class DeferredReport:
     queries: SearchQueries = field(default=MESSAGE)
 
 
+#: Inner folds that choose how far down the greedy path to go (below twice this many training
+#: cases the path is cut where its in-sample figures say).
+INNER_FOLDS = 3
+
+
 def _choose(
     proxies: Mapping[str, _Proxy],
     items: Sequence[ResolvedCase],
@@ -427,12 +444,56 @@ def _choose(
     extra: int,
     results: Sequence[int],
 ) -> PathPoint:
+    """The setting the rule picks from ``case_ids``. For each variant and result count, the
+    greedy path on every one of them; the rule picks a variant and a result count on them, then
+    how far down that path to go by inner k-fold: each inner fold's path, measured on the cases
+    it did not see, step by step. So a unit only the training cases needed is not kept loaded on
+    their word alone, and the figures the budget reads at the cut are held-out ones."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
-    points: list[PathPoint] = []
-    for variant, proxy in proxies.items():
-        for k in results:
-            points += greedy_path(proxy, items, case_ids, units_, variant, k, cap, usage, extra)
-    return points[pick(points, budget, tokens_all)]
+    paths = {
+        (variant, k): greedy_path(proxy, items, case_ids, units_, variant, k, cap, usage, extra)
+        for variant, proxy in proxies.items()
+        for k in results
+    }
+    keys = [key for key in paths for _ in paths[key]]
+    points = [p for key in paths for p in paths[key]]
+    at = pick(points, budget, tokens_all)
+    variant, k = keys[at]
+    path = paths[(variant, k)]
+    if len(case_ids) < 2 * INNER_FOLDS or len(path) == 1:
+        return points[at]
+    inner = fold_assignment(len(case_ids), INNER_FOLDS)
+    sums = np.zeros((len(path), 3))
+    proxy = proxies[variant]
+    for fold in range(INNER_FOLDS):
+        train = [case_ids[j] for j in np.flatnonzero(inner != fold).tolist()]
+        test = [case_ids[j] for j in np.flatnonzero(inner == fold).tolist()]
+        trained = greedy_path(proxy, items, train, units_, variant, k, cap, usage, extra)
+        for step in range(len(path)):
+            loaded = trained[min(step, len(trained) - 1)].setting.loaded
+            sums[step] += _held_out(proxy, items, test, loaded, k, extra)
+    held = [PathPoint(p.setting, *(sums[step] / len(case_ids))) for step, p in enumerate(path)]
+    return path[pick(held, budget, tokens_all)]
+
+
+def _held_out(
+    proxy: _Proxy,
+    items: Sequence[ResolvedCase],
+    test: Sequence[int],
+    loaded: Sequence[int],
+    k: int,
+    extra: int,
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Sums over ``test`` of hit, recall and tokens per task with ``loaded`` kept loaded (the
+    greedy's own figures: one request, or the search's and the one after it)."""
+    mask = np.zeros(proxy.per_tool.shape[0], dtype=np.bool_)
+    mask[list(loaded)] = True
+    first = proxy.fixed + extra + float(proxy.per_tool[list(loaded)].sum())
+    out = np.zeros(3)
+    for c in test:
+        _, recall, found_tokens, searched = _case(proxy, items[c], proxy.orders[c], mask, k)
+        out += (recall > 0, recall, first * (2.0 if searched else 1.0) + found_tokens)
+    return out
 
 
 def tune_deferred(

@@ -37,7 +37,7 @@ from workbench.evaluate.sweep import (
     score_cases,
     sweep,
 )
-from workbench.evaluate.tuner import Budget, TuneOutcome, fold_assignment, tune
+from workbench.evaluate.tuner import Budget, TuneOutcome, fold_assignment, gap, tune
 from workbench.search.types import IntArray
 
 
@@ -150,6 +150,8 @@ class TuneReport:
             "budget": o.budget.to_json(),
             "setting": o.setting.block(),
             "heldout": o.heldout.to_json(),
+            "insample": o.insample.to_json(),
+            "gap": gap(o.insample, o.heldout),
             "default": self.default.to_json(),
             "front": [
                 {"setting": p.setting.block(), "recall": p.recall, "tokens_selected_mean": p.tokens}

@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -63,6 +63,10 @@ TIE_TOLERANCE = 0.001
 DEFAULT_SHARE = 0.30
 #: ... and the cheapest setting this close to the best recall there (the knee).
 KNEE_TOLERANCE = 0.02
+#: A tool the tuners that keep a set (kept loaded, exposed) may choose must be expected by at least
+#: this many training cases (or counted by the usage file): a tool one case named is that case's
+#: noise, not a pattern, and keeping it memorises the training cases.
+MIN_CASES = 2
 DEFAULT_FOLDS = 5
 FOLD_SEED = 20240607
 
@@ -301,3 +305,26 @@ def tune(
         fold_choices=[c.setting(sweeps) for c in choices],
         front=front,
     )
+
+
+class Figures(Protocol):
+    @property
+    def hit(self) -> float: ...
+
+    @property
+    def recall(self) -> float: ...
+
+
+def gap(insample: Figures, heldout: Figures) -> dict[str, float]:
+    """How much better the proposal looks on the cases it was chosen on than on cases it was
+    not (in-sample minus held-out): what a tuner that memorises its cases shows."""
+    return {
+        "hit": round(insample.hit - heldout.hit, 9),
+        "recall": round(insample.recall - heldout.recall, 9),
+    }
+
+
+def gap_text(insample: Figures, heldout: Figures) -> str:
+    """The gap in words, for the tuners' reports."""
+    g = gap(insample, heldout)
+    return f"in-sample minus held-out: hit {g['hit']:+.3f}, recall {g['recall']:+.3f}"

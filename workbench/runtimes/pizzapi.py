@@ -287,6 +287,8 @@ class PizzaPi(Runtime):
         return f"maxResults {s.max_results}, threshold {s.token_threshold:,}, {loaded}"
 
     def _json(self, report: PizzaReport, ws: Workspace, doc: dict[str, Any]) -> dict[str, Any]:
+        from workbench.evaluate.tuner import gap
+
         return {
             "cases": report.heldout.cases,
             "engine": self.engine.text,
@@ -299,7 +301,7 @@ class PizzaPi(Runtime):
             "mcp_chars": report.total_chars,
             "heldout": report.heldout.to_json(),
             "insample": report.insample.to_json(),
-            "gap": {"recall": report.gap},
+            "gap": gap(report.insample, report.heldout),
             "default": report.default.to_json(),
             "within_budget": report.within_budget,
             "folds": [s.to_json() for s in report.fold_settings],
@@ -308,6 +310,7 @@ class PizzaPi(Runtime):
 
     def _text(self, report: PizzaReport, ws: Workspace, info: RuntimeInfo) -> str:
         from workbench.commands.tune_deferred import _budget_text, line
+        from workbench.evaluate.tuner import gap_text
 
         s = report.setting
         loaded = ", ".join(report.loaded)
@@ -326,7 +329,7 @@ class PizzaPi(Runtime):
             f"{str(s.keep_loaded_tools).lower()}; {kept}; deferLoading: {overrides}",
             f"  held-out  {line(report.heldout)}",
             f"  in-sample {line(report.insample)}",
-            f"  gap       in-sample recall {report.gap:+.3f} over held-out",
+            f"  gap       {gap_text(report.insample, report.heldout)}",
             f"default   PizzaPi's (threshold 10,000, 5 results, no deferLoading): "
             f"{line(report.default)}",
             f"write     --apply merges toolSearch and deferLoading into PizzaPi's config.json "
