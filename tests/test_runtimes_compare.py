@@ -42,6 +42,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
         "claude-code",
         "openai",
         "argus",
+        "fastmcp",
     ]
     for row in rows.values():
         figures, ci = row["heldout"], row["ci95"]
@@ -51,6 +52,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
     for name in ("anthropic", "claude-code", "openai"):
         assert "approximation" in rows[name]["note"]
     assert "argus-mcp 0.8.6's own (exact)" in rows["argus"]["note"]
+    assert "FastMCP 4.1.6's own (exact)" in rows["fastmcp"]["note"]
 
 
 def test_the_06_row_is_tunes_own_held_out_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -70,7 +72,7 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
     out = capsys.readouterr().out
     assert "hit (95% CI)" in out and "Wilson" in out and "bootstrap" in out
     marks = ("6 holodeck-0.6", "7 holodeck-0.7", "A anthropic", "C claude-code", "O openai")
-    for mark in (*marks, "R argus"):
+    for mark in (*marks, "R argus", "F fastmcp"):
         assert mark in out
     assert out.count("tokens per task (mean)") == 1
     assert "takes two requests (the search, then the call)" in out

@@ -17,7 +17,7 @@ from workbench.errors import InputError
 from workbench.runtimes.base import Runtime
 
 #: The built-in runtime modules of :mod:`workbench.runtimes`, in display order.
-BUILTIN = ("holodeck06", "holodeck07", "anthropic", "claude_code", "openai", "argus")
+BUILTIN = ("holodeck06", "holodeck07", "anthropic", "claude_code", "openai", "argus", "fastmcp")
 #: Where other packages register runtimes.
 ENTRY_POINTS = "holo_tune.runtimes"
 
