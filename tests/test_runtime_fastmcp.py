@@ -378,6 +378,13 @@ def test_apply_writes_once_then_keeps_a_backup_and_detection_follows(
     written = proxy.read_text()
     info = detect_runtime(agent, {})
     assert info.name == "fastmcp" and info.source == "yaml"
+    tuned = json.loads(capsys.readouterr().out if main([*tune[:-1], "--json"]) == 0 else "")
+    search = ["search", str(agent), "add an observation to the graph", "--embedder", "none"]
+    assert main([*search, "--catalog", tune[-4], "--json"]) == 0  # detected: the file's knobs
+    found = json.loads(capsys.readouterr().out)
+    assert found["runtime"]["name"] == "fastmcp"
+    assert found["setting"]["always_visible"] == tuned["always_visible"]
+    assert found["top_k"] == tuned["max_results"] == len(found["selected"])
     assert main(tune) == 0
     assert "no change" in capsys.readouterr().err
     proxy.write_text(written.replace("max_results=", "max_results=9 or "))

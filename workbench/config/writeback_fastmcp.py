@@ -14,11 +14,13 @@ and ``always_visible`` (the proxy's names).
 ``server.run()`` (stdio) under ``__main__``. A ``${VAR}`` becomes a lookup of the environment when
 the proxy starts (a missing one stops it with one line naming it); stdio servers run in the file's
 folder, as holo-tune lists them in the agent's. :func:`plan_proxy` and :func:`apply_proxy` write
-it beside the agent through the one apply (diff, backup, refused when changed since read).
+it beside the agent through the one apply (diff, backup, refused when changed since read);
+:func:`read_setting` reads the transform's knobs back (what ``search`` searches with).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import textwrap
@@ -260,6 +262,48 @@ def render_proxy(doc: Mapping[str, Any]) -> str:
         + 'if __name__ == "__main__":\n'
         + "    server.run()\n"
     )
+
+
+# --------------------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class ProxySetting:
+    """The transform a proxy file adds: its variant, ``max_results`` and ``always_visible``."""
+
+    variant: str
+    max_results: int
+    always_visible: tuple[str, ...]
+
+
+def read_setting(path: Path) -> ProxySetting | None:
+    """The transform ``path`` adds (the first ``BM25SearchTransform(...)`` or
+    ``RegexSearchTransform(...)`` call, its knobs written as literals; FastMCP's defaults for
+    those it leaves out); None when there is no such file or call, or a knob is not a literal."""
+    if not path.is_file():
+        return None
+    try:
+        tree = ast.parse(read_input(path, ConfigError, "FastMCP proxy file").decode("utf-8"))
+    except (OSError, ConfigError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    variants = {cls: variant for variant, cls in TRANSFORMS.items()}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        called = node.func.id if isinstance(node.func, ast.Name) else called
+        if called not in variants:
+            continue
+        try:
+            knobs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+        except (ValueError, TypeError, SyntaxError):
+            return None
+        pins = knobs.get("always_visible") or []
+        max_results = knobs.get("max_results", 5)
+        if not isinstance(max_results, int) or not all(isinstance(n, str) for n in pins):
+            return None
+        return ProxySetting(variants[called], max_results, tuple(pins))
+    return None
 
 
 # --------------------------------------------------------------------------------------- writing

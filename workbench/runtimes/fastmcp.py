@@ -21,6 +21,7 @@ its order.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
@@ -173,25 +174,34 @@ class FastMCP(SearchToolRuntime):
     def search_ranker(
         self, ws: Workspace, args: argparse.Namespace
     ) -> Callable[[str], SearchRanking] | None:
-        """The transform's results for a query: ``--variant``, ``--top-k`` as ``max_results``
-        (FastMCP's default 5; the YAML's block is HoloDeck's) and ``--always-include`` as
-        ``always_visible``."""
+        """The transform's results for a query, with the knobs of the proxy file beside the
+        agent (FastMCP's defaults without one: bm25, 5 results, nothing pinned), overridden by
+        ``--variant``, ``--top-k`` (``max_results``) and ``--always-include``
+        (``always_visible``); the YAML's block is HoloDeck's, not read."""
         from workbench.commands.common import warn
         from workbench.config.namesfile import read_names
+        from workbench.config.writeback_fastmcp import FILE_NAME, read_setting
         from workbench.errors import InputError
         from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy, Variant
 
         for flag in _NOT_READ:
             if getattr(args, flag, None) is not None:
                 warn(f"--{flag.replace('_', '-')}: {self.name}'s search does not read it; ignored")
-        max_results = DEFAULT_MAX_RESULTS if args.top_k is None else args.top_k
+        beside = read_setting(Path(ws.agent.path).parent / FILE_NAME)
+        max_results = args.top_k if args.top_k is not None else DEFAULT_MAX_RESULTS
+        if args.top_k is None and beside is not None:
+            max_results = beside.max_results
         if max_results < 1:
             raise InputError("max_results must be at least 1", field="--top-k")
         names = list(args.always_include or [])
         if args.always_include_file:
             names += read_names(args.always_include_file, "--always-include-file")
+        flagged = args.always_include is not None or bool(args.always_include_file)
+        if not flagged and beside is not None:
+            names = list(beside.always_visible)
         pins = proxy_names(ws.catalog, names, "--always-include")
-        variant = cast("Variant", getattr(args, "variant", None) or "bm25")
+        chosen = getattr(args, "variant", None) or (beside.variant if beside else "bm25")
+        variant = cast("Variant", chosen)
         params = FastMCPParams(variant=variant, max_results=max_results, always_visible=pins)
         engine = FastMCPStrategy(ws.catalog, ws.tokens, params)
         setting = {
@@ -200,9 +210,10 @@ class FastMCP(SearchToolRuntime):
             "similarity_threshold": None,
             "always_visible": list(pins),
         }
+        source = f" (knobs: {FILE_NAME} and flags)" if beside is not None else ""
         heading = (
             f"{TRANSFORMS[variant]}(max_results={max_results}) · always_visible: "
-            f"{', '.join(pins) or 'none'} · {len(engine.searched)} tools searched"
+            f"{', '.join(pins) or 'none'} · {len(engine.searched)} tools searched{source}"
         )
 
         def rank(query: str) -> SearchRanking:
@@ -308,11 +319,12 @@ class FastMCP(SearchToolRuntime):
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
         s = report.setting
         names = pinned_names(ws.catalog, s.loaded)
-        keep = " ".join(f"--keep {name}" for name in names)
+        keep = " ".join(f"--keep {shlex.quote(name)}" for name in names)
         if len(names) > KEEP_FLAGS:
             keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
         return (
-            f"holo-tune export {ws.agent.path} --runtime {self.name} --variant {s.variant} "
+            f"holo-tune export {shlex.quote(str(ws.agent.path))} --runtime {self.name} "
+            f"--variant {s.variant} "
             f"--max-results {s.max_results} {keep}"
         ).rstrip()
 
@@ -391,11 +403,12 @@ def _servers(catalog: Catalog) -> list[str]:
 
 
 def pinned_names(catalog: Catalog, chosen: Sequence[int]) -> list[str]:
-    """The chosen tools' names as the proxy lists them (tools outside the proxy left out)."""
+    """The chosen tools' names as the proxy lists them, in its listing order (tools outside the
+    proxy left out)."""
     from workbench.search.strategies.fastmcp import proxied_tools
 
-    by_index = {t.index: t.name for t in proxied_tools(catalog) if t.index is not None}
-    return [by_index[i] for i in chosen if i in by_index]
+    wanted = set(chosen)
+    return [t.name for t in proxied_tools(catalog) if t.index is not None and t.index in wanted]
 
 
 def proxy_names(catalog: Catalog, names: Sequence[str], flag: str) -> tuple[str, ...]:
