@@ -355,6 +355,11 @@ def test_search_text_and_json_say_the_transform(
     assert main([*args, "--always-include", "no_such_tool"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no tool named 'no_such_tool'" in err
+    holodeck = [a if a != "fastmcp" else "holodeck-0.6" for a in args]
+    assert main([*holodeck, "--variant", "regex", "--json"]) == 0  # HoloDeck's search, as before
+    out, err = capsys.readouterr()
+    assert "--variant: holodeck-0.6 is searched with HoloDeck's filter; ignored" in err
+    assert "order" not in json.loads(out)
 
 
 # ---------------------------------------------------------------------------- --apply, detection

@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     own = runtime.plugin.search_ranker(workspace, args)
     if own is not None:  # the runtime's own search, not HoloDeck's filter
         return run_ranked(args, queries, workspace, runtime, own, out)
+    if getattr(args, "variant", None) is not None:
+        warn(f"--variant: {runtime.name} is searched with HoloDeck's filter; ignored")
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
