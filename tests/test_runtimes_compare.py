@@ -43,6 +43,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
         "openai",
         "argus",
         "pizzapi",
+        "fastmcp",
     ]
     for row in rows.values():
         figures, ci = row["heldout"], row["ci95"]
@@ -53,6 +54,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
         assert "approximation" in rows[name]["note"]
     assert "argus-mcp 0.8.6's own (exact)" in rows["argus"]["note"]
     assert "no test runs PizzaPi itself" in rows["pizzapi"]["note"]
+    assert "FastMCP 4.1.6's own (exact)" in rows["fastmcp"]["note"]
 
 
 def test_the_06_row_is_tunes_own_held_out_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,6 +81,7 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
         "O openai",
         "R argus",
         "P pizzapi",
+        "F fastmcp",
     ):
         assert mark in out
     assert out.count("tokens per task (mean)") == 1

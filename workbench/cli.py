@@ -236,6 +236,13 @@ def build_parser() -> Parsers:
     p.add_argument("query", nargs="?", metavar="QUERY", help="the user message")
     p.add_argument("--queries", metavar="FILE", help="a file of queries, one a line (or QUERY)")
     _setting_flags(p)
+    p.add_argument(
+        "--variant",
+        choices=["bm25", "regex"],
+        help="a runtime that searches with its own engine: its variant (default bm25); such a "
+        "runtime shows its search's results in its order, --top-k as its results per search and "
+        "--always-include as its pinned tools",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
@@ -262,7 +269,16 @@ def build_parser() -> Parsers:
         help="tools kept loaded, from a file: one name a line, or a tuner's --json output",
     )
     g.add_argument(
-        "--variant", choices=["bm25", "regex"], default="bm25", help="anthropic's search tool"
+        "--variant",
+        choices=["bm25", "regex"],
+        default="bm25",
+        help="the search variant, where the runtime has two (default bm25)",
+    )
+    g.add_argument(
+        "--max-results",
+        type=int,
+        metavar="N",
+        help="results per search, where the runtime's configuration sets it (default: its own)",
     )
 
     p = sub.add_parser(

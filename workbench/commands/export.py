@@ -59,6 +59,8 @@ def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
 def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
     """A runtime's own tool configuration for the agent's catalog, ``--keep`` tools loaded."""
     catalog = open_catalog(args, agent)
+    if getattr(args, "max_results", None) is not None:
+        warn(f"--max-results: {runtime.name}'s configuration has no such setting; ignored")
     config = runtime.plugin.tool_config(agent, catalog, kept_names(args, catalog), args.variant)
     if config is None:
         raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")

@@ -2,8 +2,10 @@
 
 Ranks every tool for the query as HoloDeck's filter does (the ``holodeck`` engine), selects with
 the setting (the YAML's block, overridden by the flags), and prints the ranking with its cut
-line and the token bill; ``--json`` prints docs/json.md's ``search --json`` object, one a line with
-``--queries`` (every query in one process: the catalog and the tool embeddings are built once).
+line and the token bill (a runtime that searches with its own engine shows that search instead:
+:mod:`workbench.commands.search_ranked`); ``--json`` prints docs/json.md's ``search --json``
+object, one a line with ``--queries`` (every query in one process: the catalog and the tool
+embeddings are built once).
 
 When semantic or hybrid is really BM25 at run time (no embedding service, or a fallback), it
 says so loudly, on stderr with ``--json``.
@@ -26,6 +28,7 @@ from workbench.commands.common import (
     warn_unmatched,
     with_runtime,
 )
+from workbench.commands.search_ranked import run_ranked
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.evaluate.diagnostics import Finding
@@ -56,11 +59,16 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("must be >= 0", field="--limit")
     queries = read_queries(args.queries) if args.queries else [args.query]
     workspace = open_for_search(args)
+    runtime = runtime_of(args, workspace.agent)
+    out = sys.stdout
+    own = runtime.plugin.search_ranker(workspace, args)
+    if own is not None:  # the runtime's own search, not HoloDeck's filter
+        return run_ranked(args, queries, workspace, runtime, own, out)
+    if getattr(args, "variant", None) is not None:
+        warn(f"--variant: {runtime.name} is searched with HoloDeck's filter; ignored")
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
-    runtime = runtime_of(args, workspace.agent)
-    out = sys.stdout
     warned: set[str] = set()
     reader = QueryReader(workspace.catalog)
     embeds = runtime_embeds(workspace, setting)

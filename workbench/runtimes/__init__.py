@@ -1,7 +1,16 @@
 """Runtimes as plugins: one module per runtime behind one interface (:mod:`.base`), found through
 the registry (:mod:`.registry`). See docs/architecture.md, "Runtimes", for adding one."""
 
-from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime, ToolConfig
+from workbench.runtimes.base import (
+    Change,
+    EngineNote,
+    Evidence,
+    Knob,
+    Probe,
+    Runtime,
+    SearchRanking,
+    ToolConfig,
+)
 from workbench.runtimes.registry import (
     all_runtimes,
     default_runtime,
@@ -17,6 +26,7 @@ __all__ = [
     "Knob",
     "Probe",
     "Runtime",
+    "SearchRanking",
     "ToolConfig",
     "all_runtimes",
     "default_runtime",

@@ -21,6 +21,8 @@ A runtime says:
   :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
   ``tune --apply`` (diff, backup, atomic write; :meth:`Runtime.add_flags` adds a flag naming
   the file where it is not beside the agent);
+* **search**: :meth:`Runtime.search_ranker`, what ``search --runtime`` shows where the runtime
+  ranks with a search of its own (by default HoloDeck's filter);
 * **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
 * **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
   write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`)
@@ -189,6 +191,16 @@ class Runtime(ABC):
         None when the agent file is the configuration (the block is shown instead)."""
         return None
 
+    # --------------------------------------------------------------------------------- search
+
+    def search_ranker(
+        self, ws: Workspace, args: argparse.Namespace
+    ) -> Callable[[str], SearchRanking] | None:
+        """``search --runtime NAME`` when the runtime ranks with a search of its own: a function
+        of the query, built once per command from the flags (None: HoloDeck's filter ranks and
+        the block's setting selects, whatever the runtime)."""
+        return None
+
     # ------------------------------------------------------------------------------- findings
 
     def findings(self, ctx: Context) -> list[Finding]:
@@ -209,6 +221,23 @@ class Runtime(ABC):
             f"{self.name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
             f"(as `holo-tune export {agent} --runtime {self.name}` prints it)."
         )
+
+
+@dataclass(frozen=True)
+class SearchRanking:
+    """One query through a runtime's own search (:meth:`Runtime.search_ranker`), under the names
+    the runtime lists: what the search returns in its order (``selected``), every tool that
+    scored, best first (``ranking``), the catalog tools of ``selected`` (their tokens) and the
+    request after the search as the runtime bills it, and the setting searched with (``setting``:
+    ``search --json``'s ``method``, ``top_k`` ... ; ``heading``: the same in words)."""
+
+    query: str
+    selected: tuple[str, ...]
+    ranking: tuple[tuple[str, float], ...]
+    indices: tuple[int, ...]
+    request_tokens: int
+    setting: Mapping[str, Any]
+    heading: str
 
 
 @dataclass(frozen=True)

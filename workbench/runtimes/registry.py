@@ -25,6 +25,7 @@ BUILTIN = (
     "openai",
     "argus",
     "pizzapi",
+    "fastmcp",
 )
 #: Where other packages register runtimes.
 ENTRY_POINTS = "holo_tune.runtimes"

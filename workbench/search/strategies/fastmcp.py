@@ -361,11 +361,20 @@ class FastMCPStrategy:
     def run(self, query: str) -> StrategyResult:
         return self.result(query, *self.search(query), self._params.max_results)
 
-    def result(self, query: str, order: IntArray, values: FloatArray, limit: int) -> StrategyResult:
-        """The search at ``max_results`` = ``limit`` and the request after it."""
+    def ranking(self, query: str) -> tuple[IntArray, FloatArray]:
+        """The catalog's tools the search finds, best first, and every catalog tool's score (0
+        for the rest): what the search-tool tuner asks of an engine."""
+        return self._in_catalog(*self.search(query))
+
+    def _in_catalog(self, order: IntArray, values: FloatArray) -> tuple[IntArray, FloatArray]:
         ranked = [(self.searched[p].index, float(v)) for p, v in zip(order, values, strict=True)]
         kept = [(i, v) for i, v in ranked if i is not None]
         indices = np.asarray([i for i, _ in kept], dtype=np.int64)
+        return indices, full_scores(self.size, indices, np.asarray([v for _, v in kept]))
+
+    def result(self, query: str, order: IntArray, values: FloatArray, limit: int) -> StrategyResult:
+        """The search at ``max_results`` = ``limit`` and the request after it."""
+        indices, scores = self._in_catalog(order, values)
         found = [self.searched[p] for p in order[:limit]]
         sent = self.listed + tuple(t.index for t in found if t.index is not None)
         meta_tokens = self.meta_tokens + text_tokens(self.bill, result_text(found))
@@ -373,7 +382,7 @@ class FastMCPStrategy:
             query=query,
             engine=self.name,
             order=indices,
-            scores=full_scores(self.size, indices, np.asarray([v for _, v in kept])),
+            scores=scores,
             sent=sent,
             meta_tokens=meta_tokens,
             tokens=request_tokens(self.bill, self.listed, meta_tokens),
