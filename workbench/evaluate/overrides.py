@@ -184,6 +184,8 @@ class OverrideReport:
     folds: int
     #: How many tools each fold's training cases overrode.
     per_fold: tuple[int, ...]
+    #: Each case's result in the round that held it out (case order).
+    heldout_cases: tuple[CaseResult, ...] = ()
 
     @property
     def significant(self) -> bool:
@@ -237,4 +239,5 @@ def measure_overrides(
         hit_gain=heldout.hit - before.hit,
         folds=folds,
         per_fold=tuple(per_fold),
+        heldout_cases=tuple(held),
     )
