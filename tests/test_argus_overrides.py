@@ -305,8 +305,9 @@ def test_write_fixes_merges_the_overrides_into_the_users_config(
     overrides = config.backends["plugins"].tool_overrides
     for row in rows:
         assert overrides[row["name"]].description == row["description"]
-    if "MemeTool" in overrides:
-        assert overrides["MemeTool"].name == "meme_maker"  # the user's rename kept
+    assert overrides["MemeTool"].name == "meme_maker"  # the user's rename kept
+    assert "      MemeTool:\n        name: meme_maker   # our name for it\n" in text
+    assert "description: |-\n          Create memes.\n          Keywords: meme" in text
     assert config.optimizer.enabled is True and config.optimizer.keep_tools == []
     # check reads the written descriptions back: the tools they reach are no longer unreachable
     before = {t["tool"] for t in _finding(report, "unreachable-tools")["evidence"]["tools"]}

@@ -273,7 +273,7 @@ class Argus(SearchToolRuntime):
             dataclasses.replace(f, evidence={**f.evidence, **said})
             for f in unreachable_tools(catalog, table, base, fix=UNREACHABLE_FIX)
         ]
-        if not out or getattr(args, "no_what_if", False) or len(cases) < args.folds:
+        if not out or getattr(args, "no_what_if", False) or not 2 <= args.folds <= len(cases):
             return out
         served = _backend_names(mcp_entries(ws.agent))
         tools = catalog.tools
