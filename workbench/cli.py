@@ -65,6 +65,15 @@ def export_epilog() -> str:
     return "By runtime: " + "; ".join(f"{r.name}: {r.writes}" for r in all_runtimes()) + "."
 
 
+def fixes_help() -> str:
+    """``check --write-fixes``: what each runtime that writes fixes of its own writes."""
+    said = "; ".join(f"{r.name}: {r.fixes}" for r in all_runtimes() if r.fixes)
+    return (
+        "write the fixes the findings list that the runtime writes into its own configuration, "
+        f"each measured held-out on the cases ({said or 'none yet'}); diff, backup"
+    )
+
+
 CASES_EPILOG = (
     "Sent: holo-tune's own prompt and the tools' names, servers, descriptions and parameter "
     "names; never the agent's instructions, an environment value or a key. OPENAI_BASE_URL "
@@ -351,6 +360,7 @@ def build_parser() -> Parsers:
     _setting_flags(p)
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
     _what_if_flags(p)
+    p.add_argument("--write-fixes", action="store_true", help=fixes_help())
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("compare", help=COMMANDS["compare"], description=COMMANDS["compare"])

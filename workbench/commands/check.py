@@ -1,5 +1,5 @@
 """``holo-tune check AGENT.yaml [--catalog FILE] [setting flags] [--cases FILE] [--usage FILE]
-[--no-what-if] [--json]``.
+[--no-what-if] [--write-fixes] [--json]``.
 
 Lists what the runtime will do differently from what the config suggests (the findings of
 :mod:`workbench.evaluate.diagnostics`), what is wrong with the catalog
@@ -7,7 +7,10 @@ Lists what the runtime will do differently from what the config suggests (the fi
 :mod:`workbench.evaluate.casesource`: ``--cases``, the agent's test_cases, the cases file beside
 it), the expected tools no case reaches and the what-if rows (changes outside the block,
 :mod:`workbench.evaluate.whatif`), each with its evidence and fix. The cases are ranked so that
-the checks that read scores read real ones. Exit 1 when any finding is an
+the checks that read scores read real ones. A runtime that does not read the block runs the
+cases through its own search instead (:meth:`~workbench.runtimes.base.Runtime.case_findings`),
+and ``--write-fixes`` writes the fixes it can write itself
+(:meth:`~workbench.runtimes.base.Runtime.write_fixes`). Exit 1 when any finding is an
 error (the block would be rejected or ignored), so it can gate a CI job.
 """
 
@@ -71,8 +74,9 @@ def all_findings(
 ) -> list[Finding]:
     """The diagnostics, the catalog findings and, with cases, unreachable tools and what-ifs.
 
-    Unreachable tools and what-ifs measure the ``tool_filtering`` block's filter: they are left
-    out where the runtime does not read the block (it never runs that filter)."""
+    Unreachable tools and what-ifs measure the ``tool_filtering`` block's filter where the
+    runtime reads the block; where it does not (it never runs that filter), the runtime's own
+    case findings stand in for them."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     filtered = cases if runtime.reads_tool_filtering else None
     rankings = (
@@ -93,6 +97,8 @@ def all_findings(
         with ProgressLine("check: what-if rows", quiet=getattr(args, "json", False)) as line:
             report = measure_what_ifs(args, ws, filtered, setting, Budget(), on_progress=line)
         found += [row.finding() for row in report.listed]
+    if cases is not None and filtered is None:
+        found += runtime.plugin.case_findings(args, ws, cases)
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
@@ -119,10 +125,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(f"{runtime.line()}\n")
         sys.stdout.write(human(findings, colour=use_color(sys.stdout)))
+    if getattr(args, "write_fixes", False):
+        write_fixes(args, ws, runtime, findings)
     if has_errors(findings):
         what = "agent" if any(f.code.startswith("config-") for f in findings) else "block"
         raise CheckFailed(f"{counts['error']} error(s): the runtime will not run this {what}")
     return 0
+
+
+def write_fixes(
+    args: argparse.Namespace, ws: Workspace, runtime: RuntimeInfo, findings: list[Finding]
+) -> None:
+    """``--write-fixes``: the runtime writes the fixes it can (or one line says there is none)."""
+    if runtime.plugin.write_fixes(args, ws, findings):
+        return
+    why = (
+        "no finding has a fix it writes"
+        if runtime.plugin.fixes
+        else "it writes no fix of its own (apply or tune --apply write the block)"
+    )
+    print(f"holo-tune: nothing written for {runtime.name}: {why}", file=sys.stderr)
 
 
 def human(findings: list[Finding], *, colour: bool) -> str:

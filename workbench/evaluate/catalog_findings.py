@@ -56,34 +56,53 @@ def catalog_findings(
     return found
 
 
-def unreachable_tools(
-    catalog: Catalog, tokens: TokenCounts, results: Sequence[CaseResult]
-) -> list[Finding]:
-    """Tools some case expects that no case expecting them was sent (one finding, the most
-    needed first). Only one-tool expected names count (a bare name on several servers is met by
-    any of them)."""
-    needed: dict[int, list[str]] = {}
+#: What to do about unreachable tools where the runtime reads the ``tool_filtering`` block.
+UNREACHABLE_FIX = (
+    "always_include the most needed (e.g. {tool}: {tokens:,} tokens on every request), let search "
+    "reach further (a larger top_k, a lower threshold), or give their descriptions the words "
+    "these queries use"
+)
+
+
+def unreached_by(results: Sequence[CaseResult]) -> dict[int, list[CaseResult]]:
+    """Tools (catalog indices) some case expects that none of the cases expecting them was sent,
+    each with those cases' results, the most needed first (ties in catalog order). Only one-tool
+    expected names count (a bare name on several servers is met by any of them)."""
+    needed: dict[int, list[CaseResult]] = {}
     sent: set[int] = set()
     for r in results:
         chosen = set(r.selected)
         for group in r.case.groups:
             if len(group) != 1:
                 continue
-            needed.setdefault(group[0], []).append(r.case.query)
+            needed.setdefault(group[0], []).append(r)
             if group[0] in chosen:
                 sent.add(group[0])
     missing = sorted(set(needed) - sent, key=lambda t: (-len(needed[t]), t))
+    return {t: needed[t] for t in missing}
+
+
+def unreachable_tools(
+    catalog: Catalog,
+    tokens: TokenCounts,
+    results: Sequence[CaseResult],
+    fix: str = UNREACHABLE_FIX,
+) -> list[Finding]:
+    """Tools some case expects that no case expecting them was sent (one finding, the most
+    needed first). ``fix``: what to do, formatted with the most needed ``tool`` and its
+    ``tokens``."""
+    missing = unreached_by(results)
     if not missing:
         return []
     per_tool = np.asarray(tokens.per_tool)
     rows = [
         {
             "tool": catalog.tools[t].full_name,
-            "cases": len(needed[t]),
-            "queries": needed[t][:QUERIES_SHOWN],
+            "cases": len(needing),
+            "queries": [r.case.query for r in needing[:QUERIES_SHOWN]],
             "tokens": int(per_tool[t]),
         }
-        for t in missing
+        for t, needing in missing.items()
     ]
     head = ", ".join(f"{r['tool']} ({r['cases']})" for r in rows[:NAMES_SHOWN])
     more = f" and {len(rows) - NAMES_SHOWN} more" if len(rows) > NAMES_SHOWN else ""
@@ -95,11 +114,7 @@ def unreachable_tools(
             f"{len(rows)} expected tool(s) are sent for none of the cases that need them under "
             f"this setting (cases in brackets): {head}{more}",
             {"tools": rows, "count": len(rows)},
-            fix=(
-                f"always_include the most needed (e.g. {first['tool']}: {first['tokens']:,} tokens "
-                "on every request), let search reach further (a larger top_k, a lower threshold), "
-                "or give their descriptions the words these queries use"
-            ),
+            fix=fix.format(tool=first["tool"], tokens=first["tokens"]),
         )
     ]
 
@@ -245,4 +260,5 @@ __all__ = [
     "one_word_descriptions",
     "similar_pairs",
     "unreachable_tools",
+    "unreached_by",
 ]

@@ -162,6 +162,18 @@ class _World:
 # ------------------------------------------------------------------------------- the rows
 
 
+def gain_text(
+    baseline: Metrics, heldout: Metrics, gain: float, interval: Interval, per: str = "request"
+) -> str:
+    """A change's held-out gain in words: recall before and after, the gain and its interval,
+    the tokens after (what-if rows and the fixes a runtime measures say it the same way)."""
+    low, high = interval
+    return (
+        f"held-out recall {baseline.recall:.3f} -> {heldout.recall:.3f} ({gain:+.3f}, 95% CI "
+        f"{low:+.3f}..{high:+.3f}) at {heldout.tokens_selected_mean:,.0f} tokens per {per}"
+    )
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """One change outside the knobs, measured held-out beside the baseline on the same cases."""
@@ -203,9 +215,7 @@ class WhatIf:
         """The row as a finding (``check`` and the findings list show it)."""
         low, high = self.interval
         message = (
-            f"{self.change}: held-out recall {self.baseline.recall:.3f} -> "
-            f"{self.heldout.recall:.3f} ({self.gain:+.3f}, 95% CI {low:+.3f}..{high:+.3f}) at "
-            f"{self.heldout.tokens_selected_mean:,.0f} tokens per request"
+            f"{self.change}: {gain_text(self.baseline, self.heldout, self.gain, self.interval)}"
         )
         evidence = {
             "change": self.change,

@@ -18,11 +18,19 @@ config then sets. The tuner is the search-tool runtimes' (:mod:`workbench.evalua
 a task the kept tools cover takes one request, else ``find_tool``'s and the one after it.
 ``export`` prints the config; ``tune --apply`` merges it into ``argus/config.yaml``
 (:mod:`workbench.config.writeback_argus`).
+
+``check`` with cases runs them through ``find_tool`` as the config beside the agent sets it (its
+``keep_tools`` and description overrides; Argus's default limit, the default scorer) and names the
+expected tools it never finds; for those, Argus's per-tool description overrides
+(``backends.<server>.tool_overrides.<tool>.description``) built from the words of the queries that
+missed them are measured held-out (:mod:`workbench.evaluate.overrides`), listed when the gain is
+outside the error bars, and written by ``check --write-fixes``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Mapping, Set
 from pathlib import Path
@@ -34,12 +42,16 @@ from workbench.runtimes.search_tool import SearchToolRuntime
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
+    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.diagnostics import Finding
+    from workbench.evaluate.overrides import OverrideReport
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import TokenBill
+    from workbench.tokens import TokenTable
     from workbench.workspace import Workspace
 
 NAME = "argus"
@@ -54,6 +66,15 @@ SCORERS = {
 }
 #: The largest config file detection reads.
 _DETECT_BYTES = 1 << 20
+#: The finding whose fix ``check --write-fixes`` writes.
+OVERRIDES = "what-if-description-overrides"
+#: What to do about tools find_tool never finds for the cases that need them.
+UNREACHABLE_FIX = (
+    "keep the most needed in optimizer.keep_tools (e.g. {tool}: {tokens:,} tokens on every "
+    "request; `holo-tune tune --runtime argus --apply` picks them), ask find_tool for more "
+    "results (its limit), or override their descriptions in Argus with the words these queries "
+    f"use ({OVERRIDES} says when that is measured to help)"
+)
 
 
 def prefixed(catalog: Catalog) -> bool:
@@ -116,6 +137,7 @@ class Argus(SearchToolRuntime):
     )
     tunes: ClassVar[str] = "optimizer.keep_tools, find_tool's limit and whether to add scikit-learn"
     writes: ClassVar[str] = "optimizer.keep_tools into argus/config.yaml beside the agent"
+    fixes: ClassVar[str | None] = "description overrides into argus/config.yaml"
     results: ClassVar[tuple[int, ...]] = LIMITS
     default_results: ClassVar[int] = DEFAULT_LIMIT
     index_holds_loaded: ClassVar[bool] = True
@@ -206,6 +228,105 @@ class Argus(SearchToolRuntime):
     def check_config(self, doc: Any) -> str | None:
         return check_argus(doc)
 
+    # ------------------------------------------------------------------------------- findings
+
+    def file_setting(self, ws: Workspace) -> tuple[DeferredSetting, Catalog, TokenTable]:
+        """find_tool as Argus's config beside the agent sets it: its keep_tools, the catalog with
+        its description overrides (and their tokens), Argus's default limit, the default scorer."""
+        from workbench.config.writeback_argus import config_path, read_argus
+        from workbench.evaluate.deferred_tune import DeferredSetting
+        from workbench.evaluate.overrides import with_overrides
+
+        found = read_argus(config_path(Path(ws.agent.path).parent))
+        names, kept = argus_names(ws.catalog), set(found.keep_tools)
+        tools = ws.catalog.tools
+        loaded = tuple(i for i, n in enumerate(names) if n in kept and tools[i].kind == "mcp")
+        current = {
+            i: said
+            for i, t in enumerate(tools)
+            if t.kind == "mcp"
+            and (said := found.descriptions.get(t.plugin, {}).get(listed_name(t))) is not None
+        }
+        catalog, table = with_overrides(ws.catalog, ws.tokens, current)
+        setting = DeferredSetting(self.variants[0], DEFAULT_LIMIT, loaded)
+        return setting, catalog, table
+
+    def case_findings(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet
+    ) -> list[Finding]:
+        """The expected tools find_tool never finds under the config beside the agent and, for
+        them, description overrides measured held-out (listed when outside the error bars)."""
+        from workbench.evaluate.catalog_findings import unreachable_tools
+        from workbench.evaluate.deferred_tune import measure
+        from workbench.evaluate.overrides import measure_overrides
+        from workbench.progress import ProgressLine
+        from workbench.runtimes.claude_code import mcp_entries
+
+        setting, catalog, table = self.file_setting(ws)
+
+        def run(cat: Catalog, bill: TokenTable, items: Any) -> Any:
+            return measure(setting, cat, bill, items, runtime=self.name)
+
+        base = run(catalog, table, cases.cases)
+        said = {"setting": _setting_json(setting, catalog)}
+        out = [
+            dataclasses.replace(f, evidence={**f.evidence, **said})
+            for f in unreachable_tools(catalog, table, base, fix=UNREACHABLE_FIX)
+        ]
+        if not out or getattr(args, "no_what_if", False) or not 2 <= args.folds <= len(cases):
+            return out
+        served = _backend_names(mcp_entries(ws.agent))
+        tools = catalog.tools
+        quiet = getattr(args, "json", False)
+        with ProgressLine("check: description overrides", quiet=quiet) as line:
+            report = measure_overrides(
+                catalog, table, cases.cases, run, argus_names(catalog), folds=args.folds,
+                allowed=lambda i: tools[i].kind == "mcp" and tools[i].plugin in served,
+                baseline=base, on_progress=line,
+            )  # fmt: skip
+        if report.significant:
+            out.append(_overrides_finding(report, catalog, table, said))
+        return out
+
+    def write_fixes(self, args: argparse.Namespace, ws: Workspace, findings: list[Finding]) -> bool:
+        """The description overrides of ``findings`` merged into Argus's config beside the agent
+        (a new file when there is none): diff, backup, atomic write."""
+        from workbench.commands.apply import show_and_write
+        from workbench.commands.common import warn
+        from workbench.config.writeback_argus import (
+            apply_argus,
+            config_path,
+            plan_argus,
+            read_argus,
+            render_argus,
+        )
+        from workbench.runtimes.claude_code import mcp_entries
+
+        rows = [row for f in findings if f.code == OVERRIDES for row in f.evidence["overrides"]]
+        if not rows:
+            return False
+        descriptions: dict[str, dict[str, str]] = {}
+        for row in rows:
+            descriptions.setdefault(row["backend"], {})[row["name"]] = row["description"]
+        path = config_path(Path(ws.agent.path).parent)
+        kept = list(read_argus(path).keep_tools)
+        doc, notes = render_argus(mcp_entries(ws.agent), kept, prefixed(ws.catalog), descriptions)
+        for note in notes:
+            warn(note)
+        plan = plan_argus(path, doc)
+        if not plan.changed:
+            print(f"{plan.path}: no change (the overrides already say that)", file=sys.stderr)
+            return True
+        show_and_write(
+            plan.path,
+            plan.diff,
+            lambda: apply_argus(plan),
+            to_stdout=not args.json,
+            written=f"description overrides of {len(rows)} tool(s) written",
+            no_backup="a new file",
+        )
+        return True
+
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
         from workbench.config.writeback_argus import config_path
 
@@ -246,6 +367,79 @@ class Argus(SearchToolRuntime):
             written="optimizer.keep_tools written",
             no_backup="a new file",
         )
+
+
+def listed_name(tool: Any) -> str:
+    """The tool's name as its MCP server lists it (what Argus's ``tool_overrides`` are keyed
+    by)."""
+    listed = tool.definition.get("name") if tool.definition else None
+    return listed if isinstance(listed, str) and listed else str(tool.name)
+
+
+def _setting_json(setting: DeferredSetting, catalog: Catalog) -> dict[str, Any]:
+    return {
+        "keep_tools": _kept_names(catalog, setting.loaded),
+        "limit": setting.max_results,
+        "scorer": setting.variant,
+    }
+
+
+def _overrides_finding(
+    report: OverrideReport, catalog: Catalog, table: TokenTable, said: dict[str, Any]
+) -> Finding:
+    """The measured overrides as a finding: the gain as a what-if row says it, the overrides in
+    Argus's shape (``--write-fixes`` writes them from the evidence)."""
+    from workbench.config.writeback_argus import CONFIG_NAMES, FOLDER
+    from workbench.evaluate.diagnostics import NAMES_SHOWN, Finding
+    from workbench.evaluate.overrides import with_overrides
+    from workbench.evaluate.whatif import gain_text
+
+    new = {o.tool: o.description for o in report.proposal}
+    _, after = with_overrides(catalog, table, new)
+    rows: list[dict[str, Any]] = [
+        {
+            "tool": catalog.tools[o.tool].full_name,
+            "backend": catalog.tools[o.tool].plugin,
+            "name": listed_name(catalog.tools[o.tool]),
+            "words": list(o.words),
+            "description": o.description,
+            "missed": o.missed,
+            "queries": list(o.queries),
+            "tokens_added": int(after.per_tool[o.tool] - table.per_tool[o.tool]),
+        }
+        for o in report.proposal
+    ]
+    config: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        config.setdefault(row["backend"], {})[row["name"]] = {"description": row["description"]}
+    gain = gain_text(report.baseline, report.heldout, report.gain, report.interval, "task")
+    shown = "; ".join(
+        f"{catalog.tools[o.tool].full_name}: + {' '.join(o.words)}"
+        for o in report.proposal[:NAMES_SHOWN]
+    )
+    more = f"; and {len(rows) - NAMES_SHOWN} more" if len(rows) > NAMES_SHOWN else ""
+    return Finding(
+        "info",
+        OVERRIDES,
+        f"Argus description overrides for {len(rows)} tool(s) find_tool does not reach: {gain}",
+        {
+            **said,
+            "heldout": report.heldout.to_json(),
+            "baseline": report.baseline.to_json(),
+            "gain": report.gain,
+            "ci95": list(report.interval),
+            "hit_gain": report.hit_gain,
+            "folds": report.folds,
+            "overrides": rows,
+            "tool_overrides": config,
+        },
+        fix=(
+            "override their descriptions in Argus (backends.<server>.tool_overrides.<tool>."
+            f"description: the description kept, the missed queries' words added): {shown}{more}. "
+            f"`check --write-fixes` merges them into {FOLDER}/{CONFIG_NAMES[0]} beside the "
+            "agent. In each held-out round they were built from the training folds' queries only"
+        ),
+    )
 
 
 def _backend_names(entries: list[dict[str, Any]]) -> set[str]:

@@ -24,6 +24,9 @@ A runtime says:
 * **search**: :meth:`Runtime.search_ranker`, what ``search --runtime`` shows where the runtime
   ranks with a search of its own (by default HoloDeck's filter);
 * **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
+  with labelled cases, :meth:`Runtime.case_findings` (what its own search cannot reach, and the
+  fixes it measured) and :meth:`Runtime.write_fixes` (``check --write-fixes``: the fixes it can
+  write into its own configuration, :attr:`Runtime.fixes` says which);
 * **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
   write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`)
   and what ``e`` shows (:meth:`Runtime.tool_config`).
@@ -142,6 +145,8 @@ class Runtime(ABC):
     budget_flags: ClassVar[frozenset[str]] = frozenset({"--max-tokens", "--min-reduction"})
     #: The write-back dialog's alternative to a refused block (None: none).
     write_offer: ClassVar[str | None] = None
+    #: What ``check --write-fixes`` writes for it, in words (None: no fix it writes itself).
+    fixes: ClassVar[str | None] = None
 
     # ------------------------------------------------------------------------------ detection
 
@@ -206,6 +211,21 @@ class Runtime(ABC):
     def findings(self, ctx: Context) -> list[Finding]:
         """What ``check`` says about the agent because this runtime runs it."""
         return []
+
+    def case_findings(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet
+    ) -> list[Finding]:
+        """What ``check`` finds with labelled cases under the runtime's own search (asked only
+        of a runtime that does not read the ``tool_filtering`` block: ``check`` measures the
+        block's filter itself): tools the cases cannot reach and, unless ``--no-what-if``, fixes
+        measured held-out. A fix the runtime can write carries what it writes in its evidence."""
+        return []
+
+    def write_fixes(self, args: argparse.Namespace, ws: Workspace, findings: list[Finding]) -> bool:
+        """``check --write-fixes``: write the fixes among ``findings`` that the runtime writes
+        into its own configuration (diff, backup, refused when the file changed since it was
+        read). False when no finding carries such a fix."""
+        return False
 
     # ------------------------------------------------------------------------------ dashboard
 
