@@ -85,7 +85,8 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
         if params.name == "crash":
             os._exit(1)
         if params.name == "grow":
-            tools.append(types.Tool(name="tool_new", description="Added by grow", input_schema={}))
+            new = types.Tool(name="tool_new", description="Added by grow", input_schema=empty)
+            tools.append(new)
             await ctx.session.send_tool_list_changed()
         text = f"{params.name} called with {json.dumps(params.arguments or {}, sort_keys=True)}"
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])

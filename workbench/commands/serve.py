@@ -12,7 +12,6 @@ started. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 from functools import partial
 from typing import TYPE_CHECKING
@@ -34,8 +33,10 @@ MISSING_EXTRA = "holo-tune serve needs the serve extra: pip install 'holo-tune[s
 
 
 def run(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("fastmcp") is None:
-        raise HoloTuneError(MISSING_EXTRA)
+    try:
+        import fastmcp  # noqa: F401  (the serve extra)
+    except ImportError:
+        raise HoloTuneError(MISSING_EXTRA) from None
     from workbench.serve.app import Transport, serve_live, serve_snapshot
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 

@@ -99,7 +99,8 @@ class Upstream:
         self.status.log_path = log_dir / log_name(spec.name)
         #: The last ``tools/list`` (kept while the server is down: its tools stay searchable).
         self.tools: list[dict[str, Any]] | None = None
-        self.pids: list[int] = []
+        #: The process ids each run started (a run's own list: a run ending kills only its own).
+        self.runs: list[list[int]] = []
         self.backoff = Backoff()
         self._on_change = on_change
         self._session: ClientSession | None = None
@@ -148,8 +149,11 @@ class Upstream:
         status = self.status  # read again below: the steps set its state
         failure: BaseException | None = None
         started = time.perf_counter()
+        pids: list[int] = []
+        self.runs.append(pids)
         assert status.log_path is not None
-        with status.log_path.open("a", encoding="utf-8") as errlog, anyio.CancelScope() as scope:
+        # Each run its own log (a restart starts it afresh; serve.log keeps every diagnosis).
+        with status.log_path.open("w", encoding="utf-8") as errlog, anyio.CancelScope() as scope:
             self._scope = scope
             try:
                 async with AsyncExitStack() as stack:
@@ -159,7 +163,7 @@ class Upstream:
                         errlog=errlog,
                         handler=_handler(garbage, send),
                         phase=phase,
-                        pids=self.pids,
+                        pids=pids,
                         relay=_watcher(stack, send),
                     )
                     phase.step = "tools/list"
@@ -174,7 +178,7 @@ class Upstream:
                 self._down(describe_failure(err, spec, phase))
             finally:
                 self._session = None
-                kill_leftovers(self.pids)
+                kill_leftovers(pids)
         if status.state == "error" and not ready.is_set():
             explain_failure(status, spec, garbage, failure)
         if self._stopped:
@@ -224,6 +228,8 @@ class Upstream:
                     f"it is started again on a call in {wait:.0f} s or later"
                 )
             self.backoff.attempted(now)
+            with anyio.move_on_after(STOP_GRACE):
+                await self.ended.wait()  # the last run has left its contexts
             logger.info("server %s: starting it again", self.name)
             await self.start(self._task_group)
             if self._session is None:
@@ -387,7 +393,7 @@ class UpstreamPool:
 
     def kill_all(self) -> None:
         """SIGKILL whatever is left of every server's process group (synchronous)."""
-        kill_leftovers([pid for upstream in self.upstreams for pid in upstream.pids])
+        kill_leftovers([pid for up in self.upstreams for pids in up.runs for pid in pids])
 
     def get(self, name: str) -> Upstream | None:
         return self._by_name.get(name)
