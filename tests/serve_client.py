@@ -93,6 +93,40 @@ def start_http(args: Sequence[str], port: int, log: Path, **env: str) -> subproc
     raise AssertionError(f"serve did not listen on {port}: {log.read_text()}")
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, theirs, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def alive(pids: Sequence[int]) -> list[int]:
+    """The processes of ``pids`` still running (zombies excluded)."""
+    running = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            running.append(pid)
+    return running
+
+
 def text_of(result: CallToolResult) -> str:
     return "".join(getattr(block, "text", "") for block in result.content)
 
