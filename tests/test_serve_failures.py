@@ -152,8 +152,9 @@ def test_failures_are_mcp_errors_and_the_rest_keeps_serving(
                 assert "good-tool_new" in await search_names(session, "added by grow")
 
                 # bad requests to serve's own tools
-                long = await session.call_tool("search_tools", {"query": "x" * 5000})
-                assert long.is_error and "longer than 4096 bytes" in text_of(long)
+                long = await session.call_tool("search_tools", {"query": "x " * 33_000})
+                assert long.is_error and "longer than 65536 bytes" in text_of(long)
+                assert await search_names(session, "test tool " * 2000)  # 20 KB: a real message
                 error, text = await call(session, "search_tools", {})
                 assert error and "one of serve's own tools" in text
                 await works(session)

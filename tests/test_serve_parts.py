@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
 import workbench
@@ -90,3 +91,30 @@ def test_fastmcp_is_imported_only_by_the_serve_package() -> None:
     probe = "import sys, workbench.serve.server\nprint('fastmcp' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stdout.strip() == "True"  # the check above can fail
+
+
+def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
+    """An answer with no tool is still text a client can read: ``[]``."""
+    from fastmcp import Client
+
+    from workbench.catalog.models import Catalog
+    from workbench.config import load_agent
+    from workbench.config.filtering import ToolFiltering
+    from workbench.serve.calls import Router
+    from workbench.serve.index import ServeIndex
+    from workbench.serve.server import build_server
+
+    agent_file = tmp_path / "agent.yaml"
+    agent_file.write_text(
+        "name: empty\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: x\n"
+    )
+    agent = load_agent(agent_file)
+    index = ServeIndex(agent, Catalog(tools=[], servers=[]), ToolFiltering(), embedder_spec="none")
+
+    async def ask() -> tuple[bool, str, object]:
+        async with Client(build_server(index, Router(index, None))) as client:
+            result = await client.session.call_tool("search_tools", {"query": "anything"})
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            return result.is_error, text, result.structured_content
+
+    assert anyio.run(ask) == (False, "[]", {"result": []})

@@ -11,6 +11,7 @@ embedding request never holds up another call. Every refusal is an MCP error (``
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from fastmcp.server.providers import Provider
 from fastmcp.tools import Tool as FastTool
 from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.versions import VersionSpec
+from mcp.types import TextContent
 
 from workbench.serve.calls import Router
 from workbench.serve.index import QueryTooLong, ServeIndex, definition
@@ -82,7 +84,7 @@ class ServeProvider(Provider):
 
         async def search_tools(
             query: Annotated[str, "Natural language query to search for tools"],
-        ) -> list[dict[str, Any]]:
+        ) -> ToolResult:
             """Search for tools using natural language.
 
             Returns matching tool definitions ranked by relevance,
@@ -93,7 +95,10 @@ class ServeProvider(Provider):
             except QueryTooLong as err:
                 raise ToolError(str(err)) from None
             logger.info("search: %d tools", len(tools))
-            return [definition(tool) for tool in tools]
+            found = [definition(tool) for tool in tools]
+            # The JSON list as text (``[]`` when nothing is found) and as structured content.
+            text = TextContent(type="text", text=json.dumps(found, ensure_ascii=False))
+            return ToolResult(content=[text], structured_content={"result": found})
 
         return search_tools
 
