@@ -13,6 +13,9 @@ the SDK's own shutdown be cut short (a cancelled task nobody holds is collected 
 a repeated native ``Task.cancel()`` defeats its cancel shield), whatever is left of the group
 is killed (SIGKILL), synchronously, on the way out: no server process outlives its listing.
 
+:func:`open_session` (connect and initialize, every context on the caller's stack) is what a
+listing runs, and what ``holo-tune serve`` keeps open for the life of its process.
+
 A stdio server's stderr goes to ``<log dir>/<server>.log``; the log dir is one per run under
 ``$XDG_CACHE_HOME/holo-tune/logs`` (the newest runs are kept), and our own diagnosis is appended
 to the same file.

@@ -146,7 +146,7 @@ class Upstream:
         garbage, phase = StdoutGarbage(), Phase()
         send, receive = anyio.create_memory_object_stream[str](8)
         status.state, status.error = "connecting", None
-        status = self.status  # read again below: the steps set its state
+        status = self.status  # (a fresh name: the steps below change its state)
         failure: BaseException | None = None
         started = time.perf_counter()
         pids: list[int] = []
