@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "check": "list what the runtime will do differently from what the config suggests",
     "compare": "compare tool-search engines on labelled queries",
     "cases": "make cases: 'cases generate' asks a chat model for queries per tool",
+    "serve": "serve the tuned search to any MCP client (search_tools + call_tool, a proxy)",
 }
 
 
@@ -81,6 +82,28 @@ CASES_EPILOG = (
     "sends nothing); generated cases are marked 'source: generated' and replace those of an "
     "earlier run, hand labels stay."
 )
+
+
+SERVE_EPILOG = (
+    "Lists the pinned tools, search_tools(query) and call_tool(name, arguments) (FastMCP's "
+    "names). search_tools answers with the tools 'holo-tune search AGENT QUERY --json' selects, "
+    "best first, as full definitions; call_tool forwards to the MCP server that owns the tool "
+    "(one session per server, kept open; --timeout bounds every call, else each entry's "
+    "request_timeout). A server that fails is said on stderr and the others serve; a dead one "
+    "is started again on the next call. HTTP: streamable HTTP at http://HOST:PORT/mcp. Logs: "
+    "stderr and serve.log under $XDG_CACHE_HOME/holo-tune/logs (never stdout)."
+)
+
+
+def _port(text: str) -> int:
+    """A TCP port, 1-65535 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 1 to 65535, got {value}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -154,7 +177,7 @@ def _llm_flag(p: argparse.ArgumentParser, where: str) -> None:
     )
 
 
-def _setting_flags(p: argparse.ArgumentParser) -> None:
+def _setting_flags(p: argparse.ArgumentParser, *, enabled: bool = True) -> None:
     g = p.add_argument_group(
         "setting (unset flags take the YAML's block, then HoloDeck's defaults)"
     )
@@ -174,6 +197,8 @@ def _setting_flags(p: argparse.ArgumentParser) -> None:
         "(with --always-include: both; replaces the YAML's list)",
     )
     g.add_argument("--top-n-used", type=int, metavar="N", help="always_include_top_n_used (0-20)")
+    if not enabled:
+        return
     g.add_argument(
         "--enabled",
         choices=["true", "false"],
@@ -394,6 +419,23 @@ def build_parser() -> Parsers:
     )
     p.add_argument("--tools", metavar="GLOB", help="only the tools matching this glob")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
+
+    p = sub.add_parser(
+        "serve", help=COMMANDS["serve"], description=COMMANDS["serve"], epilog=SERVE_EPILOG
+    )
+    _common(p, embedder=True)
+    _setting_flags(p, enabled=False)
+    p.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="a tool listed with its full definition beside the two search tools, full or bare "
+        "name (repeatable)",
+    )
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default stdio")
+    p.add_argument("--host", default="127.0.0.1", help="http: the address (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8000, help="http: the port (default 8000)")
     return tui, cmd, dict(sub.choices)
 
 

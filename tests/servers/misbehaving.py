@@ -4,6 +4,7 @@
 
 Modes:
   exit          writes a reason on stderr and exits at once (status 3)
+  exit-env NAME the same, its reason quoting the environment variable NAME (a secret in a log)
   garbage       writes non-JSON-RPC lines on stdout, then exits
   garbage-hang  writes non-JSON-RPC lines on stdout, then reads stdin and never answers
   hang          reads stdin and never answers (ignores SIGTERM-free EOF by sleeping on)
@@ -17,6 +18,7 @@ ignored (tests put a unique tag on the command line to find the processes afterw
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -33,6 +35,10 @@ def main() -> None:
     tag = sys.argv[sys.argv.index("--tag") + 1] if "--tag" in sys.argv else ""
     if mode == "exit":
         print("fatal: missing configuration for the test server", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if mode == "exit-env":
+        value = os.environ.get(sys.argv[2], "")
+        print(f"fatal: the key {value} is refused", file=sys.stderr, flush=True)
         sys.exit(3)
     if mode in ("garbage", "garbage-hang"):
         print("Server starting... hello there", flush=True)

@@ -1,6 +1,7 @@
 """A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
 
     python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--wait-file F]
+                         [--echo-env NAME] [--callable]
                          [--transport stdio|http|sse] [--port P] [--tag TEXT]
 
 ``--tools N`` serves tools ``tool_00`` ... (listed in reverse name order, so the catalog's
@@ -9,12 +10,16 @@ alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nex
 ``--slow-list S`` sleeps S seconds in every tools/list (a hang when S is large);
 ``--wait-file F`` answers tools/list only once file F exists (a test decides when it answers);
 ``--echo-env NAME`` adds a tool ``env_probe`` whose description is ``NAME=<value or <unset>>``;
+``--callable`` answers tools/call: a ``tool_NN`` says its name and arguments, and three more tools
+misbehave on purpose: ``hang`` never answers, ``crash`` ends the process mid-call, ``grow`` adds
+``tool_new`` to the listing and sends ``notifications/tools/list_changed``;
 ``--tag`` is ignored (tests put a unique tag on the command line to find the process).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from typing import Any
 
@@ -65,6 +70,27 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
             )
         )
 
+    if args.callable:
+        empty = {"type": "object"}
+        tools += [
+            types.Tool(name=name, description=f"Misbehaves: {name}", input_schema=empty)
+            for name in ("hang", "crash", "grow")
+        ]
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name == "hang":
+            await anyio.sleep_forever()
+        if params.name == "crash":
+            os._exit(1)
+        if params.name == "grow":
+            new = types.Tool(name="tool_new", description="Added by grow", input_schema=empty)
+            tools.append(new)
+            await ctx.session.send_tool_list_changed()
+        text = f"{params.name} called with {json.dumps(params.arguments or {}, sort_keys=True)}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
@@ -79,7 +105,12 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
         cursor = str(end) if end < len(tools) else None
         return types.ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
-    return Server("holo-tune-test-server", version="1.0", on_list_tools=list_tools)
+    return Server(
+        "holo-tune-test-server",
+        version="1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool if args.callable else None,
+    )
 
 
 async def serve_stdio(server: Server[Any]) -> None:
@@ -126,6 +157,7 @@ def main() -> None:
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--echo-env", action="append", default=[])
+    parser.add_argument("--callable", action="store_true")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     server = build_server(args)

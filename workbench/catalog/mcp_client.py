@@ -13,6 +13,9 @@ the SDK's own shutdown be cut short (a cancelled task nobody holds is collected 
 a repeated native ``Task.cancel()`` defeats its cancel shield), whatever is left of the group
 is killed (SIGKILL), synchronously, on the way out: no server process outlives its listing.
 
+:func:`open_session` (connect and initialize, every context on the caller's stack) is what a
+listing runs, and what ``holo-tune serve`` keeps open for the life of its process.
+
 A stdio server's stderr goes to ``<log dir>/<server>.log``; the log dir is one per run under
 ``$XDG_CACHE_HOME/holo-tune/logs`` (the newest runs are kept), and our own diagnosis is appended
 to the same file.
@@ -37,6 +40,7 @@ import anyio
 import httpx2
 import mcp.client.stdio as sdk_stdio
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import PaginatedRequestParams
@@ -128,7 +132,7 @@ def _group_alive(pid: int) -> bool:
     return True
 
 
-def _kill_leftovers(pids: Sequence[int]) -> None:
+def kill_leftovers(pids: Sequence[int]) -> None:
     """SIGKILL whatever is left of the servers' groups (nothing, when the SDK's shutdown ran)."""
     _signal_groups([pid for pid in pids if _group_alive(pid)], signal.SIGKILL)
 
@@ -150,7 +154,7 @@ def _terminate_if_cancelled(pids: list[int]) -> Callable[..., bool]:
     return on_exit
 
 
-async def _all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]:
+async def all_tools(session: ClientSession) -> tuple[list[dict[str, Any]], int]:
     """Every tool of a session, following ``nextCursor`` page after page."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
@@ -220,22 +224,42 @@ async def _open_transport(
     raise ServerFailure(f"the {spec.transport} transport is not supported by the mcp client")
 
 
+async def open_session(
+    spec: McpServerSpec,
+    stack: AsyncExitStack,
+    *,
+    errlog: TextIO,
+    handler: MessageHandlerFnT,
+    phase: Phase,
+    pids: list[int],
+    relay: Callable[[Any], Awaitable[Any]] | None = None,
+) -> ClientSession:
+    """Connect to the server and initialize its session, every context entered on ``stack``
+    (leave it in the task that entered it). ``relay``, if given, stands between the transport's
+    read stream and the session (it returns the stream the session reads: a watcher of the
+    server's end). A stdio server's process id is added to ``pids``."""
+    read, write = await _open_transport(spec, stack, errlog, phase, pids)
+    if relay is not None:
+        read = await relay(read)
+    session = await stack.enter_async_context(ClientSession(read, write, message_handler=handler))
+    phase.step = "initialize"
+    await session.initialize()
+    return session
+
+
 async def _list_tools(
     spec: McpServerSpec, errlog: TextIO, garbage: StdoutGarbage, phase: Phase, pids: list[int]
 ) -> tuple[list[dict[str, Any]], int]:
     """Connect, initialize, list every page, and leave: all inside this one task."""
     async with AsyncExitStack() as stack:
-        read, write = await _open_transport(spec, stack, errlog, phase, pids)
-        session = await stack.enter_async_context(
-            ClientSession(read, write, message_handler=garbage)
+        session = await open_session(
+            spec, stack, errlog=errlog, handler=garbage, phase=phase, pids=pids
         )
-        phase.step = "initialize"
-        await session.initialize()
         phase.step = "tools/list"
-        return await _all_tools(session)
+        return await all_tools(session)
 
 
-def _explain(
+def explain_failure(
     status: ServerStatus, spec: McpServerSpec, garbage: StdoutGarbage, failure: BaseException | None
 ) -> None:
     """Complete a failed server's error with its stderr and stdout clues; log the details."""
@@ -289,13 +313,13 @@ async def list_server(
                 status.state, status.error = "error", describe_failure(err, spec, phase)
             finally:
                 # Also when cancelled from outside: nothing the server started lives on.
-                _kill_leftovers(pids)
+                kill_leftovers(pids)
         if deadline.cancelled_caught:
             tools, failure = [], None
             status.state, status.error = "error", f"no answer within {limit:g} s"
     status.seconds = time.perf_counter() - started
     if status.state == "error":
-        _explain(status, spec, garbage, failure)
+        explain_failure(status, spec, garbage, failure)
     _notify(on_status, status)
     return ServerListing(status=status, tools=tools, pages=max(pages, 1))
 

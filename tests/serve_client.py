@@ -1,0 +1,162 @@
+"""Reaching ``holo-tune serve`` from the tests: the real command over stdio or streamable HTTP
+with the ``mcp`` client, and the side every answer is held to: ``holo-tune search --json``'s
+selection in ranking order, computed in-process by the core functions the command calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx2
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from workbench.cli import parse_args
+from workbench.commands.common import open_command_workspace, setting_from_args
+from workbench.commands.search import search, search_json
+
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = REPO / "tests" / "data" / "datasets"
+
+
+def serve_env(**extra: str) -> dict[str, str]:
+    """The environment of a serve process: this checkout first on PYTHONPATH."""
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
+def serve_argv(args: Sequence[str]) -> list[str]:
+    return [sys.executable, "-m", "workbench", "serve", *args]
+
+
+@asynccontextmanager
+async def serve_stdio(
+    args: Sequence[str], errlog: TextIO, **env: str
+) -> AsyncIterator[ClientSession]:
+    """``holo-tune serve ARGS`` over stdio, initialized."""
+    argv = serve_argv(args)
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=serve_env(**env))
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def http_session(url: str) -> AsyncIterator[ClientSession]:
+    async with (
+        httpx2.AsyncClient(timeout=httpx2.Timeout(30.0)) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def start_http(args: Sequence[str], port: int, log: Path, **env: str) -> subprocess.Popen[bytes]:
+    """``holo-tune serve ARGS --transport http --port PORT`` started, once the port answers."""
+    argv = serve_argv([*args, "--transport", "http", "--port", str(port)])
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            argv, env=serve_env(**env), stdin=subprocess.DEVNULL, stdout=err, stderr=err
+        )
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"serve exited ({proc.returncode}): {log.read_text()}")
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return proc
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError(f"serve did not listen on {port}: {log.read_text()}")
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, theirs, ...), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def alive(pids: Sequence[int]) -> list[int]:
+    """The processes of ``pids`` still running (zombies excluded)."""
+    running = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            running.append(pid)
+    return running
+
+
+def text_of(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def search_names(session: ClientSession, query: str) -> list[str]:
+    """``search_tools``'s answer: the tools' names in its order (each a full definition)."""
+    result = await session.call_tool("search_tools", {"query": query})
+    assert not result.is_error, text_of(result)
+    tools: list[dict[str, Any]] = json.loads(text_of(result))
+    assert all({"name", "inputSchema"} <= set(tool) for tool in tools)
+    return [tool["name"] for tool in tools]
+
+
+class Expected:
+    """``holo-tune search AGENT QUERY [ARGS] --json`` in-process: the same parsing, workspace
+    and functions as the command, read as its selection in ranking order."""
+
+    def __init__(self, agent: Path | str, *args: str) -> None:
+        self.args: argparse.Namespace = parse_args(["search", str(agent), "query", *args, "--json"])
+        self.workspace = open_command_workspace(self.args, agent_warnings=False)
+        self.setting = setting_from_args(self.args, self.workspace.agent.filtering)
+
+    def __call__(self, query: str) -> list[str]:
+        obj = search_json(self.workspace, search(self.workspace, query, self.setting), None)
+        selected = set(obj["selected"])
+        return [row["tool"] for row in obj["ranking"] if row["tool"] in selected]
+
+
+def sample_queries(dataset: Path, count: int) -> list[str]:
+    """``count`` of a data set's case queries, evenly spread over the file."""
+    lines = (dataset / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    step = max(1, len(lines) // count)
+    return [json.loads(line)["query"] for line in lines[::step][:count]]

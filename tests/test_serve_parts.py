@@ -1,0 +1,120 @@
+"""The small parts of ``holo-tune serve``: restart backoff, the owner of a full name, the schema
+check, the log scrubber, and fastmcp imported only by the serve package."""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+import workbench
+from workbench.catalog.specs import McpServerSpec
+from workbench.serve.calls import check_arguments
+from workbench.serve.logs import Scrub, secrets_of
+from workbench.serve.upstream import Backoff, CallFailed, UpstreamPool
+
+
+def test_backoff_restarts_at_once_then_every_few_seconds_doubling() -> None:
+    backoff = Backoff()
+    assert backoff.wait(100.0) == 0  # the first restart: now
+    backoff.attempted(100.0)
+    assert backoff.wait(100.5) == pytest.approx(1.5)  # then 2 s after the last one
+    backoff.attempted(102.0)
+    assert backoff.wait(102.0) == pytest.approx(4.0)  # then 4 s, 8 s, ...
+    for at in range(10):
+        backoff.attempted(200.0 + at)
+    assert backoff.wait(209.0) == pytest.approx(60.0)  # at most a minute
+    backoff.succeeded()
+    assert backoff.wait(209.0) == 0
+
+
+def test_a_full_name_belongs_to_the_longest_server_name(tmp_path: Path) -> None:
+    specs = [McpServerSpec(name="git"), McpServerSpec(name="git-hub")]
+    pool = UpstreamPool(specs, log_dir=tmp_path)
+    found = pool.owner("git-hub-create_issue")
+    assert found is not None and (found[0].name, found[1]) == ("git-hub", "create_issue")
+    found = pool.owner("git-status")
+    assert found is not None and (found[0].name, found[1]) == ("git", "status")
+    assert pool.owner("gitstatus") is None
+
+
+def test_arguments_are_checked_against_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["items"],
+    }
+    check_arguments("t", schema, {"items": [1, 2]})
+    with pytest.raises(CallFailed, match=r"^arguments for t break its input schema at items/1: "):
+        check_arguments("t", schema, {"items": [1, "two"]})
+    with pytest.raises(CallFailed, match="'items' is a required property"):
+        check_arguments("t", schema, {})
+    check_arguments("t", {"type": "no such type"}, {"x": 1})  # an invalid schema: the server's
+
+
+def test_the_log_hides_every_environment_and_header_value() -> None:
+    specs = [
+        McpServerSpec(name="a", env={"KEY": "sk-abcdef123456", "DEBUG": "1"}),
+        McpServerSpec(name="b", transport="http", headers={"Authorization": "Bearer tok-98765"}),
+    ]
+    secrets = secrets_of(specs)
+    assert secrets == {"sk-abcdef123456", "Bearer tok-98765"}  # "1" is no secret
+    record = logging.LogRecord(
+        "x", logging.INFO, "f", 1, "failed: %s", ("key sk-abcdef123456",), None
+    )
+    assert Scrub(secrets).filter(record)
+    assert record.getMessage() == "failed: key [hidden]"
+
+
+def test_fastmcp_is_imported_only_by_the_serve_package() -> None:
+    modules = [
+        info.name
+        for info in pkgutil.walk_packages(workbench.__path__, prefix="workbench.")
+        if not info.name.startswith(("workbench.tui", "workbench.serve"))
+        and info.name != "workbench.__main__"  # runs the CLI
+    ]
+    assert "workbench.commands.serve" in modules
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'fastmcp'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    probe = "import sys, workbench.serve.server\nprint('fastmcp' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert result.stdout.strip() == "True"  # the check above can fail
+
+
+def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
+    """An answer with no tool is still text a client can read: ``[]``."""
+    from fastmcp import Client
+
+    from workbench.catalog.models import Catalog
+    from workbench.config import load_agent
+    from workbench.config.filtering import ToolFiltering
+    from workbench.serve.calls import Router
+    from workbench.serve.index import ServeIndex
+    from workbench.serve.server import build_server
+
+    agent_file = tmp_path / "agent.yaml"
+    agent_file.write_text(
+        "name: empty\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: x\n"
+    )
+    agent = load_agent(agent_file)
+    index = ServeIndex(agent, Catalog(tools=[], servers=[]), ToolFiltering(), embedder_spec="none")
+
+    async def ask() -> tuple[bool, str, object]:
+        async with Client(build_server(index, Router(index, None))) as client:
+            result = await client.session.call_tool("search_tools", {"query": "anything"})
+            text = "".join(getattr(block, "text", "") for block in result.content)
+            return result.is_error, text, result.structured_content
+
+    assert anyio.run(ask) == (False, "[]", {"result": []})

@@ -1,0 +1,86 @@
+"""``holo-tune serve AGENT.yaml [...]``: the tuned search behind any MCP client.
+
+An MCP server (stdio, or streamable HTTP at ``/mcp``) whose listing is the pinned tools,
+``search_tools(query)`` and ``call_tool(name, arguments)``: ``search_tools`` answers with the
+tools ``holo-tune search AGENT QUERY --json`` selects (the same setting: the flags, else the
+YAML's block, else HoloDeck's defaults; the same engine and embedder), best first, as full
+definitions; ``call_tool`` forwards to the agent's MCP server that owns the tool, over one
+session per server kept open. ``--catalog`` serves search from a snapshot with no server
+started. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+
+from workbench.catalog.serverlogs import new_log_dir
+from workbench.catalog.specs import specs_from_agent
+from workbench.commands.common import open_catalog, setting_from_args, warn
+from workbench.config import AgentConfig, load_agent
+from workbench.config.filtering import ToolFiltering
+from workbench.errors import HoloTuneError
+from workbench.workspace import preflight
+
+if TYPE_CHECKING:
+    from workbench.serve.index import ServeIndex
+
+MISSING_EXTRA = "holo-tune serve needs the serve extra: pip install 'holo-tune[serve]'"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import fastmcp  # noqa: F401  (the serve extra)
+    except ImportError:
+        raise HoloTuneError(MISSING_EXTRA) from None
+    from workbench.serve.app import Transport, serve_live, serve_snapshot
+    from workbench.serve.logs import LOGGER, secrets_of, setup_logging
+
+    agent, setting = agent_and_setting(args)
+    transport = Transport(args.transport, args.host, args.port)
+    log_dir = new_log_dir()
+    log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
+    logging.getLogger(LOGGER).info("log: %s", log_file)
+    pins = list(args.pin or [])
+    if args.catalog:
+        anyio.run(serve_snapshot, snapshot_index(args, agent, setting), pins, transport)
+        return 0
+    anyio.run(
+        partial(
+            serve_live,
+            agent,
+            setting,
+            embedder_spec=args.embedder,
+            pins=pins,
+            transport=transport,
+            log_dir=log_dir,
+            timeout=args.timeout,
+        )
+    )
+    return 0
+
+
+def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
+    """The agent (its loader's warnings on stderr) and the setting as ``search`` resolves it:
+    the flags, else the YAML's block, else HoloDeck's defaults; the files and the embedder are
+    checked before any server starts (bad input: one line, exit 2)."""
+    agent = load_agent(args.agent, missing_env="warn")
+    for warning in agent.warnings:
+        warn(warning)
+    setting = setting_from_args(args, agent.filtering)
+    preflight(agent, catalog_file=args.catalog, embedder_spec=args.embedder)
+    return agent, setting
+
+
+def snapshot_index(
+    args: argparse.Namespace, agent: AgentConfig, setting: ToolFiltering
+) -> ServeIndex:
+    """The index of ``--catalog``'s snapshot (its warnings on stderr; nothing started)."""
+    from workbench.serve.index import ServeIndex
+
+    catalog = open_catalog(args, agent, refuse=False)
+    return ServeIndex(agent, catalog, setting, embedder_spec=args.embedder)

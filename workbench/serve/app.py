@@ -1,0 +1,204 @@
+"""``holo-tune serve`` running: the servers started, the index built, the transport served.
+
+:func:`serve_live` starts every MCP entry of the agent at once (:class:`UpstreamPool`), builds
+the index from what they listed, serves until the client leaves (stdio: stdin closed) or a
+SIGINT/SIGTERM arrives, then stops every server (its process group killed if it lingers).
+A change of a server's tools re-indexes in a worker thread. :func:`serve_snapshot` serves a
+snapshot's index with no server started. Only this package's ``server`` module imports fastmcp.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio import TASK_STATUS_IGNORED
+from anyio.abc import TaskGroup, TaskStatus
+
+from workbench.catalog.specs import specs_from_agent
+from workbench.config import AgentConfig
+from workbench.config.filtering import ToolFiltering
+from workbench.serve.calls import Router
+from workbench.serve.index import ServeIndex, live_catalog
+from workbench.serve.upstream import UpstreamPool
+
+logger = logging.getLogger("holo_tune.serve")
+
+#: Seconds a stop by signal waits for the transport to end before the process leaves anyway
+#: (uvicorn's graceful shutdown takes up to 2 s).
+EXIT_GRACE = {"stdio": 1.0, "http": 4.0}
+#: The streamable-HTTP endpoint's path (FastMCP's default).
+HTTP_PATH = "/mcp"
+
+
+@dataclass(frozen=True)
+class Transport:
+    """How serve is reached: stdio, or streamable HTTP at ``http://host:port/mcp``."""
+
+    kind: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{HTTP_PATH}"
+
+
+async def serve_snapshot(index: ServeIndex, pins: Sequence[str], transport: Transport) -> None:
+    """Serve a snapshot's index: search works, every call says it needs the live servers."""
+    async with anyio.create_task_group() as group:
+        stopping = _Stopping()
+        await group.start(_stop_on_signal, group, stopping, transport)
+        await _run(index, Router(index, None), pins, transport, stopping)
+        group.cancel_scope.cancel()
+
+
+async def serve_live(
+    agent: AgentConfig,
+    setting: ToolFiltering,
+    *,
+    embedder_spec: str | None,
+    pins: Sequence[str],
+    transport: Transport,
+    log_dir: Path,
+    timeout: float | None,
+) -> None:
+    """Start the agent's servers, index what they list, serve, and stop them all at the end."""
+    changed = anyio.Event()
+    specs = specs_from_agent(agent).mcp()
+
+    def on_change() -> None:
+        changed.set()
+
+    async with anyio.create_task_group() as group:
+        stopping = _Stopping()
+        await group.start(_stop_on_signal, group, stopping, transport)
+        logger.info("starting %d servers", len(specs))
+        pool = UpstreamPool(specs, log_dir=log_dir, timeout=timeout, on_change=on_change)
+        stopping.pool = pool
+        async with pool:
+            _say_down(pool)
+            catalog = live_catalog(agent, pool.listings())
+            index = await anyio.to_thread.run_sync(
+                lambda: ServeIndex(agent, catalog, setting, embedder_spec=embedder_spec)
+            )
+
+            async def reindex() -> None:
+                nonlocal changed
+                while True:
+                    await changed.wait()
+                    changed = anyio.Event()
+                    catalog = live_catalog(agent, pool.listings())
+                    await anyio.to_thread.run_sync(index.rebuild, catalog)
+                    logger.info("re-indexed: %d tools", len(catalog))
+
+            group.start_soon(reindex)
+            await _run(index, Router(index, pool), pins, transport, stopping)
+        group.cancel_scope.cancel()
+
+
+def _say_down(pool: UpstreamPool) -> None:
+    for upstream in pool.upstreams:
+        if not upstream.up:
+            logger.warning(
+                "server %s failed to start (%s); its tools are left out (log: %s)",
+                upstream.name,
+                upstream.status.error,
+                upstream.status.log_path,
+            )
+
+
+async def _run(
+    index: ServeIndex,
+    router: Router,
+    pins: Sequence[str],
+    transport: Transport,
+    stopping: _Stopping,
+) -> None:
+    from workbench.serve.server import build_server
+
+    server = build_server(index, router, pins)
+    _say_ready(index, pins, transport)
+    stopping.serving = True
+    if transport.kind == "stdio":
+        await server.run_stdio_async(show_banner=False, log_level="WARNING")
+    else:
+        await server.run_http_async(
+            show_banner=False,
+            transport="http",
+            host=transport.host,
+            port=transport.port,
+            path=HTTP_PATH,
+            log_level="WARNING",
+        )
+
+
+class _Stopping:
+    """What a signal stops first (the pool, once there is one), and whether the transport runs."""
+
+    pool: UpstreamPool | None = None
+    serving: bool = False
+
+
+async def _stop_on_signal(
+    group: TaskGroup,
+    stopping: _Stopping,
+    transport: Transport,
+    *,
+    task_status: TaskStatus[None] = TASK_STATUS_IGNORED,
+) -> None:
+    """SIGINT or SIGTERM: every server stopped first, then the transport. Uvicorn (HTTP) sees
+    the signal too and shuts down gracefully on its own; the stdio transport is cancelled, but
+    its reader may not end until its client writes or leaves: the process then leaves after
+    :data:`EXIT_GRACE` (every server is already stopped)."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            logger.info("%s: stopping", signal.Signals(signum).name)
+            if stopping.pool is not None:
+                await stopping.pool.stop()
+            _exit_after(EXIT_GRACE[transport.kind])
+            if transport.kind == "stdio" or not stopping.serving:
+                group.cancel_scope.cancel()
+            return
+
+
+def _exit_after(seconds: float) -> None:
+    """End the process in ``seconds`` unless it has ended by then: the stdio transport reads
+    stdin in a thread that no cancellation reaches while the client keeps its pipe open.
+    Called once every server has stopped, so nothing is left behind."""
+
+    def leave() -> None:
+        logger.info("stopped")
+        logging.shutdown()
+        os._exit(0)
+
+    timer = threading.Timer(seconds, leave)
+    timer.daemon = True
+    timer.start()
+
+
+def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> None:
+    setting, catalog = index.setting, index.catalog
+    logger.info(
+        "search: %s, top_k %d, threshold %g over %d tools (scores: %s)",
+        setting.search_method,
+        setting.top_k,
+        setting.similarity_threshold,
+        len(catalog),
+        index.workspace.embedder.spec if index.workspace.engine.embedder else "bm25",
+    )
+    if index.workspace.embedder.note:
+        logger.info("embedder: %s", index.workspace.embedder.note)
+    unmatched = [pin for pin in pins if not index.pinned([pin])]
+    for pin in unmatched:
+        logger.warning("--pin %s matches no tool: it is not listed", pin)
+    where = "stdio" if transport.kind == "stdio" else transport.url
+    logger.info("serving on %s", where)

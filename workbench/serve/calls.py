@@ -1,0 +1,75 @@
+"""A tool call, from holo-tune's full name to the server that owns it, or one clear error.
+
+Every refusal is a :class:`~workbench.serve.upstream.CallFailed` whose message is the MCP
+error the client sees: served from a snapshot, an unknown name, the agent's own (non-MCP)
+tool, arguments that break the tool's input schema (checked with ``jsonschema`` before the
+server sees them), a server that is down (and why), a call that timed out or whose server
+exited. The server's own error result (``isError``) is passed through as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from mcp import types
+
+from workbench.serve.index import ServeIndex
+from workbench.serve.upstream import CallFailed, UpstreamPool
+
+SNAPSHOT = "served from a snapshot: calls need the live servers (run serve without --catalog)"
+
+
+class Router:
+    """Calls by full name (``<server>-<tool>``) through the pool; ``pool`` None: a snapshot."""
+
+    def __init__(self, index: ServeIndex, pool: UpstreamPool | None) -> None:
+        self.index = index
+        self.pool = pool
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        if self.pool is None:
+            raise CallFailed(SNAPSHOT)
+        args = dict(arguments or {})
+        tool = self.index.tool(name)
+        if tool is not None and tool.kind != "mcp":
+            raise CallFailed(
+                f"{name} is the agent's own {tool.kind} tool: serve forwards MCP servers' "
+                "tools only (the runtime runs this one)"
+            )
+        found = self.pool.owner(name)
+        if found is None:
+            raise CallFailed(f"unknown tool {name!r}: search_tools gives the tools' names")
+        upstream, local = found
+        if not upstream.up or upstream.find(local) is None:
+            await upstream.ensure_up()  # a down server is started again (or says why not)
+        listed = upstream.find(local)
+        if listed is None:
+            raise CallFailed(
+                f"unknown tool {name!r}: server {upstream.name} has no tool {local!r} "
+                "(search_tools gives the tools' names)"
+            )
+        check_arguments(name, listed.get("inputSchema"), args)
+        return await upstream.call(str(listed["name"]), args)
+
+
+def check_arguments(name: str, schema: Any, arguments: dict[str, Any]) -> None:
+    """Refuse arguments that break the tool's input schema (one line: where and why). A schema
+    that is not valid itself is left to the server."""
+    if not isinstance(schema, Mapping):
+        return
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError:
+        return
+    error = jsonschema.exceptions.best_match(validator_class(schema).iter_errors(arguments))
+    if error is None:
+        return
+    where = "/".join(str(part) for part in error.absolute_path)
+    at = f" at {where}" if where else ""
+    message = " ".join(error.message.split())
+    if len(message) > 300:
+        message = message[:297] + "..."
+    raise CallFailed(f"arguments for {name} break its input schema{at}: {message}")

@@ -1,0 +1,155 @@
+"""The FastMCP server of ``holo-tune serve``: the only module that imports ``fastmcp``.
+
+Its listing is FastMCP's search-transform listing: the pinned tools (full definitions, called
+directly), then ``search_tools(query)`` and ``call_tool(name, arguments)`` with FastMCP's names
+and argument shapes, so a client that knows FastMCP's tool search knows this one. Unlike
+FastMCP's proxy (a new upstream session per request) the tools come from a :class:`ServeProvider`
+over holo-tune's index and its sessions kept open; ``search_tools`` answers with holo-tune's
+engine and setting (:class:`~workbench.serve.index.ServeIndex`) in a worker thread, so an
+embedding request never holds up another call. Every refusal is an MCP error (``isError``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import anyio
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.providers import Provider
+from fastmcp.tools import Tool as FastTool
+from fastmcp.tools.base import ToolResult
+from fastmcp.utilities.versions import VersionSpec
+from mcp.types import TextContent
+
+from workbench.serve.calls import Router
+from workbench.serve.index import QueryTooLong, ServeIndex, definition
+from workbench.serve.upstream import CallFailed
+
+logger = logging.getLogger("holo_tune.serve")
+
+SEARCH_TOOL = "search_tools"
+CALL_TOOL = "call_tool"
+INSTRUCTIONS = (
+    "Find tools with search_tools(query): it returns the tools this agent's tuned search selects "
+    "for the query, best first, with their input schemas. Call one with call_tool(name, "
+    "arguments), or directly by its name."
+)
+
+
+class ForwardedTool(FastTool):
+    """A tool of an upstream server under its full name: a call goes through the router."""
+
+    _router: Router | None = None
+
+    def bind(self, router: Router) -> ForwardedTool:
+        self._router = router
+        return self
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        assert self._router is not None
+        return await forward(self._router, self.name, arguments)
+
+
+async def forward(router: Router, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+    """Call ``name`` through the router: its result, or its one-line refusal as an MCP error."""
+    started = time.perf_counter()
+    try:
+        result = await router.call(name, arguments)
+    except CallFailed as err:
+        logger.warning("call %s refused: %s", name, err)
+        raise ToolError(str(err)) from None
+    outcome = "an error result" if result.is_error else "a result"
+    logger.info("call %s: %s in %.3f s", name, outcome, time.perf_counter() - started)
+    return ToolResult.from_mcp_result(result)
+
+
+class ServeProvider(Provider):
+    """The pinned tools, ``search_tools`` and ``call_tool``; any tool of the index by name."""
+
+    def __init__(self, index: ServeIndex, router: Router, pins: Sequence[str] = ()) -> None:
+        super().__init__()
+        self.index = index
+        self.router = router
+        self.pins = list(pins)
+        self._search = FastTool.from_function(self._make_search(), name=SEARCH_TOOL)
+        self._call = FastTool.from_function(self._make_call(), name=CALL_TOOL)
+
+    def _make_search(self) -> Any:
+        index = self.index
+
+        async def search_tools(
+            query: Annotated[str, "Natural language query to search for tools"],
+        ) -> ToolResult:
+            """Search for tools using natural language.
+
+            Returns matching tool definitions ranked by relevance,
+            in the same format as list_tools.
+            """
+            try:
+                tools = await anyio.to_thread.run_sync(index.search, query)
+            except QueryTooLong as err:
+                raise ToolError(str(err)) from None
+            logger.info("search: %d tools", len(tools))
+            found = [definition(tool) for tool in tools]
+            # The JSON list as text (``[]`` when nothing is found) and as structured content.
+            text = TextContent(type="text", text=json.dumps(found, ensure_ascii=False))
+            return ToolResult(content=[text], structured_content={"result": found})
+
+        return search_tools
+
+    def _make_call(self) -> Any:
+        router = self.router
+
+        async def call_tool(
+            name: Annotated[str, "The name of the tool to call"],
+            arguments: Annotated[dict[str, Any] | None, "Arguments to pass to the tool"] = None,
+        ) -> ToolResult:
+            """Call a tool by name with the given arguments.
+
+            Use this to execute tools discovered via search_tools.
+            """
+            if name in (SEARCH_TOOL, CALL_TOOL):
+                raise ToolError(f"{name!r} is one of serve's own tools: call it directly")
+            return await forward(router, name, arguments)
+
+        return call_tool
+
+    def _forwarded(self, name: str, schema: dict[str, Any], raw: dict[str, Any]) -> FastTool:
+        return ForwardedTool(
+            name=name,
+            description=raw.get("description") or None,
+            parameters=schema,
+            output_schema=raw.get("outputSchema"),
+        ).bind(self.router)
+
+    async def _list_tools(self) -> Sequence[FastTool]:
+        pinned = [
+            self._forwarded(tool.full_name, dict(tool.input_schema), dict(tool.definition))
+            for tool in self.index.pinned(self.pins)
+        ]
+        return [*pinned, self._search, self._call]
+
+    async def _get_tool(self, name: str, version: VersionSpec | None = None) -> FastTool | None:
+        if name == SEARCH_TOOL:
+            return self._search
+        if name == CALL_TOOL:
+            return self._call
+        tool = self.index.tool(name)
+        if tool is not None:
+            return self._forwarded(name, dict(tool.input_schema), dict(tool.definition))
+        if self.router.pool is not None and self.router.pool.owner(name) is not None:
+            # A tool of a server that is down (or has not listed it): the router says why.
+            return self._forwarded(name, {"type": "object"}, {})
+        return None
+
+
+def build_server(index: ServeIndex, router: Router, pins: Sequence[str] = ()) -> FastMCP:
+    """The FastMCP server of ``holo-tune serve`` (not started)."""
+    return FastMCP(
+        "holo-tune", instructions=INSTRUCTIONS, providers=[ServeProvider(index, router, pins)]
+    )
