@@ -44,6 +44,7 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
         "argus",
         "pizzapi",
         "fastmcp",
+        "serve",
     ]
     for row in rows.values():
         figures, ci = row["heldout"], row["ci95"]
@@ -82,6 +83,7 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
         "R argus",
         "P pizzapi",
         "F fastmcp",
+        "S serve",
     ):
         assert mark in out
     assert out.count("tokens per task (mean)") == 1

@@ -196,6 +196,11 @@ def _setting_flags(p: argparse.ArgumentParser, *, enabled: bool = True) -> None:
         help="always_include entries from a file: one name a line, or a tuner's --json output "
         "(with --always-include: both; replaces the YAML's list)",
     )
+    g.add_argument(
+        "--no-always-include",
+        action="store_true",
+        help="an empty always_include (the YAML's list is not read)",
+    )
     g.add_argument("--top-n-used", type=int, metavar="N", help="always_include_top_n_used (0-20)")
     if not enabled:
         return

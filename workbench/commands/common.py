@@ -44,6 +44,8 @@ def setting_from_args(args: argparse.Namespace, base: ToolFiltering | None) -> T
         always += read_names(args.always_include_file, "--always-include-file")
     if getattr(args, "always_include", None) is not None or always:
         changes["always_include"] = list(dict.fromkeys(always))
+    elif getattr(args, "no_always_include", False):
+        changes["always_include"] = []
     if getattr(args, "top_n_used", None) is not None:
         changes["always_include_top_n_used"] = args.top_n_used
     if getattr(args, "enabled", None) is not None:

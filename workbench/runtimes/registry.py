@@ -26,6 +26,7 @@ BUILTIN = (
     "argus",
     "pizzapi",
     "fastmcp",
+    "serve",
 )
 #: Where other packages register runtimes.
 ENTRY_POINTS = "holo_tune.runtimes"
