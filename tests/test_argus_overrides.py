@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
+from oracle.argus import SDIST, Argus, argus_mcp
+from provided import require
 
-from tests.oracle.argus import Argus, argus_mcp, sdist_available
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
 from workbench.cli import main
@@ -93,8 +94,7 @@ def run(catalog: Catalog, bill: TokenTable, items: Any) -> list[CaseResult]:
 
 @pytest.fixture(scope="module")
 def argus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Argus]:
-    if not sdist_available():
-        pytest.skip("argus-mcp's sdist is not in .cache")
+    require("argus-mcp's sdist", files=[SDIST])
     with argus_mcp(tmp_path_factory.mktemp("argus-sdist")) as loaded:
         yield loaded
 
@@ -199,7 +199,7 @@ def test_the_measurement_never_reads_the_held_out_queries(
     assert gained_if_leaked >= len(only) // 2
 
 
-@pytest.mark.skipif(not sdist_available(), reason="argus-mcp's sdist is not in .cache")
+@pytest.mark.provided("argus-mcp's sdist", files=[SDIST])
 def test_argus_own_index_ranks_the_tool_higher_for_a_held_out_query(
     argus: Argus,
     world: tuple[Catalog, TokenTable, CaseSet],
@@ -285,7 +285,7 @@ def test_check_lists_the_overrides_measured_held_out_in_text_and_json(
     assert not (agent_dir / "argus").exists()  # nothing written unless asked
 
 
-@pytest.mark.skipif(not sdist_available(), reason="argus-mcp's sdist is not in .cache")
+@pytest.mark.provided("argus-mcp's sdist", files=[SDIST])
 def test_write_fixes_merges_the_overrides_into_the_users_config(
     argus: Argus, agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

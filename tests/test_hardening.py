@@ -82,12 +82,13 @@ def test_a_few_aliases_are_fine(tmp_path: Path) -> None:
     from workbench.config import load_agent
 
     path = tmp_path / "agent.yaml"
-    path.write_text(
+    path.write_text(  # (an anchor holder at the top level is a key HoloDeck refuses)
         HEAD
-        + "x-env: &env {A: '1', B: '2'}\ntools:\n"
+        + "tools:\n"
+        + "  - {name: s0, type: mcp, description: d, command: npx, env: &env {A: '1', B: '2'}}\n"
         + "".join(
             f"  - {{name: s{i}, type: mcp, description: d, command: npx, env: *env}}\n"
-            for i in range(40)
+            for i in range(1, 40)
         )
     )
     agent = load_agent(path, environ={}, dotenv_files=[], global_configs=[])
@@ -159,11 +160,20 @@ def test_nesting_at_the_limit_loads(tmp_path: Path) -> None:
     from workbench.config import load_agent
 
     path = tmp_path / "agent.yaml"
-    depth = MAX_DEPTH - 1  # the document's own mapping is one level
-    path.write_text(HEAD + "x: " + "[" * depth + "]" * depth + "\n")
-    assert (
-        load_agent(path, environ={}, dotenv_files=[], global_configs=[]).data["x"] == [[]] or True
+    # the document, tools, the entry and its config are four levels (a top-level key of its own
+    # would be one HoloDeck refuses)
+    depth = MAX_DEPTH - 4
+    nested = "[" * depth + "]" * depth
+    path.write_text(
+        HEAD
+        + "tools:\n  - name: s\n    type: mcp\n    description: d\n    command: npx\n"
+        + f"    config:\n      x: {nested}\n"
     )
+    agent = load_agent(path, environ={}, dotenv_files=[], global_configs=[])
+    value = agent.data["tools"][0]["config"]["x"]
+    for _ in range(depth - 1):
+        value = value[0]
+    assert value == []
 
 
 @pytest.mark.timeout(30)

@@ -22,19 +22,15 @@ from typing import Any
 
 import anyio
 import pytest
-
-from workbench.cli import main
-from workbench.commands.search import read_queries
-from workbench.evaluate.cases import load_cases
-from workbench.runtime import detect_runtime
-
-pytest.importorskip("fastmcp")
-
 from fastmcp.mcp_config import MCPConfig
 from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTransform
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.test_fastmcp_oracle import SETS, oracle_of
+from workbench.cli import main
+from workbench.commands.search import read_queries
+from workbench.evaluate.cases import load_cases
+from workbench.runtime import detect_runtime
 from workbench.search.strategies import FastMCPParams, FastMCPStrategy
 from workbench.workspace import open_workspace
 

@@ -29,9 +29,9 @@ from serve_client import (
     text_of,
 )
 
-pytest.importorskip("fastmcp")
+pytestmark_fastmcp = pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"])
 
-pytestmark = [pytest.mark.npm, pytest.mark.slow]
+pytestmark = [*[pytest.mark.npm, pytest.mark.slow], pytestmark_fastmcp]
 ProcessFinder = Callable[[str], list[int]]
 QUERIES = [
     "remember that Ada Lovelace wrote the first program",

@@ -27,7 +27,7 @@ import pytest
 from mcp import ClientSession
 from serve_client import search_names, serve_argv, serve_env, serve_stdio, text_of
 
-pytest.importorskip("fastmcp")
+pytestmark_fastmcp = pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"])
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 TOOLSERVER = str(SERVERS / "toolserver.py")
@@ -36,7 +36,7 @@ SECRET = "s3cr3t-token-0123456789"
 TIMEOUT = 3.0
 ProcessFinder = Callable[[str], list[int]]
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytestmark_fastmcp]
 
 
 def write_agent(tmp_path: Path, tag: str) -> Path:

@@ -13,15 +13,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from fastmcp import Client
 from serve_client import DATASETS, Expected, sample_queries, search_names, serve_stdio, text_of
 
 from workbench.cli import parse_args
 from workbench.commands.serve import agent_and_setting, snapshot_index
-
-pytest.importorskip("fastmcp")
-
-from fastmcp import Client
-
 from workbench.serve.calls import Router
 from workbench.serve.server import build_server
 

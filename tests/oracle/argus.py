@@ -42,9 +42,6 @@ PACKAGES = ("argus_mcp", "argus_mcp.config", "argus_mcp.plugins", "argus_mcp.bri
 PACKAGES += ("argus_mcp.bridge.optimizer",)
 
 
-def sdist_available() -> bool:
-    return SDIST.is_file()
-
 
 @dataclass(frozen=True)
 class Argus:

@@ -9,6 +9,7 @@ from textual.geometry import Region
 from tui_helpers import buttons_shown, research_app, shown
 
 from workbench.tui.app import HoloTuneApp
+from workbench.tui.screens.error import ErrorScreen
 from workbench.tui.screens.writeback import WriteBackScreen
 from workbench.tui.screenshots import settle
 
@@ -71,24 +72,23 @@ async def test_a_refused_write_takes_the_write_button_away(stackone_app: HoloTun
     assert path.read_text() == edited
 
 
-async def test_a_block_holodeck_would_reject_gets_no_write_button(tmp_path: Path) -> None:
-    """A misspelled block (HoloDeck rejects the unknown key): the core refuses to write a second
-    block beside it, and the dialog says so with no Write button."""
+async def test_a_block_holodeck_would_reject_is_the_error_screen(tmp_path: Path) -> None:
+    """A misspelled block (HoloDeck refuses a file with a key its schema lacks): the dashboard
+    does not open it, as the CLI does not (exit 2), and nothing can be written."""
     app = research_app(tmp_path)
     agent = app.options.agent
     agent.write_text(agent.read_text().replace("tool_filtering:", "tool_filterring:"))
     before = agent.read_bytes()
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "right_square_bracket", "ctrl+s")
+        assert isinstance(app.screen, ErrorScreen)
+        detail = str(app.screen.query_one("#error-detail").render())
+        assert "tool_filterring" in detail and "tool_filtering" in detail
+        await pilot.press("ctrl+s", "y")
         await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, WriteBackScreen)
-        assert "misspelled" in shown(screen.query_one("#writeback-error"))
-        assert "Write (y)" not in buttons_shown(screen)
-        await pilot.press("y")
-        await settle(pilot)
-        assert app.screen is screen
+        assert isinstance(app.screen, ErrorScreen)
+        await pilot.press("q")
+    assert app.return_code == 2
     assert agent.read_bytes() == before
 
 

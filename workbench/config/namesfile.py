@@ -1,5 +1,5 @@
-"""Lists of tool names handed in as a file: ``--keep-file``, ``--always-include-file``,
-``--pin-file``, instead of one flag per tool.
+"""Lists of tool names handed in as a file: ``--keep-file``, ``--always-include-file``, instead
+of one flag per tool.
 
 A names file is one of:
 

@@ -23,6 +23,7 @@ class Anthropic(SearchToolRuntime):
     title: ClassVar[str] = "Anthropic API (tool search tool)"
     marker: ClassVar[tuple[str, str]] = ("A", "yellow")
     variants: ClassVar[tuple[str, ...]] = ("bm25", "regex")
+    variant_flag: ClassVar[bool] = True
     knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25", "regex"))
     engine: ClassVar[EngineNote] = EngineNote(
         "anthropic",

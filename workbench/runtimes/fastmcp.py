@@ -64,6 +64,7 @@ class FastMCP(SearchToolRuntime):
     #: A proxy file beside the agent outweighs the agent YAML's blocks.
     detect_priority: ClassVar[int] = 2
     variants: ClassVar[tuple[str, ...]] = ("bm25", "regex")
+    variant_flag: ClassVar[bool] = True
     knobs: ClassVar[tuple[Knob, ...]] = (
         Knob(
             "always_visible",

@@ -293,7 +293,7 @@ class PizzaPi(Runtime):
             "cases": report.heldout.cases,
             "engine": self.engine.text,
             "approximation": note(report.queries),
-            "tokens": f"per task: {self.billing}",
+            "tokens": self.billing,
             "search_query": report.queries.to_json(),
             "budget": report.budget.to_json(),
             "setting": report.setting.to_json(),

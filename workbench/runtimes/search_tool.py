@@ -70,6 +70,8 @@ class SearchToolRuntime(Runtime):
     #: The search variants the provider offers (``bm25``, ``regex``).
     variants: ClassVar[tuple[str, ...]] = ("bm25",)
     knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25",))
+    #: Whether ``export`` takes the variant as ``--variant`` (a search tool with two variants).
+    variant_flag: ClassVar[bool] = False
     #: Whether what can be kept loaded is a whole server (else a tool).
     per_server: ClassVar[bool] = False
     #: Whether every request also shows each namespace's name and description.
@@ -188,7 +190,7 @@ class SearchToolRuntime(Runtime):
         keep = " ".join(f"--keep {name}" for name in names)
         if len(names) > KEEP_FLAGS:
             keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
-        variant = f" --variant {report.setting.variant}" if len(self.variants) > 1 else ""
+        variant = f" --variant {report.setting.variant}" if self.variant_flag else ""
         return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:

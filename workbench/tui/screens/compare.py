@@ -186,12 +186,13 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
                 key=row_key(row),
             )
         table.focus()  # the rows to read (shift+tab goes back to the cases path)
-        notes = [f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note]
         where = "the agent's block" if outcome.current_is_file else "the knobs, not written yet"
-        notes.append(
+        # the legend first: row notes can outgrow the box, and a cut must not take the legend
+        notes = [
             f"◆ HoloDeck now ({where}) · tokens: mean sent per request, by each engine's "
             "accounting · saved: vs all tools"
-        )
+        ]
+        notes += [f"{row.engine} {row.setting}: {row.note}" for row in report.rows if row.note]
         self.query_one("#cmp-notes", Static).update(Text("\n".join(notes), style="dim"))
         self.query_one(EnginesPlot).data = EnginesPlotData(
             series=tuple(engine_series(report)), current=outcome.current
