@@ -42,7 +42,6 @@ PACKAGES = ("argus_mcp", "argus_mcp.config", "argus_mcp.plugins", "argus_mcp.bri
 PACKAGES += ("argus_mcp.bridge.optimizer",)
 
 
-
 @dataclass(frozen=True)
 class Argus:
     """What the tests call: the schema, the loader's expansion, the optimizer's index."""
