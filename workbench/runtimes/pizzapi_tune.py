@@ -40,7 +40,7 @@ from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import DeferredBudget, covered, pick
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import fold_assignment
+from workbench.evaluate.tuner import MIN_CASES, fold_assignment
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -203,10 +203,23 @@ class Sets:
         )
 
 
+#: The most servers the greedy tries to keep loaded (the most recurring ones).
+MAX_CANDIDATES = 6
+
+
 def greedy_path(sets: Sets, case_ids: Sequence[int], cap: float) -> list[frozenset[str]]:
     """Sets of servers kept loaded, from none upwards (module doc), at ``STEP_RESULTS``."""
-    hot = {sets.catalog.tools[i].plugin for c in case_ids for g in sets.items[c].groups for i in g}
-    candidates = [s for s in sets.servers if s in hot]
+    expecting: dict[str, set[int]] = {}
+    for c in case_ids:
+        for group in sets.items[c].groups:
+            for i in group:
+                expecting.setdefault(sets.catalog.tools[i].plugin, set()).add(c)
+    # a server only the training cases' one-offs need is not kept loaded (it would not recur)
+    recurring = [s for s in sets.servers if len(expecting.get(s, ())) >= MIN_CASES]
+    # the most recurring first, at most MAX_CANDIDATES: each trial runs every case through the
+    # engine, and a server few cases need rarely pays for its tokens on every request
+    recurring.sort(key=lambda s: -len(expecting[s]))
+    candidates = recurring[:MAX_CANDIDATES]
     loaded: frozenset[str] = frozenset()
     path = [loaded]
     now = sets.point(loaded, STEP_RESULTS, case_ids)
