@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 
 from workbench.commands.common import print_json, runtime_of, search_queries, with_runtime
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.front_grid import DOT, FrontLine, front_grid
+from workbench.evaluate.fronts import BudgetPoint, at_table
 from workbench.evaluate.runtimes import (
     RuntimeRow,
     RuntimesReport,
@@ -37,6 +40,47 @@ def _interval(low: float, high: float, fmt: str) -> str:
     return f"[{format(low, fmt)}, {format(high, fmt)}]"
 
 
+def _columns(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    return [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *body]
+    ]
+
+
+def tuned_how(report: RuntimesReport) -> str:
+    """How every row was tuned, in words (the table's first line, the dashboard's notes)."""
+    if report.budget is None:
+        how = "each runtime tuned by its own tuner (no budget: the knee)"
+    else:
+        how = f"each runtime tuned within {report.budget:,} tool tokens per task"
+    return f"{how}, measured {report.folds}-fold held-out"
+
+
+def budget_mark(row: RuntimeRow) -> str:
+    """``✗`` a row that cannot get within its budget (its cheapest point), ``!`` a row tuned
+    within it whose held-out mean is above it, else nothing."""
+    return "✗" if row.over else "!" if row.heldout_over else ""
+
+
+def budget_lines(report: RuntimesReport) -> list[str]:
+    """What the rows' budget marks mean, for the marks there are."""
+    if report.budget is None:
+        return []
+    lines = [
+        f"✗ {row.runtime} cannot get within {report.budget:,} tokens per task: the row is its "
+        f"cheapest point ({row.tokens:,.0f})"
+        for row in report.rows
+        if row.over
+    ]
+    if any(row.heldout_over for row in report.rows):
+        lines.append(
+            "! tuned within the budget on the training folds; on the cases left out the mean "
+            "is above it"
+        )
+    return lines
+
+
 def table(report: RuntimesReport, ws: Workspace) -> str:
     header = ("runtime", "tuned setting", "hit (95% CI)", "recall (95% CI)", "tokens (95% CI)")
     body = []
@@ -48,21 +92,46 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
                 row.setting,
                 f"{row.hit:.3f} {_interval(*ci['hit'], '.3f')}",
                 f"{row.recall:.3f} {_interval(*ci['recall'], '.3f')}",
-                f"{row.tokens:,.0f} {_interval(*ci['tokens'], ',.0f')}",
+                f"{row.tokens:,.0f} {_interval(*ci['tokens'], ',.0f')} {budget_mark(row)}",
             )
         )
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = [
         f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, all tools "
-        f"{report.tokens_all:,} tokens; each runtime tuned by its own tuner (no budget: the "
-        f"knee), measured {report.folds}-fold held-out",
-        "  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip(),
+        f"{report.tokens_all:,} tokens; {tuned_how(report)}",
+        *_columns(header, body),
+        *budget_lines(report),
     ]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in body]
     lines.append("95% CI: Wilson for hit, bootstrap (2,000 resamples) for recall and tokens")
     lines.append("tokens: tool tokens per task (one user message)")
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
+    return "\n".join(lines) + "\n"
+
+
+def point_cell(point: BudgetPoint) -> str:
+    """One runtime at one budget: held-out recall [95% CI] and tokens, ``✗`` when over."""
+    low, high = point.row.ci()["recall"]
+    mark = f" {budget_mark(point.row)}" if budget_mark(point.row) else ""
+    return f"{point.row.recall:.3f} [{low:.2f}, {high:.2f}] {point.row.tokens:,.0f}{mark}"
+
+
+def budgets_table(report: RuntimesReport) -> str:
+    """Each runtime at the three budgets (no budget given): held-out recall and tokens."""
+    if report.table is None:
+        return ""
+    header = ("runtime", *(f"{label} ({b:,})" for _, label, b in report.table.named()))
+    body = [
+        (name, *(point_cell(p) for p in at_table(points, report.table)))
+        for name, points in report.fronts.items()
+    ]
+    lines = [
+        "at three budgets (max tool tokens per task), each runtime tuned within each, held-out: "
+        "recall [95% CI] tokens",
+        *_columns(header, body),
+        f"HoloDeck's defaults: what its filter sends at its default tool_filtering; "
+        f"{report.table.knee_of}'s knee: its row above; ✗ cannot get within (its cheapest "
+        "point); ! held-out mean above the budget",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -101,7 +170,44 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
     return "\n".join(out) + "\n"
 
 
+def front_lines(report: RuntimesReport) -> list[FrontLine]:
+    """Each runtime's front as the plots draw it (one point per distinct budget's figures)."""
+    return [
+        FrontLine(name, mark(name), tuple(dict.fromkeys((p.row.tokens, p.row.recall) for p in f)))
+        for name, f in report.fronts.items()
+    ]
+
+
+def front_plot(report: RuntimesReport, width: int = 64, height: int = 14) -> str:
+    """Recall against tokens per task (log scale): each runtime's front, its points joined."""
+    lines = front_lines(report)
+    grid = front_grid(lines, width, height)
+    (x0, x1), (y0, y1) = grid.tokens, grid.recall
+    out = []
+    for y, cells in enumerate(grid.cells):
+        label = f"{y1:.1f} " if y == 0 else f"{y0:.1f} " if y == height - 1 else "    "
+        out.append(label + ("┤" if y == 0 else "│") + "".join(c for c, _ in cells).rstrip())
+    out.append("    └" + f"{x0:,.0f} … {x1:,.0f} tokens per task (log scale)".rjust(width, "─"))
+    out.append(
+        "held-out recall at each budget; "
+        + "  ".join(f"{line.marker} {line.runtime}" for line in lines)
+        + f"  ({DOT} joins a runtime's budgets)"
+    )
+    return "\n".join(out) + "\n"
+
+
+def max_tokens(args: argparse.Namespace) -> int | None:
+    """``--max-tokens``: a budget of at least 0 (``compare`` takes it with ``--runtimes`` only)."""
+    value: int | None = getattr(args, "max_tokens", None)
+    if value is None:
+        return None
+    if value < 0:
+        raise InputError("must be at least 0", field="--max-tokens")
+    return value
+
+
 def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int:
+    budget = max_tokens(args)
     queries = search_queries(args, ws.agent, cases)
     with ProgressLine(
         "compare --runtimes", stages=runtime_names(), stage_unit="runtimes", quiet=args.json
@@ -114,11 +220,15 @@ def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int
             cases,
             ws.agent.filtering or ws.setting,
             queries=queries,
+            budget=budget,
             on_runtime=line.stage,
             on_progress=line,
         )
     if args.json:
         print_json(with_runtime(report.to_json(), runtime_of(args, ws.agent)))
+    elif report.table is not None:
+        parts = (table(report, ws), budgets_table(report), front_plot(report))
+        sys.stdout.write("\n".join(parts))
     else:
         sys.stdout.write(table(report, ws) + "\n" + plot(report.rows))
     return 0
