@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from workbench.commands.common import print_json, runtime_of, search_queries, with_runtime
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.front_grid import DOT, FrontLine, front_grid
-from workbench.evaluate.fronts import BudgetPoint, at_table
+from workbench.evaluate.front_grid import DOT, free_column, front_grid
+from workbench.evaluate.fronts import at_table, budget_mark, front_lines, point_cell
 from workbench.evaluate.runtimes import (
     RuntimeRow,
     RuntimesReport,
     compare_runtimes,
-    free_column,
 )
 from workbench.progress import ProgressLine
 from workbench.runtimes import get_runtime, runtime_names
@@ -46,21 +45,6 @@ def _columns(header: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
         "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
         for r in [header, *body]
     ]
-
-
-def tuned_how(report: RuntimesReport) -> str:
-    """How every row was tuned, in words (the table's first line, the dashboard's notes)."""
-    if report.budget is None:
-        how = "each runtime tuned by its own tuner (no budget: the knee)"
-    else:
-        how = f"each runtime tuned within {report.budget:,} tool tokens per task"
-    return f"{how}, measured {report.folds}-fold held-out"
-
-
-def budget_mark(row: RuntimeRow) -> str:
-    """``✗`` a row that cannot get within its budget (its cheapest point), ``!`` a row tuned
-    within it whose held-out mean is above it, else nothing."""
-    return "✗" if row.over else "!" if row.heldout_over else ""
 
 
 def budget_lines(report: RuntimesReport) -> list[str]:
@@ -97,7 +81,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
         )
     lines = [
         f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, all tools "
-        f"{report.tokens_all:,} tokens; {tuned_how(report)}",
+        f"{report.tokens_all:,} tokens; {report.how()}",
         *_columns(header, body),
         *budget_lines(report),
     ]
@@ -106,13 +90,6 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
     return "\n".join(lines) + "\n"
-
-
-def point_cell(point: BudgetPoint) -> str:
-    """One runtime at one budget: held-out recall [95% CI] and tokens, ``✗`` when over."""
-    low, high = point.row.ci()["recall"]
-    mark = f" {budget_mark(point.row)}" if budget_mark(point.row) else ""
-    return f"{point.row.recall:.3f} [{low:.2f}, {high:.2f}] {point.row.tokens:,.0f}{mark}"
 
 
 def budgets_table(report: RuntimesReport) -> str:
@@ -168,14 +145,6 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
         + "  (| 95% CI of recall)"
     )
     return "\n".join(out) + "\n"
-
-
-def front_lines(report: RuntimesReport) -> list[FrontLine]:
-    """Each runtime's front as the plots draw it (one point per distinct budget's figures)."""
-    return [
-        FrontLine(name, mark(name), tuple(dict.fromkeys((p.row.tokens, p.row.recall) for p in f)))
-        for name, f in report.fronts.items()
-    ]
 
 
 def front_plot(report: RuntimesReport, width: int = 64, height: int = 14) -> str:

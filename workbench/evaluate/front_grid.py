@@ -4,7 +4,7 @@ and the dashboard's ``w`` plot draw the same cells, the one as text, the other w
 Recall (y, between the tenths around the points) against tool tokens per task (x, log scale:
 the fronts' budgets grow geometrically). Each runtime's points carry its marker, joined by ``·``
 in budget order; two markers in one cell go side by side
-(:func:`~workbench.evaluate.runtimes.free_column`).
+(:func:`free_column`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from workbench.evaluate.runtimes import free_column
-
 #: What joins two points of a front.
 DOT = "·"
+
+
+def free_column(taken: set[tuple[int, int]], x: int, y: int, width: int) -> int:
+    """Where a plot marker at ``(x, y)`` goes so it hides no other marker (``taken``): ``x``, else
+    the nearest free column on its row (right first), within ``width``. Every runtime plot (the
+    text ones and the dashboard's) places its markers with it."""
+    for step in range(width):
+        for candidate in (x + step, x - step):
+            if 0 <= candidate < width and (candidate, y) not in taken:
+                return candidate
+    return x
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.config.filtering import ToolFiltering
+from workbench.errors import InputError
+from workbench.evaluate.front_grid import FrontLine
 from workbench.evaluate.metrics import evaluate
 from workbench.runtimes import all_runtimes, get_runtime
 
 if TYPE_CHECKING:  # evaluate.runtimes builds its report from this module
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow, RuntimesReport
 
 #: Budgets on a runtime's front, its cheapest and the cost of every tool included.
 GRID_POINTS = 6
@@ -129,7 +131,34 @@ def front(
     return tuple(BudgetPoint(b, row_at(ctx, name, b)) for b in budgets)
 
 
+def budget_mark(row: RuntimeRow) -> str:
+    """``✗`` a row that cannot get within its budget (its cheapest point), ``!`` a row tuned
+    within it whose held-out mean is above it, else nothing (the CLI's and the dashboard's)."""
+    return "✗" if row.over else "!" if row.heldout_over else ""
+
+
+def point_cell(point: BudgetPoint, recall_ci: bool = True) -> str:
+    """One runtime at one budget: held-out recall (its 95% interval) and tokens, marked."""
+    low, high = point.row.ci()["recall"]
+    interval = f" [{low:.2f}, {high:.2f}]" if recall_ci else ""
+    mark = f" {budget_mark(point.row)}" if budget_mark(point.row) else ""
+    return f"{point.row.recall:.3f}{interval} {point.row.tokens:,.0f}{mark}"
+
+
 def at_table(points: Sequence[BudgetPoint], table: TableBudgets) -> list[BudgetPoint]:
     """The front's points at the table's three budgets, in the table's order."""
     by_budget = {p.budget: p for p in points}
     return [by_budget[b] for b in table.budgets() if b in by_budget]
+
+
+def front_lines(report: RuntimesReport) -> tuple[FrontLine, ...]:
+    """Each runtime's front as the plots draw it (one point per distinct budget's figures)."""
+    out = []
+    for name, points in report.fronts.items():
+        try:
+            marker = get_runtime(name).marker[0]
+        except InputError:  # a name no runtime has
+            marker = "?"
+        figures = tuple(dict.fromkeys((p.row.tokens, p.row.recall) for p in points))
+        out.append(FrontLine(name, marker, figures))
+    return tuple(out)

@@ -56,17 +56,6 @@ from workbench.tokens import TokenTable
 T = TypeVar("T")
 
 
-def free_column(taken: set[tuple[int, int]], x: int, y: int, width: int) -> int:
-    """Where a plot marker at ``(x, y)`` goes so it hides no other marker (``taken``): ``x``, else
-    the nearest free column on its row (right first), within ``width``. Both runtime plots (the
-    text one and the dashboard's) place their markers with it."""
-    for step in range(width):
-        for candidate in (x + step, x - step):
-            if 0 <= candidate < width and (candidate, y) not in taken:
-                return candidate
-    return x
-
-
 #: How the deferred rows' tokens differ from a request's, in words (the rows' note).
 ROUND_TRIP = "a task the loaded tools do not cover takes two requests (the search, then the call)"
 
@@ -147,6 +136,14 @@ class RuntimesReport:
     fronts: dict[str, tuple[BudgetPoint, ...]] = field(default_factory=dict)
     #: The table's three budgets (no budget only).
     table: TableBudgets | None = None
+
+    def how(self) -> str:
+        """How every row was tuned, in words (the CLI's first line, the dashboard's notes)."""
+        if self.budget is None:
+            how = "each runtime tuned by its own tuner (no budget: the knee)"
+        else:
+            how = f"each runtime tuned within {self.budget:,} tool tokens per task"
+        return f"{how}, measured {self.folds}-fold held-out"
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
