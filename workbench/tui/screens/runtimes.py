@@ -167,13 +167,13 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         runtime's front and the three budgets); Enter runs again."""
         field = TextBox(
             "",
-            placeholder="none: fronts",
+            placeholder="empty: fronts",
             type="integer",
             validators=[Number(minimum=0)],
             validate_on=["changed", "submitted"],
             id="rt-budget",
         )
-        field.border_title = "budget (tokens/task)"
+        field.border_title = "max tokens/task"
         yield field
 
     def compose(self) -> ComposeResult:
