@@ -395,8 +395,8 @@ def build_parser() -> Parsers:
     p.add_argument(
         "--runtimes",
         action="store_true",
-        help=f"every runtime ({', '.join(runtime_names())}) at its tuned setting, held-out, "
-        "with 95%% error bars and a plot",
+        help=f"every runtime ({', '.join(runtime_names())}) tuned on the cases, held-out, "
+        "with 95%% error bars and a plot (see --max-tokens)",
     )
     p.add_argument(
         "--max-tokens",

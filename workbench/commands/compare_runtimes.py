@@ -1,8 +1,12 @@
-"""``holo-tune compare AGENT.yaml --runtimes [--cases FILE] [--json]``: which runtime?
+"""``holo-tune compare AGENT.yaml --runtimes [--max-tokens N] [--cases FILE] [--json]``: which
+runtime?
 
-Every runtime at its tuned setting on the same cases (:mod:`workbench.evaluate.runtimes`), as a
-table with 95 % error bars and one text plot (recall against tokens per task, a bar per
-runtime for its recall interval), or ``--json``.
+Every runtime tuned on the same cases (:mod:`workbench.evaluate.runtimes`), held-out. With
+``--max-tokens N`` each within N tool tokens per task: a table with 95 % error bars (a runtime
+that cannot get within N marked at its cheapest point) and one text plot (recall against tokens
+per task, a bar per runtime for its recall interval). Without, each at its knee, then each
+runtime at three budgets and every runtime's front on one plot (:mod:`workbench.evaluate.fronts`).
+Or ``--json``.
 """
 
 from __future__ import annotations

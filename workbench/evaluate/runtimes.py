@@ -8,14 +8,19 @@ Each runtime makes its own row (:meth:`workbench.runtimes.base.Runtime.compare_r
 * :func:`deferred_row`: the loaded set, variant and results per search of
   :mod:`workbench.evaluate.deferred_tune` (an approximation of unpublished rankers).
 
-Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
-and measured k-fold held-out on the same folds, so every row is one figure per case measured by
+Each is tuned within the context's budget (:attr:`RowContext.budget`, max tool tokens per task;
+a tuner that cannot get within it gives its cheapest point, flagged ``within`` false), else with
+its own tuner's default rule (no budget: the knee within 30 % of all tokens), and measured k-fold
+held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
 and tokens per task (:mod:`workbench.evaluate.intervals`).
 
 Tokens are tool tokens per task (one user message): for the HoloDeck rows one request; for the
 deferred rows the search round trip is in (a task the loaded tools do not cover costs the search's
 request and the one after it, see :mod:`workbench.evaluate.deferred_tune`).
+
+With no budget the report also holds each runtime's front and the three budgets' table
+(:mod:`workbench.evaluate.fronts`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The "Which runtime?" view: every runtime at its tuned setting on the same labelled cases.
+"""The "Which runtime?" view: every runtime tuned on the same labelled cases.
+
+The budget input (max tool tokens per task) is ``--max-tokens``: empty, each runtime at its knee
+with its recall at the three budgets and every runtime's front in the plot; a number, every
+runtime within it (a runtime that cannot get there marked ✗ at its cheapest point) and the
+points with their error bars. Enter in it runs again.
 
 The numbers of ``holo-tune compare --runtimes`` (a thread worker calls the core's
 :func:`workbench.evaluate.runtimes.compare_runtimes`, one runtime at a time so the progress bar

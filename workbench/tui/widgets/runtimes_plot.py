@@ -5,7 +5,9 @@ a ``│`` bar over its recall interval and a ``─`` bar over its tokens interva
 runs the agent is drawn bold on a background and marked ``▶`` in the legend. Both axes zoom on
 the bars (tokens from the lowest bar's start to the highest's end, recall between the tenths
 around the bars), so runtimes a few hundred
-tokens apart do not fall into one column. Drawing is pure (:func:`runtimes_plot_text`).
+tokens apart do not fall into one column. With no budget the plot draws each runtime's front
+instead (the cells of :func:`~workbench.evaluate.front_grid.front_grid`, as the CLI's text plot,
+in the runtime's colour). Drawing is pure (:func:`runtimes_plot_text`).
 """
 
 from __future__ import annotations
