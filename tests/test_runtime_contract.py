@@ -9,6 +9,7 @@ runtime module gets these checks by being registered.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -87,6 +88,23 @@ def test_the_compare_row_has_held_out_figures_for_every_case(
     assert len(row.cases) == len(context.cases)
     assert all(0.0 <= c.recall <= 1.0 and c.tokens > 0 for c in row.cases)
     assert all(c.hit == (c.recall > 0) for c in row.cases)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_compare_row_is_tuned_within_the_contexts_budget(
+    runtime: Runtime, context: RowContext
+) -> None:
+    """Half its knee's tokens: within it, or its cheapest point flagged (never silently over)."""
+    knee = runtime.compare_row(context)
+    budget = round(knee.tokens / 2)
+    row = runtime.compare_row(dataclasses.replace(context, budget=budget))
+    assert row.budget == budget and knee.budget is None and knee.within
+    if row.within:
+        assert row.tokens <= budget * 1.1 and row.tokens < knee.tokens
+    else:  # its tuner could not get within it: said, never silently over
+        assert row.over
+    nothing = runtime.compare_row(dataclasses.replace(context, budget=0))
+    assert nothing.over and nothing.budget == 0
 
 
 def _cli(*args: str) -> list[str]:

@@ -4,8 +4,11 @@ test_eval_intervals)."""
 
 from __future__ import annotations
 
+import io
 import json
+from contextlib import redirect_stdout
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -29,11 +32,19 @@ def _compare(*extra: str) -> list[str]:
     ]
 
 
+@pytest.fixture(scope="module")
+def no_budget() -> dict[str, Any]:
+    """``compare --runtimes --json`` with no budget (the knees, the fronts, the table)."""
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(_compare("--json")) == 0
+    return cast("dict[str, Any]", json.loads(out.getvalue()))
+
+
 def test_compare_runtimes_json_has_every_runtime_with_error_bars(
-    capsys: pytest.CaptureFixture[str],
+    no_budget: dict[str, Any],
 ) -> None:
-    assert main(_compare("--json")) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = no_budget
     rows = {r["runtime"]: r for r in data["rows"]}
     assert list(rows) == [
         "holodeck-0.6",
@@ -58,10 +69,11 @@ def test_compare_runtimes_json_has_every_runtime_with_error_bars(
     assert "FastMCP 4.1.6's own (exact)" in rows["fastmcp"]["note"]
 
 
-def test_the_06_row_is_tunes_own_held_out_figure(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_06_row_is_tunes_own_held_out_figure(
+    capsys: pytest.CaptureFixture[str], no_budget: dict[str, Any]
+) -> None:
     """The per-case figures re-measured fold by fold pool to what tune reports held-out."""
-    assert main(_compare("--json")) == 0
-    row = json.loads(capsys.readouterr().out)["rows"][0]
+    row = no_budget["rows"][0]
     assert main(["tune", *_compare()[1:-1], "--runtime", "holodeck-0.6", "--json"]) == 0
     tuned = json.loads(capsys.readouterr().out)
     assert row["heldout"]["recall"] == pytest.approx(tuned["heldout"]["recall"], abs=1e-9)
@@ -71,7 +83,8 @@ def test_the_06_row_is_tunes_own_held_out_figure(capsys: pytest.CaptureFixture[s
 def test_compare_runtimes_text_has_the_table_and_one_plot(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(_compare()) == 0
+    """With a budget, one point per runtime with its error bar (without: the fronts, below)."""
+    assert main(_compare("--max-tokens", "2000")) == 0
     out = capsys.readouterr().out
     assert "hit (95% CI)" in out and "Wilson" in out and "bootstrap" in out
     for mark in (
@@ -112,3 +125,91 @@ def test_runtimes_with_the_same_figures_are_both_drawn() -> None:
     text = runtimes_plot_text(RuntimesPlotData(runtime_points(rows)), 60, 16).plain
     grid = "".join(line[6:] for line in text.splitlines() if line[5:6] in ("│", "┤"))
     assert all(grid.count(mark) == 1 for mark in ("6", "7", "A")), text
+
+
+def test_with_a_budget_every_runtime_is_tuned_within_it(
+    capsys: pytest.CaptureFixture[str], no_budget: dict[str, Any]
+) -> None:
+    """Below every runtime's knee: each row moves under the budget, or says it cannot."""
+    budget = 1500
+    assert main(_compare("--json", "--max-tokens", str(budget))) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["budget"] == budget and "fronts" not in data
+    knees = {r["runtime"]: r for r in no_budget["rows"]}
+    assert [r["runtime"] for r in data["rows"]] == list(knees)
+    for row in data["rows"]:
+        assert row["budget"] == budget
+        tokens = row["heldout"]["tokens_mean"]
+        if row["within_budget"]:
+            assert tokens <= budget * 1.05, row
+        assert knees[row["runtime"]]["budget"] is None
+    within = [r for r in data["rows"] if r["within_budget"]]
+    assert len(within) >= 6  # the stackone catalog is small: nearly all get there
+
+
+def test_a_budget_no_runtime_can_meet_is_said_row_by_row(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(_compare("--max-tokens", "50")) == 0
+    out = capsys.readouterr().out
+    assert "each runtime tuned within 50 tool tokens per task" in out
+    for name in ("holodeck-0.6", "anthropic", "pizzapi", "fastmcp"):
+        assert f"✗ {name} cannot get within 50 tokens per task: the row is its cheapest" in out
+    assert out.count("tokens per task (mean)") == 1  # the points' plot
+
+
+def test_a_negative_budget_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_compare("--max-tokens", "-1")) == 2
+    err = capsys.readouterr().err
+    assert "--max-tokens" in err and "at least 0" in err and "Traceback" not in err
+    assert main([*_compare()[:-1], "--max-tokens", "900"]) == 2
+    assert "goes with --runtimes" in capsys.readouterr().err
+
+
+def test_without_a_budget_the_json_has_every_runtimes_front_and_the_table(
+    capsys: pytest.CaptureFixture[str], no_budget: dict[str, Any]
+) -> None:
+    data = no_budget
+    names = [r["runtime"] for r in data["rows"]]
+    assert data["budget"] is None and list(data["fronts"]) == names
+    budgets = {b["name"]: b["budget"] for b in data["table"]["budgets"]}
+    knee = data["rows"][0]  # holodeck-0.6 at its knee
+    assert budgets["knee"] == round(knee["heldout"]["tokens_mean"])
+    assert budgets["twice_knee"] == 2 * budgets["knee"]
+    # What HoloDeck's defaults send: compare's holodeck "default" row, mean tokens.
+    assert main([*_compare()[:-1], "--json"]) == 0
+    engines = json.loads(capsys.readouterr().out)
+    default = next(
+        r for r in engines["rows"] if (r["engine"], r["setting"]) == ("holodeck", "default")
+    )
+    assert budgets["holodeck_defaults"] == round(default["metrics"]["tokens_selected_mean"])
+    for name, front in data["fronts"].items():
+        spent = [p["budget"] for p in front]
+        assert spent == sorted(set(spent)) and len(spent) >= 6
+        assert spent[-1] >= data["tokens_all"] and set(budgets.values()) <= set(spent)
+        for p in front:
+            assert set(p) >= {"budget", "hit", "recall", "tokens", "ci95", "within_budget"}
+            assert p["ci95"]["recall"][0] <= p["recall"] + 1e-9 <= p["ci95"]["recall"][1] + 2e-9
+        table = data["table"]["rows"][name]
+        assert [p["budget"] for p in table] == list(budgets.values())
+    # A front's point is the very row a budget gives.
+    point = next(p for p in data["fronts"]["anthropic"] if p["budget"] == budgets["knee"])
+    assert main(_compare("--json", "--max-tokens", str(budgets["knee"]))) == 0
+    row = next(
+        r for r in json.loads(capsys.readouterr().out)["rows"] if r["runtime"] == "anthropic"
+    )
+    assert row["heldout"]["recall"] == pytest.approx(point["recall"], abs=1e-12)
+    assert row["heldout"]["tokens_mean"] == pytest.approx(point["tokens"], abs=1e-9)
+
+
+def test_without_a_budget_the_text_has_the_three_budgets_and_the_fronts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(_compare()) == 0
+    out = capsys.readouterr().out
+    assert "at three budgets (max tool tokens per task)" in out
+    assert "HoloDeck's defaults (" in out and "holodeck-0.6's knee (" in out
+    assert "twice the knee (" in out
+    assert out.count("tokens per task (log scale)") == 1
+    plot = out.split("at three budgets")[1]
+    assert "held-out recall at each budget; 6 holodeck-0.6  7 holodeck-0.7" in plot

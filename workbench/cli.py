@@ -400,8 +400,15 @@ def build_parser() -> Parsers:
     p.add_argument(
         "--runtimes",
         action="store_true",
-        help=f"every runtime ({', '.join(runtime_names())}) at its tuned setting, held-out, "
-        "with 95%% error bars and a plot",
+        help=f"every runtime ({', '.join(runtime_names())}) tuned on the cases, held-out, "
+        "with 95%% error bars and a plot (see --max-tokens)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="with --runtimes: every runtime tuned within N tool tokens per task (without: "
+        "each runtime's front and a table at three budgets)",
     )
     _llm_flag(p, "with --runtimes, the deferred-loading rows")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -13,6 +13,7 @@ from textual.worker import WorkerState
 from tui_helpers import SAMPLES, cli_json, open_view, research_app, run_view, shown
 
 from workbench.evaluate import load_cases, resolve_cases
+from workbench.evaluate.fronts import at_table
 from workbench.evaluate.intervals import Interval
 from workbench.evaluate.runtimes import RuntimesReport, compare_runtimes
 from workbench.runtime import RUNTIMES
@@ -23,6 +24,7 @@ from workbench.tui.screens.help import HELP
 from workbench.tui.screens.runtimes import HERE, WhichRuntimeScreen, row_cells
 from workbench.tui.screenshots import settle
 from workbench.tui.widgets.runtimes_plot import (
+    FRONTS_TITLE,
     RuntimePoint,
     RuntimesPlot,
     RuntimesPlotData,
@@ -65,7 +67,11 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
         )
         assert whole == report
         rows = screen.table_rows()
-        assert rows == [row_cells(r, "holodeck-0.6") for r in report.rows]
+        assert report.table is not None
+        assert rows == [
+            row_cells(r, "holodeck-0.6", at_table(report.fronts[r.runtime], report.table))
+            for r in report.rows
+        ]
         first = cli["rows"][0]
         hit, (low, high) = first["heldout"]["hit"], first["ci95"]["hit"]
         assert rows[0][0] == f"{HERE}holodeck-0.6"
@@ -78,12 +84,55 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
         progress = screen.query_one(ProgressBar)
         assert progress.total == len(RUNTIMES) and progress.progress == len(RUNTIMES)
         plot = screen.query_one(RuntimesPlot)
-        assert plot.labels() == list(RUNTIMES)
+        assert plot.front_labels() == list(RUNTIMES)  # no budget: the fronts
         drawn = shown(plot)
-        assert "holodeck-0.6 ▶" in drawn and "claude-code" in drawn
+        assert "holodeck-0.6 ▶" in drawn and "claude-code" in drawn and "(log scale)" in drawn
+        assert plot.border_title == FRONTS_TITLE
+        assert any(label.startswith("knee ") for label in screen.column_labels())
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_the_budget_knob_reruns_every_runtime_within_it(tmp_path: Path) -> None:
+    """A budget typed and Enter: the CLI's ``--max-tokens`` rows, the points' plot; a bad one
+    is said and nothing runs."""
+    _with_cases(tmp_path)
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_view(pilot, WhichRuntimeScreen, "w")
+        budget = screen.query_one("#rt-budget", Input)
+        budget.focus()
+        await pilot.press("x")
+        assert budget.value == ""  # an integer input takes no letter
+        budget.value = "-5"
+        await pilot.press("enter")
+        await settle(pilot)
+        status = shown(screen.query_one("#rt-status"))
+        assert "✗" in status and "budget" in status and "at least 0" in status
+        assert screen.outcome is None
+        budget.value = "2500"
+        await pilot.press("enter")
+        await settle(pilot)
+        report = screen.outcome
+        assert report is not None and report.budget == 2500 and report.table is None
+        cli = await cli_json(
+            "compare",
+            tmp_path / "research-agent.yaml",
+            "--runtimes",
+            "--embedder",
+            "none",
+            "--max-tokens",
+            "2500",
+        )
+        assert report.to_json() == {k: cli[k] for k in report.to_json()}
+        assert all(r["budget"] == 2500 for r in cli["rows"])
+        assert screen.table_rows() == [row_cells(r, "holodeck-0.6") for r in report.rows]
+        assert "each runtime tuned within 2,500 tool tokens per task" in shown(
+            screen.query_one("#rt-notes")
+        )
+        plot = screen.query_one(RuntimesPlot)
+        assert plot.labels() == list(RUNTIMES) and plot.front_labels() == []
 
 
 async def test_leaving_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

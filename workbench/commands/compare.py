@@ -88,6 +88,10 @@ def _ci(row: CompareRow, name: str) -> str:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "llm", None) is not None and not getattr(args, "runtimes", False):
         raise InputError("goes with --runtimes (the deferred-loading rows)", field="--llm")
+    if getattr(args, "max_tokens", None) is not None and not getattr(args, "runtimes", False):
+        raise InputError(
+            "goes with --runtimes (every runtime tuned within it)", field="--max-tokens"
+        )
     ws, cases = open_for_cases(args)
     if getattr(args, "runtimes", False):
         from workbench.commands.compare_runtimes import run_runtimes

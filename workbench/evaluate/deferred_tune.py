@@ -508,13 +508,30 @@ def tune_deferred(
     usage: IntArray | None = None,
     described: Mapping[str, str] | None = None,
     queries: SearchQueries = MESSAGE,
+    cache: dict[Any, Any] | None = None,
 ) -> DeferredReport:
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
-    Each case is searched with ``queries``' query for it (default: its message)."""
+    Each case is searched with ``queries``' query for it (default: its message). ``cache``: the
+    rankings and measurements kept between calls on the same cases (other budgets)."""
     items = cases.cases
     plugin = search_tool(runtime)
     extra = extra_tokens(runtime, catalog, bill, described or {})
-    proxies = {v: _Proxy.build(catalog, bill, items, v, queries, runtime) for v in plugin.variants}
+    memo: dict[Any, Any] = {} if cache is None else cache
+
+    def proxy(variant: str) -> _Proxy:
+        key = ("deferred-proxy", runtime, variant)
+        if key not in memo:
+            memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime)
+        return cast("_Proxy", memo[key])
+
+    def measured(setting: DeferredSetting, fold: int | None) -> list[CaseResult]:
+        key = ("deferred-measure", runtime, setting, folds, fold)
+        if key not in memo:
+            on = items if fold is None else [items[c] for c in np.flatnonzero(assignment == fold)]
+            memo[key] = measure(setting, catalog, bill, on, extra, queries, runtime)
+        return cast("list[CaseResult]", memo[key])
+
+    proxies = {v: proxy(v) for v in plugin.variants}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
     rule = (units_, budget, tokens_all, usage, extra, plugin.results)
@@ -524,16 +541,13 @@ def tune_deferred(
     fold_settings = []
     for fold in range(folds):
         train = np.flatnonzero(assignment != fold).tolist()
-        test = [items[c] for c in np.flatnonzero(assignment == fold).tolist()]
         point = _choose(proxies, items, train, *rule)
         fold_settings.append(point.setting)
-        pooled += measure(point.setting, catalog, bill, test, extra, queries, runtime)
+        pooled += measured(point.setting, fold)
     heldout = aggregate(pooled, tokens_all)
-    measured = measure(chosen.setting, catalog, bill, items, extra, queries, runtime)
-    insample = aggregate(measured, tokens_all)
+    insample = aggregate(measured(chosen.setting, None), tokens_all)
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
-    untuned = measure(default_setting, catalog, bill, items, extra, queries, runtime)
-    default = aggregate(untuned, tokens_all)
+    default = aggregate(measured(default_setting, None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit

@@ -8,21 +8,27 @@ Each runtime makes its own row (:meth:`workbench.runtimes.base.Runtime.compare_r
 * :func:`deferred_row`: the loaded set, variant and results per search of
   :mod:`workbench.evaluate.deferred_tune` (an approximation of unpublished rankers).
 
-Each is tuned with its own tuner's default rule (no budget: the knee within 30 % of all tokens)
-and measured k-fold held-out on the same folds, so every row is one figure per case measured by
+Each is tuned within the context's budget (:attr:`RowContext.budget`, max tool tokens per task;
+a tuner that cannot get within it gives its cheapest point, flagged ``within`` false), else with
+its own tuner's default rule (no budget: the knee within 30 % of all tokens), and measured k-fold
+held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
 and tokens per task (:mod:`workbench.evaluate.intervals`).
 
 Tokens are tool tokens per task (one user message): for the HoloDeck rows one request; for the
 deferred rows the search round trip is in (a task the loaded tools do not cover costs the search's
 request and the one after it, see :mod:`workbench.evaluate.deferred_tune`).
+
+With no budget the report also holds each runtime's front and the three budgets' table
+(:mod:`workbench.evaluate.fronts`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -36,24 +42,23 @@ from workbench.evaluate.deferred_tune import (
     search_tool,
     tune_deferred,
 )
+from workbench.evaluate.fronts import (
+    BudgetPoint,
+    TableBudgets,
+    at_table,
+    front,
+    row_at,
+    table_budgets,
+)
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Progress, Ranker, evaluate, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
-from workbench.runtimes import all_runtimes, get_runtime
+from workbench.runtimes import all_runtimes
 from workbench.tokens import TokenTable
 
-
-def free_column(taken: set[tuple[int, int]], x: int, y: int, width: int) -> int:
-    """Where a plot marker at ``(x, y)`` goes so it hides no other marker (``taken``): ``x``, else
-    the nearest free column on its row (right first), within ``width``. Both runtime plots (the
-    text one and the dashboard's) place their markers with it."""
-    for step in range(width):
-        for candidate in (x + step, x - step):
-            if 0 <= candidate < width and (candidate, y) not in taken:
-                return candidate
-    return x
+T = TypeVar("T")
 
 
 #: How the deferred rows' tokens differ from a request's, in words (the rows' note).
@@ -74,6 +79,20 @@ class RuntimeRow:
     params: dict[str, Any]
     cases: tuple[CaseFigures, ...]
     note: str | None = None
+    #: The tool tokens per task it was tuned within (None: its tuner's own rule, the knee).
+    budget: int | None = None
+    #: Whether its tuner found a setting within ``budget`` (False: its cheapest point, over it).
+    within: bool = True
+
+    @property
+    def over(self) -> bool:
+        """It cannot get within its budget: the row is its cheapest point."""
+        return self.budget is not None and not self.within
+
+    @property
+    def heldout_over(self) -> bool:
+        """Tuned within the budget on the training folds, its held-out mean is above it."""
+        return self.budget is not None and self.within and self.tokens > self.budget + 1e-9
 
     @property
     def hit(self) -> float:
@@ -103,6 +122,8 @@ class RuntimeRow:
             "heldout": {"hit": self.hit, "recall": self.recall, "tokens_mean": self.tokens},
             "ci95": {k: list(v) for k, v in ci.items()},
             "note": self.note,
+            "budget": self.budget,
+            "within_budget": self.within,
         }
 
 
@@ -114,15 +135,40 @@ class RuntimesReport:
     rows: list[RuntimeRow]
     #: What the deferred rows searched each case as.
     queries: SearchQueries = MESSAGE
+    #: The budget every row was tuned within (None: each at its knee, with the fronts below).
+    budget: int | None = None
+    #: Each runtime's held-out front (no budget only), cheapest budget first.
+    fronts: dict[str, tuple[BudgetPoint, ...]] = field(default_factory=dict)
+    #: The table's three budgets (no budget only).
+    table: TableBudgets | None = None
+
+    def how(self) -> str:
+        """How every row was tuned, in words (the CLI's first line, the dashboard's notes)."""
+        if self.budget is None:
+            how = "each runtime tuned by its own tuner (no budget: the knee)"
+        else:
+            how = f"each runtime tuned within {self.budget:,} tool tokens per task"
+        return f"{how}, measured {self.folds}-fold held-out"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "cases": self.cases,
             "tokens_all": self.tokens_all,
             "folds": self.folds,
+            "budget": self.budget,
             "rows": [r.to_json() for r in self.rows],
             "search_query": self.queries.to_json(),
         }
+        if self.table is not None:
+            out["fronts"] = {name: [p.to_json() for p in f] for name, f in self.fronts.items()}
+            out["table"] = {
+                "budgets": self.table.to_json(),
+                "rows": {
+                    name: [p.to_json() for p in at_table(f, self.table)]
+                    for name, f in self.fronts.items()
+                },
+            }
+        return out
 
 
 @dataclass(frozen=True)
@@ -141,6 +187,17 @@ class RowContext:
     queries: SearchQueries = MESSAGE
     #: Counts the cases the slowest tuner (the block's sweep) has scored: ``(done, total)``.
     on_progress: Progress | None = None
+    #: The tool tokens per task every runtime is tuned within (None: each tuner's own rule).
+    budget: int | None = None
+    #: What the tuners share between budgets on these cases (rankings, sweeps): each tuner keeps
+    #: its own keys, so a context made with another budget (``dataclasses.replace``) reuses them.
+    cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def memo(self, key: Any, compute: Callable[[], T]) -> T:
+        """``compute()`` once per key for every budget of this context."""
+        if key not in self.cache:
+            self.cache[key] = compute()
+        return cast("T", self.cache[key])
 
 
 def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -152,7 +209,7 @@ def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
         tokens,
         cases,
         ctx.current,
-        Budget(),
+        Budget(max_tokens=ctx.budget),
         folds=ctx.folds,
         on_progress=ctx.on_progress,
     )
@@ -165,7 +222,8 @@ def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
             per_case.append(CaseFigures(r.hit, r.recall, float(r.tokens)))
     s = outcome.setting
     text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
-    return RuntimeRow(name, text, s.block(), tuple(per_case))
+    within = outcome.choice.within_budget
+    return RuntimeRow(name, text, s.block(), tuple(per_case), None, ctx.budget, within)
 
 
 def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -177,7 +235,7 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
         mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
         surf = Surface(surf.backend, mcp, ~mcp)
         note = "the catalog's servers taken as the agent's MCP entries"
-    budget = StaticBudget()
+    budget = StaticBudget(max_tokens=ctx.budget)
     assignment = fold_assignment(len(cases), folds)
     per_case: list[CaseFigures] = []
     for fold in range(folds):
@@ -191,7 +249,9 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
     exposed = choose(surf, cases, tokens, budget)
     kept = int((exposed & surf.candidate).sum())
     text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
-    return RuntimeRow(name, text, {"exposed": kept}, tuple(per_case), note)
+    cost = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
+    within = ctx.budget is None or cost <= ctx.budget
+    return RuntimeRow(name, text, {"exposed": kept}, tuple(per_case), note, ctx.budget, within)
 
 
 def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -201,17 +261,19 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
         ctx.catalog,
         ctx.tokens,
         ctx.cases,
-        DeferredBudget(),
+        DeferredBudget(max_tokens=ctx.budget),
         tokens_all=int(ctx.tokens.all),
         folds=ctx.folds,
         described=entry_descriptions(ctx.agent.agent),
         queries=ctx.queries,
+        cache=ctx.cache,
     )
     s = report.setting
     text = search_tool(name).row_text(s)
     figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
     note = f"{search_tool(name).figures_note(ctx.queries)}; {ROUND_TRIP}"
-    return RuntimeRow(name, text, s.to_json(ctx.catalog), figures, note)
+    within = report.within_budget
+    return RuntimeRow(name, text, s.to_json(ctx.catalog), figures, note, ctx.budget, within)
 
 
 def compare_runtimes(
@@ -225,20 +287,34 @@ def compare_runtimes(
     runtimes: Sequence[str] | None = None,
     folds: int = DEFAULT_FOLDS,
     queries: SearchQueries = MESSAGE,
+    budget: int | None = None,
     on_runtime: Callable[[str], None] | None = None,
     on_progress: Progress | None = None,
+    cache: dict[Any, Any] | None = None,
 ) -> RuntimesReport:
-    """Every runtime of ``runtimes`` (default: every registered one) at its tuned setting,
-    held-out, on ``cases`` (the search-tool rows search each case as ``queries`` says: its
-    message, or the query a model wrote).
+    """Every runtime of ``runtimes`` (default: every registered one) tuned within ``budget``
+    tool tokens per task, held-out, on ``cases`` (the search-tool rows search each case as
+    ``queries`` says: its message, or the query a model wrote). With no budget each row is its
+    tuner's knee, and the report holds each runtime's front and the three budgets' table
+    (:mod:`workbench.evaluate.fronts`).
 
     ``on_runtime(name)`` is called as each runtime starts; ``on_progress(done, total)`` counts
-    the cases the block's tuner has scored (the longest part)."""
-    ctx = RowContext(agent, engine, catalog, tokens, cases, current, folds, queries, on_progress)
+    the cases the block's tuner has scored (the longest part). ``cache``: what the tuners keep
+    between calls on the same cases (a caller that asks one runtime at a time passes the same
+    dict to each call)."""
+    ctx = RowContext(
+        agent, engine, catalog, tokens, cases, current, folds, queries, on_progress, budget
+    )
+    if cache is not None:
+        ctx = dataclasses.replace(ctx, cache=cache)
     chosen = [r.name for r in all_runtimes()] if runtimes is None else list(runtimes)
+    table = None if budget is not None else table_budgets(ctx)
     rows: list[RuntimeRow] = []
+    fronts: dict[str, tuple[BudgetPoint, ...]] = {}
     for name in chosen:
         if on_runtime is not None:
             on_runtime(name)
-        rows.append(get_runtime(name).compare_row(ctx))
-    return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries)
+        rows.append(row_at(ctx, name, budget))
+        if table is not None:
+            fronts[name] = front(ctx, name, table)
+    return RuntimesReport(len(cases), int(tokens.all), folds, rows, queries, budget, fronts, table)

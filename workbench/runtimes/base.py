@@ -176,7 +176,10 @@ class Runtime(ABC):
 
     @abstractmethod
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        """Its row of ``compare --runtimes``: its own tuner, measured on ``ctx``'s folds."""
+        """Its row of ``compare --runtimes``: its own tuner within ``ctx.budget`` (max tool tokens
+        per task; None: its own rule), measured on ``ctx``'s folds; the row says the budget and
+        whether the tuner got within it (else the row is its cheapest point). Rankings worth
+        keeping between budgets go in ``ctx.memo``/``ctx.cache``."""
 
     # --------------------------------------------------------------------------------- writer
 

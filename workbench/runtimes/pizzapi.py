@@ -168,10 +168,11 @@ class PizzaPi(Runtime):
             ctx.catalog,
             ctx.tokens,
             ctx.cases,
-            DeferredBudget(),
+            DeferredBudget(max_tokens=ctx.budget),
             tokens_all=int(ctx.tokens.all),
             folds=ctx.folds,
             queries=ctx.queries,
+            cache=ctx.cache,
         )
         figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
         return RuntimeRow(
@@ -180,6 +181,8 @@ class PizzaPi(Runtime):
             report.setting.to_json(),
             figures,
             f"{note(ctx.queries)}; {ROUND_TRIP}",
+            ctx.budget,
+            report.within_budget,
         )
 
     # --------------------------------------------------------------------------------- writer

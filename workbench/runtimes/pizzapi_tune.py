@@ -30,7 +30,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -173,7 +173,8 @@ class Sets:
     ) -> None:
         self.catalog, self.bill, self.items, self.queries = catalog, bill, cases.cases, queries
         self.servers = mcp_servers(catalog)
-        self.total = PizzaPiStrategy(catalog, bill).total_chars
+        self._base = PizzaPiStrategy(catalog, bill)
+        self.total = self._base.total_chars
         self._scores: list[Any] | None = None
         self._made: dict[tuple[frozenset[str], int], list[CaseResult]] = {}
 
@@ -181,7 +182,7 @@ class Sets:
         missing = [k for k in limits if (loaded, k) not in self._made]
         if missing:
             setting = expressed(loaded, missing[0], self.servers, self.total)
-            engine = PizzaPiStrategy(self.catalog, self.bill, setting.params)
+            engine = self._base.with_params(setting.params)
             if self._scores is None:
                 self._scores = [
                     engine.query_scores(self.queries.query(c.query, "bm25")) for c in self.items
@@ -292,23 +293,35 @@ def tune_pizzapi(
     tokens_all: int,
     folds: int = 5,
     queries: SearchQueries = MESSAGE,
+    cache: dict[Any, Any] | None = None,
 ) -> PizzaReport:
-    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
+    ``cache``: the figures kept between calls on the same cases (other budgets)."""
     items = cases.cases
-    sets = Sets(catalog, bill, cases, queries)
+    memo: dict[Any, Any] = {} if cache is None else cache
+    if "pizzapi-sets" not in memo:
+        memo["pizzapi-sets"] = Sets(catalog, bill, cases, queries)
+    sets = cast("Sets", memo["pizzapi-sets"])
+    assignment = fold_assignment(len(items), folds)
+
+    def measured(setting: PizzaSetting, fold: int | None) -> list[CaseResult]:
+        key = ("pizzapi-measure", setting, folds, fold)
+        if key not in memo:
+            on = items if fold is None else [items[c] for c in np.flatnonzero(assignment == fold)]
+            memo[key] = measure(setting, catalog, bill, on, queries)
+        return cast("list[CaseResult]", memo[key])
+
     everyone = list(range(len(items)))
     chosen = choose(sets, everyone, budget, tokens_all)
-    assignment = fold_assignment(len(items), folds)
     pooled: list[CaseResult] = []
     fold_settings = []
     for fold in range(folds):
         train = np.flatnonzero(assignment != fold).tolist()
-        test = [items[c] for c in np.flatnonzero(assignment == fold).tolist()]
         setting = choose(sets, train, budget, tokens_all)
         fold_settings.append(setting)
-        pooled += measure(setting, catalog, bill, test, queries)
-    insample = aggregate(measure(chosen, catalog, bill, items, queries), tokens_all)
-    default = aggregate(measure(PizzaSetting(), catalog, bill, items, queries), tokens_all)
+        pooled += measured(setting, fold)
+    insample = aggregate(measured(chosen, None), tokens_all)
+    default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit

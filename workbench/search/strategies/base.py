@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
 import bm25s
@@ -103,7 +104,13 @@ def definitions_tokens(bill: TokenBill, defs: Sequence[Mapping[str, Any]]) -> in
 
 def text_tokens(bill: TokenBill, text: str) -> int:
     """Tokens of a plain text (a search result the model reads) in the table's encoding."""
-    return len(get_encoding(bill.encoding).encode_ordinary(text)) if text else 0
+    return _text_tokens(bill.encoding, text) if text else 0
+
+
+@lru_cache(maxsize=1 << 16)
+def _text_tokens(encoding: str, text: str) -> int:
+    """The tuners bill the same search results again and again (one per setting tried)."""
+    return len(get_encoding(encoding).encode_ordinary(text))
 
 
 def request_tokens(bill: TokenBill, sent: Sequence[int], meta_tokens: int) -> int:

@@ -23,6 +23,7 @@ tool not deferred, the loaded tools' definitions, and the text ``search_tools`` 
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -311,9 +312,18 @@ class PizzaPiStrategy:
             for n, d, t in zip(self.names, self.descriptions, catalog.tools, strict=True)
         ]
         self.total_chars = sum(c for c, t in zip(self.chars, catalog.tools, strict=True) if _mcp(t))
+        self._tools = catalog.tools
         self.initially_deferred = self._deferred(catalog.tools)
         self.bill = bill
         self.meta_tokens = definitions_tokens(bill, [SEARCH_TOOLS]) + text_tokens(bill, PROMPT_TEXT)
+
+    def with_params(self, params: PizzaPiParams) -> PizzaPiStrategy:
+        """The same catalog under ``params`` (names, sizes and texts are the setting's own:
+        a tuner trying many settings builds them once)."""
+        other = copy.copy(self)
+        other._params = params
+        other.initially_deferred = other._deferred(self._tools)
+        return other
 
     @property
     def params(self) -> PizzaPiParams:

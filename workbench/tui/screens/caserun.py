@@ -117,8 +117,13 @@ class CaseRunScreen(Screen[ResultT], Generic[ResultT, OutcomeT]):
         line: the first rows of the view's :meth:`compose`."""
         with Horizontal(id=f"{self.PREFIX}-top"):
             yield self.cases_input()
+            yield from self.more_inputs()
             yield ProgressBar(id=f"{self.PREFIX}-progress", show_eta=False)
         yield Static("", id=f"{self.PREFIX}-status")
+
+    def more_inputs(self) -> ComposeResult:
+        """The view's own inputs, between the cases path and the progress bar (none here)."""
+        yield from ()
 
     def status(self, text: str | Text) -> None:
         self.query_one(f"#{self.PREFIX}-status", Static).update(text)

@@ -1,4 +1,9 @@
-"""The "Which runtime?" view: every runtime at its tuned setting on the same labelled cases.
+"""The "Which runtime?" view: every runtime tuned on the same labelled cases.
+
+The budget input (max tool tokens per task) is ``--max-tokens``: empty, each runtime at its knee
+with its recall at the three budgets and every runtime's front in the plot; a number, every
+runtime within it (a runtime that cannot get there marked ✗ at its cheapest point) and the
+points with their error bars. Enter in it runs again.
 
 The numbers of ``holo-tune compare --runtimes`` (a thread worker calls the core's
 :func:`workbench.evaluate.runtimes.compare_runtimes`, one runtime at a time so the progress bar
@@ -12,8 +17,9 @@ named in the path input; the header says which.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 from rich.text import Text
 from textual import on
@@ -21,10 +27,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
+from textual.validation import Number
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from workbench.errors import InputError
+from workbench.evaluate.fronts import BudgetPoint, at_table, budget_mark, front_lines, point_cell
 from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.evaluate.search_queries import MESSAGE
@@ -38,6 +46,7 @@ from workbench.tui.caseruns import (
 from workbench.tui.dashboard.runtime import runtime_text
 from workbench.tui.screens.caserun import CaseRunScreen
 from workbench.tui.widgets.runtimes_plot import RuntimesPlot, RuntimesPlotData, runtime_points
+from workbench.tui.widgets.text_box import TextBox
 
 #: The table's columns: (label, right-aligned); each figure with its 95 % interval.
 COLUMNS: tuple[tuple[str, bool], ...] = (
@@ -49,6 +58,8 @@ COLUMNS: tuple[tuple[str, bool], ...] = (
 )
 #: Marks the runtime that runs the agent.
 HERE = "▶ "
+#: The three budgets' columns, in the table's order (``TableBudgets.named``).
+SHORT = ("defaults", "knee", "2×knee")
 
 
 @dataclass
@@ -58,26 +69,62 @@ class _Stage(Message):
     runtime: str
 
 
-def row_cells(row: RuntimeRow, detected: str | None = None) -> tuple[str, ...]:
-    """One table row as the cells of :data:`COLUMNS` (pure; the CLI's figures)."""
+def row_cells(
+    row: RuntimeRow, detected: str | None = None, at: Sequence[BudgetPoint] = ()
+) -> tuple[str, ...]:
+    """One table row as the cells of :data:`COLUMNS` (pure; the CLI's figures), with its
+    points ``at`` the three budgets (no budget given) before the setting."""
     ci = row.ci()
     low, high = ci["tokens"]
+    mark = f" {budget_mark(row)}" if budget_mark(row) else ""
     return (
         (HERE if row.runtime == detected else "  ") + row.runtime,
         f"{row.hit:.3f} {interval_text(ci['hit'])}",
         f"{row.recall:.3f} {interval_text(ci['recall'])}",
-        f"{row.tokens:,.0f} {low:,.0f}-{high:,.0f}",
+        f"{row.tokens:,.0f} {low:,.0f}-{high:,.0f}{mark}",
+        *(point_cell(p, recall_ci=False) for p in at),
         row.setting,
     )
+
+
+def columns(report: RuntimesReport | None) -> list[tuple[str, bool]]:
+    """:data:`COLUMNS`, with one column per budget of the report's table (no budget given)."""
+    if report is None or report.table is None:
+        return list(COLUMNS)
+    extra = [
+        (f"{short} {b:,}", True) for short, b in zip(SHORT, report.table.budgets(), strict=True)
+    ]
+    return [*COLUMNS[:-1], *extra, COLUMNS[-1]]
+
+
+def budget_value(text: str) -> int | None:
+    """The budget input's value: None when empty (the fronts), else a whole number >= 0."""
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        return None
+    if not text.isdigit():
+        raise InputError(
+            f"{text!r}: a budget is a whole number of tokens, at least 0 (empty: each "
+            "runtime's front)",
+            field="budget",
+        )
+    return int(text)
 
 
 def notes(report: RuntimesReport) -> list[str]:
     """Under the table: how the rows were measured, then each row's note (a note shared by
     several rows, like the deferred runtimes' approximation, once, naming them all)."""
     lines = [
-        f"each runtime tuned by its own tuner (no budget: the knee), measured "
-        f"{report.folds}-fold held-out · 95%: Wilson for hit, bootstrap for recall and tokens",
+        f"{report.how()} · 95%: Wilson for hit, bootstrap for recall and tokens",
     ]
+    if report.table is not None:
+        _, knee, _ = report.table.named()
+        lines.append(
+            f"defaults, knee, 2×knee: within what HoloDeck's defaults send, {knee[1]}, twice "
+            "that (recall, tokens) · ✗ cannot get within (its cheapest) · ! held-out above"
+        )
+    elif report.budget is not None:
+        lines.append("✗ cannot get within the budget (its cheapest point) · ! held-out above it")
     shared: dict[str, list[str]] = {}
     for row in report.rows:
         if row.note:
@@ -95,6 +142,8 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
     WORKER = "which-runtime"
     DESCRIPTION = "every runtime at its tuned setting on the cases"
     FAILED = "comparison failed"
+    #: The budget of the run (None: each runtime's knee and front), read as the run starts.
+    budget: int | None = None
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "back", tooltip="Back to the dashboard", id="runtimes-back"),
@@ -118,6 +167,20 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             return ""
         return f"{HERE}{runtime_text(self.runtime)} runs this agent · "
 
+    def more_inputs(self) -> ComposeResult:
+        """The budget: max tool tokens per task every runtime is tuned within (empty: each
+        runtime's front and the three budgets); Enter runs again."""
+        field = TextBox(
+            "",
+            placeholder="empty: fronts",
+            type="integer",
+            validators=[Number(minimum=0)],
+            validate_on=["changed", "submitted"],
+            id="rt-budget",
+        )
+        field.border_title = "max tokens/task"
+        yield field
+
     def compose(self) -> ComposeResult:
         with Vertical(id="rt-box"):
             yield from self.run_header()
@@ -128,9 +191,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         yield Footer()
 
     def on_mount(self) -> None:
-        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
-        for label, right in COLUMNS:
-            table.add_column(Text(label, justify="right" if right else "left"), key=label)
+        self._add_columns(COLUMNS)
         self.status(
             f"{self.here()}{self.source_line()} · every runtime at its tuned setting on the same "
             "cases. Enter in the path (or ctrl+g) runs."
@@ -138,6 +199,21 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         self.query_one("#rt-cases", Input).focus()
 
     # -- running ---------------------------------------------------------------------------
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "rt-budget":
+            self.action_run()
+        else:
+            super().on_input_submitted(event)
+
+    def action_run(self) -> None:
+        """Read the budget (a bad one is said, and nothing runs), then run."""
+        try:
+            self.budget = budget_value(self.query_one("#rt-budget", Input).value)
+        except InputError as err:
+            self.status(Text(f"✗ {err}", style="bold red"))
+            return
+        super().action_run()
+
     def run_cases(self, path: str) -> RuntimesReport:
         """Thread worker: the core's ``compare_runtimes``, one runtime at a time (the same rows
         as all at once: each is tuned on its own, on the same folds); stops between two."""
@@ -150,7 +226,11 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
                 f"at least {DEFAULT_FOLDS} cases (one per fold); these are {len(cases)}"
             )
         current = ws.agent.filtering or ws.setting  # what the CLI tunes 0.6 from
+        budget = self.budget
         rows: list[RuntimeRow] = []
+        fronts: dict[str, tuple[BudgetPoint, ...]] = {}
+        table = None
+        cache: dict[Any, Any] = {}  # one run's rankings and knee, shared by the runtimes
         names = runtime_names()
         for done, name in enumerate(names):
             if worker.is_cancelled:
@@ -158,11 +238,23 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             self.post_message(RunProgress(done, len(names)))
             self.post_message(_Stage(name))
             one = compare_runtimes(
-                ws.agent, ws.engine, ws.catalog, ws.tokens, cases, current, runtimes=(name,)
+                ws.agent,
+                ws.engine,
+                ws.catalog,
+                ws.tokens,
+                cases,
+                current,
+                runtimes=(name,),
+                budget=budget,
+                cache=cache,
             )
             rows += one.rows
+            fronts.update(one.fronts)
+            table = one.table
         self.post_message(RunProgress(len(names), len(names)))
-        return RuntimesReport(len(cases), int(ws.tokens.all), DEFAULT_FOLDS, rows, MESSAGE)
+        return RuntimesReport(
+            len(cases), int(ws.tokens.all), DEFAULT_FOLDS, rows, MESSAGE, budget, fronts, table
+        )
 
     @on(_Stage)
     def _stage(self, message: _Stage) -> None:
@@ -177,26 +269,44 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             f"{outcome.tokens_all:,} tokens in all"
         )
         table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
-        table.clear()
+        table.clear(columns=True)
+        shown = columns(outcome)
+        self._add_columns(shown)
         for row in outcome.rows:
             here = row.runtime == self.detected
+            at = (
+                at_table(outcome.fronts.get(row.runtime, ()), outcome.table)
+                if outcome.table
+                else []
+            )
+            cells = row_cells(row, self.detected, at)
             table.add_row(
                 *(
                     Text(cell, justify="right" if right else "left", style="bold" if here else "")
-                    for cell, (_, right) in zip(row_cells(row, self.detected), COLUMNS, strict=True)
+                    for cell, (_, right) in zip(cells, shown, strict=True)
                 ),
                 key=row.runtime,
             )
         table.focus()  # the rows to read (shift+tab goes back to the cases path)
         self.query_one("#rt-notes", Static).update(Text("\n".join(notes(outcome)), style="dim"))
         self.query_one(RuntimesPlot).data = RuntimesPlotData(
-            runtime_points(outcome.rows), self.detected
+            runtime_points(outcome.rows), self.detected, front_lines(outcome)
         )
+
+    def _add_columns(self, shown: Sequence[tuple[str, bool]]) -> None:
+        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
+        for label, right in shown:
+            table.add_column(Text(label, justify="right" if right else "left"), key=label)
 
     def table_rows(self) -> list[tuple[str, ...]]:
         """The table's cells as text, row by row (what the user reads)."""
         table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
         return [tuple(cell.plain for cell in table.get_row_at(i)) for i in range(table.row_count)]
+
+    def column_labels(self) -> list[str]:
+        """The table's column labels, as shown."""
+        table = cast("DataTable[Text]", self.query_one("#rt-table", DataTable))
+        return [column.label.plain for column in table.columns.values()]
 
     def action_close(self) -> None:
         """Back to the dashboard; a run under way stops (between two runtimes)."""

@@ -5,7 +5,9 @@ a ``│`` bar over its recall interval and a ``─`` bar over its tokens interva
 runs the agent is drawn bold on a background and marked ``▶`` in the legend. Both axes zoom on
 the bars (tokens from the lowest bar's start to the highest's end, recall between the tenths
 around the bars), so runtimes a few hundred
-tokens apart do not fall into one column. Drawing is pure (:func:`runtimes_plot_text`).
+tokens apart do not fall into one column. With no budget the plot draws each runtime's front
+instead (the cells of :func:`~workbench.evaluate.front_grid.front_grid`, as the CLI's text plot,
+in the runtime's colour). Drawing is pure (:func:`runtimes_plot_text`).
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from workbench.evaluate.front_grid import DOT, FrontLine, free_column, front_grid
 from workbench.evaluate.intervals import Interval
-from workbench.evaluate.runtimes import RuntimeRow, free_column
+from workbench.evaluate.runtimes import RuntimeRow
 from workbench.runtimes import all_runtimes
 from workbench.tui.widgets.engines_plot import legend_lines
 from workbench.tui.widgets.front_plot import Series
@@ -33,6 +36,8 @@ def runtime_mark(runtime: str) -> tuple[str, str]:
     return UNKNOWN
 
 
+#: The plot's title when it draws the fronts.
+FRONTS_TITLE = "held-out recall vs tokens per task (log) · each runtime tuned within each budget"
 #: How the runtime that runs the agent stands out.
 DETECTED = "bold reverse"
 UNKNOWN = ("?", "white")
@@ -54,12 +59,14 @@ class RuntimesPlotData:
     points: tuple[RuntimePoint, ...]
     #: The runtime that runs the agent (drawn apart), if it is among the points.
     detected: str | None = None
+    #: Each runtime's front (no budget given): drawn instead of the points.
+    fronts: tuple[FrontLine, ...] = ()
 
     def legend(self) -> list[Series]:
         out = []
-        for p in self.points:
-            marker, style = runtime_mark(p.runtime)
-            label = f"{p.runtime} ▶" if p.runtime == self.detected else p.runtime
+        for name in [p.runtime for p in self.points] or [f.runtime for f in self.fronts]:
+            marker, style = runtime_mark(name)
+            label = f"{name} ▶" if name == self.detected else name
             out.append(Series(label, marker, style, ()))
         return out
 
@@ -74,12 +81,15 @@ def runtime_points(rows: Sequence[RuntimeRow]) -> tuple[RuntimePoint, ...]:
 
 
 def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
-    """The legend on top, then the plot, in ``height`` lines of ``width`` cells (pure)."""
+    """The legend on top, then the plot, in ``height`` lines of ``width`` cells (pure): the
+    fronts when there are, else each runtime's point with both error bars."""
     legend = legend_lines(data.legend(), width)
     text = Text("\n").join(legend)
     text.append("\n")
     label = 6  # "1.00 │"
     inner_w, inner_h = max(width - label, 8), max(height - len(legend) - 1, 3)
+    if data.fronts:
+        return _fronts_text(text, data, inner_w, inner_h, label)
     points = data.points
     x0 = min((p.tokens_ci[0] for p in points), default=0.0)
     x1 = max((p.tokens_ci[1] for p in points), default=1.0)
@@ -125,11 +135,38 @@ def runtimes_plot_text(data: RuntimesPlotData, width: int, height: int) -> Text:
     return text
 
 
+def _fronts_text(text: Text, data: RuntimesPlotData, width: int, height: int, label: int) -> Text:
+    """The fronts (:func:`~workbench.evaluate.front_grid.front_grid`, the CLI's cells) in each
+    runtime's colour, its markers bold (the agent's runtime on a background)."""
+    grid = front_grid(data.fronts, width, height)
+    (x0, x1), (y0, y1) = grid.tokens, grid.recall
+    for y, cells in enumerate(grid.cells):
+        axis = f"{y1:.2f} " if y == 0 else f"{y0:.2f} " if y == height - 1 else "     "
+        text.append(axis + ("┤" if y == 0 else "│"), style="dim")
+        for char, runtime in cells:
+            if runtime is None:
+                text.append(char)
+                continue
+            colour = runtime_mark(runtime)[1]
+            if char == DOT:
+                text.append(char, style=f"dim {colour}")
+            else:
+                here = DETECTED if runtime == data.detected else "bold"
+                text.append(char, style=f"{here} {colour}")
+        text.append("\n")
+    scale = f"{x0:,.0f} … {x1:,.0f} tokens per task (log scale)"
+    text.append(" " * (label - 1) + "└" + scale.rjust(width, "─"), style="dim")
+    return text
+
+
 class RuntimesPlot(Widget):
     """Draws a :class:`RuntimesPlotData`."""
 
     BORDER_TITLE = "recall vs tokens per task · every runtime, 95% error bars"
     data: reactive[RuntimesPlotData | None] = reactive(None)
+
+    def watch_data(self, data: RuntimesPlotData | None) -> None:
+        self.border_title = FRONTS_TITLE if data is not None and data.fronts else self.BORDER_TITLE
 
     def render(self) -> Text:
         if self.data is None:
@@ -139,3 +176,7 @@ class RuntimesPlot(Widget):
     def labels(self) -> list[str]:
         """The runtimes drawn (and named in the legend)."""
         return [] if self.data is None else [p.runtime for p in self.data.points]
+
+    def front_labels(self) -> list[str]:
+        """The runtimes whose front is drawn."""
+        return [] if self.data is None else [f.runtime for f in self.data.fronts]
