@@ -34,7 +34,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from workbench.config.writeback_io import apply_bytes
+from workbench.config.writeback_io import FilePlan, apply_plan_file
 from workbench.config.writeback_text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -140,16 +140,8 @@ def dump(doc: Any) -> str:
     return out.getvalue()
 
 
-@dataclass(frozen=True)
-class ArgusPlan:
-    path: Path
-    old: bytes | None
-    new: bytes
-    diff: str
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
+#: A plan of this writer: the one plan every writer makes.
+ArgusPlan = FilePlan
 
 
 def _load(path: Path, text: str) -> CommentedMap:
@@ -277,11 +269,6 @@ def _same(old_text: str, new_text: str, path: Path) -> bool:
     return _load(path, old_text) == _load(path, new_text)
 
 
-def apply_argus(plan: ArgusPlan, *, backup: bool = True) -> Path | None:
-    """Write the plan atomically (a backup beside an existing file); refused, nothing written,
-    when the file changed since it was planned."""
-    if not plan.changed:
-        return None
-    if plan.old is None:
-        plan.path.parent.mkdir(parents=True, exist_ok=True)
-    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
+#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
+#: refused).
+apply_argus = apply_plan_file

@@ -31,7 +31,7 @@ from typing import Any
 
 from workbench.catalog.specs import DEFAULT_REQUEST_TIMEOUT
 from workbench.config.envsubst import VAR_PATTERN
-from workbench.config.writeback_io import apply_bytes
+from workbench.config.writeback_io import FilePlan, apply_plan_file
 from workbench.config.writeback_text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -309,16 +309,8 @@ def read_setting(path: Path) -> ProxySetting | None:
 # --------------------------------------------------------------------------------------- writing
 
 
-@dataclass(frozen=True)
-class ProxyPlan:
-    path: Path
-    old: bytes | None
-    new: bytes
-    diff: str
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
+#: A plan of this writer: the one plan every writer makes.
+ProxyPlan = FilePlan
 
 
 def plan_proxy(path: str | Path, text: str) -> ProxyPlan:
@@ -336,9 +328,6 @@ def plan_proxy(path: str | Path, text: str) -> ProxyPlan:
     return ProxyPlan(path, old, text.encode("utf-8"), diff)
 
 
-def apply_proxy(plan: ProxyPlan, *, backup: bool = True) -> Path | None:
-    """Write the plan through the one apply (atomic, a backup beside an existing file, its mode
-    and link kept; refused, nothing written, when the file changed since it was planned)."""
-    if not plan.changed:
-        return None
-    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
+#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
+#: refused).
+apply_proxy = apply_plan_file

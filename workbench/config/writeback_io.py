@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.errors import WriteBackError
@@ -38,6 +39,29 @@ def backup_path(path: str | Path) -> Path:
 
 def digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """A planned write: the file's bytes when it was read (None: no file yet), the new bytes and
+    the diff to show first. Every writer's plan (a runtime's JSON, YAML or Python file)."""
+
+    path: Path
+    old: bytes | None
+    new: bytes
+    diff: str
+
+    @property
+    def changed(self) -> bool:
+        return self.old != self.new
+
+
+def apply_plan_file(plan: FilePlan, *, backup: bool = True) -> Path | None:
+    """Write ``plan`` through :func:`apply_bytes`; returns the backup's path (None: no backup,
+    or nothing to write)."""
+    if not plan.changed:
+        return None
+    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
 
 
 def apply_bytes(path: Path, old: bytes | None, new: bytes, *, backup: bool = True) -> Path | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback_io import apply_bytes
+from workbench.config.writeback_io import FilePlan, apply_plan_file
 from workbench.config.writeback_text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -42,16 +42,8 @@ class JsonFile:
         return copy.deepcopy(self.doc)
 
 
-@dataclass(frozen=True)
-class JsonPlan:
-    path: Path
-    old: bytes | None
-    new: bytes
-    diff: str
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
+#: A plan of this writer: the one plan every writer makes.
+JsonPlan = FilePlan
 
 
 def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> JsonFile:
@@ -93,10 +85,6 @@ def indent_of(text: str) -> str | int:
     return found.group(1) if found else 2
 
 
-def apply_json(plan: JsonPlan, *, backup: bool = True) -> Path | None:
-    """Write the plan as every plan is written (:func:`~workbench.config.writeback_io.apply_bytes`:
-    atomic, a backup beside an existing file, its mode and symbolic link kept; refused, nothing
-    written, when the file changed since it was read); returns the backup's path."""
-    if not plan.changed:
-        return None
-    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
+#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
+#: refused).
+apply_json = apply_plan_file
