@@ -58,8 +58,16 @@ async def ask_proxy(
     for name in always_visible:
         args += ["--always-visible", name]
     params = StdioServerParameters(command=sys.executable, args=args)
+    return await listing_and_answers(params, config.parent / "proxy.log", queries)
+
+
+async def listing_and_answers(
+    params: StdioServerParameters, log: Path, queries: Sequence[str]
+) -> tuple[list[str], list[list[dict[str, Any]]]]:
+    """A search proxy started with ``params`` over stdio (its stderr in ``log``): its listing
+    and its ``search_tools`` answer to each query."""
     answers = []
-    with (config.parent / "proxy.log").open("w") as errlog:
+    with log.open("w") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),
             ClientSession(read, write) as session,

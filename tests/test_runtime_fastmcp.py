@@ -27,6 +27,7 @@ from fastmcp.server.transforms.search import BM25SearchTransform, RegexSearchTra
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.test_fastmcp_oracle import SETS, oracle_of
+from tests.test_fastmcp_proxy import listing_and_answers
 from workbench.cli import main
 from workbench.commands.search import read_queries
 from workbench.evaluate.cases import load_cases
@@ -122,19 +123,7 @@ async def ask(
 ) -> tuple[list[str], list[list[dict[str, Any]]]]:
     """The proxy file's listing and its ``search_tools`` answer to each query (over stdio)."""
     params = StdioServerParameters(command=sys.executable, args=[str(proxy)], env=env)
-    answers = []
-    with (proxy.parent / "proxy.log").open("w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            listing = [t.name for t in (await session.list_tools()).tools]
-            for query in queries:
-                result = await session.call_tool("search_tools", {"query": query})
-                assert not result.is_error, result
-                answers.append(json.loads(result.content[0].text))  # type: ignore[union-attr]
-    return listing, answers
+    return await listing_and_answers(params, proxy.parent / "proxy.log", queries)
 
 
 @pytest.mark.slow
