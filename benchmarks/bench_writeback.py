@@ -20,7 +20,7 @@ from typing import Any
 from unittest import mock
 
 from workbench.config import load_agent
-from workbench.config.writeback import plan_write
+from workbench.config.writeback.block import plan_write
 from workbench.config.yamlfast import NotPlain
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,7 +102,7 @@ def _general_way(path: Path, fast_s: float) -> dict[str, Any]:
     """The 20 MB dry run with the one-pass readers turned off (the reference)."""
     with (
         mock.patch("workbench.config.yamltree.read_plain", side_effect=NotPlain),
-        mock.patch("workbench.config.writeback.read_skeleton", return_value=None),
+        mock.patch("workbench.config.writeback.block.read_skeleton", return_value=None),
     ):
         times = [_once(path) for _ in range(RUNS)]
     total_s = statistics.median(t[0] + t[1] for t in times)

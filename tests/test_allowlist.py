@@ -26,7 +26,7 @@ from oracle.standins import STANDINS
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.config.writeback_allowlist import plan_allowlists
+from workbench.config.writeback.allowlist import plan_allowlists
 from workbench.errors import WriteBackError
 from workbench.tokens import token_table
 

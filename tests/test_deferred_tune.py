@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.config.writeback_mcp_json import plan_mcp_json
+from workbench.config.writeback.mcp_json import plan_mcp_json
 from workbench.deferred import check_anthropic, check_mcp_json, check_openai
 from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import (

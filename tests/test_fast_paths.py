@@ -38,9 +38,9 @@ from oracle.mutations import mutated
 from workbench.config import load_agent
 from workbench.config.envsubst import UnsetVariable, _substitute_by_line, substitute
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback import plan_write
-from workbench.config.writeback_skeleton import read_skeleton
-from workbench.config.writeback_splice import (
+from workbench.config.writeback.block import plan_write
+from workbench.config.writeback.skeleton import read_skeleton
+from workbench.config.writeback.splice import (
     Loader,
     NodeText,
     compose,
@@ -454,7 +454,7 @@ def _check_plan(path: Path, text: str, setting: ToolFiltering) -> None:
     rightly, the whole tree's plan ends as its reasons say; a plan made reads back."""
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     fast = _plan(path, setting)
-    with mock.patch("workbench.config.writeback.read_skeleton", return_value=None):
+    with mock.patch("workbench.config.writeback.block.read_skeleton", return_value=None):
         whole = _plan(path, setting)
     assert fast == whole
     reasons = _skeleton_reasons(text)

@@ -25,7 +25,7 @@ from oracle.mutations import mutated
 from workbench.catalog.snapshot import load_snapshot
 from workbench.config import load_agent
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback import plan_write
+from workbench.config.writeback.block import plan_write
 from workbench.errors import HoloTuneError
 from workbench.evaluate.cases import load_cases
 

@@ -370,7 +370,7 @@ def test_write_back_on_a_file_ending_in_a_keep_scalar_is_refused(tmp_path: Path)
     """Appending the block after a ``|+`` scalar would add a blank line to its value: the full
     check sees it and refuses (the quick check of the block's lines alone would not)."""
     from workbench.config.filtering import ToolFiltering
-    from workbench.config.writeback import plan_write
+    from workbench.config.writeback.block import plan_write
     from workbench.errors import WriteBackError
 
     path = tmp_path / "agent.yaml"
@@ -386,7 +386,7 @@ def test_write_back_of_a_large_file_changes_only_the_block(tmp_path: Path) -> No
     changes only the block and its diff is the few lines around it."""
     from benchmarks.bench_writeback import agent_text
     from workbench.config import load_agent
-    from workbench.config.writeback import plan_write
+    from workbench.config.writeback.block import plan_write
 
     path = tmp_path / "agent.yaml"
     path.write_text(agent_text(2))
@@ -423,7 +423,7 @@ def test_an_unhashable_key_in_the_block_is_refused_by_the_write_back(tmp_path: P
     the write-back (which builds the block alone) says so in one line instead of PyYAML's
     ConstructorError."""
     from workbench.config.filtering import ToolFiltering
-    from workbench.config.writeback import plan_write
+    from workbench.config.writeback.block import plan_write
     from workbench.errors import ConfigError
 
     path = tmp_path / "agent.yaml"
@@ -443,8 +443,8 @@ def test_fifo_in_the_write_paths_is_refused_or_skipped_without_waiting(tmp_path:
     """The label store, the write-back plan, .mcp.json and the runtime's pin files read files
     too; a FIFO in any of them is a one-line refusal (or, for a pin that only hints, skipped)."""
     from workbench.config.filtering import ToolFiltering
-    from workbench.config.writeback import plan_write
-    from workbench.config.writeback_mcp_json import plan_mcp_json
+    from workbench.config.writeback.block import plan_write
+    from workbench.config.writeback.mcp_json import plan_mcp_json
     from workbench.errors import CasesError, ConfigError
     from workbench.evaluate.casestore import load_expected
     from workbench.runtime import detect_runtime

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.config.writeback_json import apply_json
+from workbench.config.writeback.json_file import apply_json
 from workbench.errors import ConfigError, WriteBackError
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import DeferredBudget

@@ -18,7 +18,7 @@ from test_writeback_support import (
 
 from workbench.config import load_agent
 from workbench.config.filtering import BLOCK_KEYS, ToolFiltering
-from workbench.config.writeback import (
+from workbench.config.writeback.block import (
     WARN_07,
     WARN_ANTHROPIC,
     apply_plan,
@@ -399,8 +399,8 @@ def test_a_splice_that_would_change_more_than_the_block_is_refused(
 
     The splicer is made to go wrong on purpose (a fake edit) to see the guard refuse it.
     """
-    from workbench.config import writeback_splice
-    from workbench.config.writeback_text import Edit
+    from workbench.config.writeback import splice as writeback_splice
+    from workbench.config.writeback.text import Edit
     from workbench.errors import WriteBackError
 
     def wrong(self: writeback_splice.Splice) -> None:

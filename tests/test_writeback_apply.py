@@ -1,4 +1,4 @@
-"""The one apply every writer goes through (:func:`workbench.config.writeback_io.apply_bytes`):
+"""The one apply every writer goes through (:func:`workbench.config.writeback.files.apply_bytes`):
 the file's mode kept, a symbolic link written through, a backup, a changed file refused. Run on
 each writer that has a plan: the block, ``.mcp.json``."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback import apply_plan, plan_write
-from workbench.config.writeback_io import NEW_FILE_MODE, apply_bytes
-from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
+from workbench.config.writeback.block import apply_plan, plan_write
+from workbench.config.writeback.files import NEW_FILE_MODE, apply_bytes
+from workbench.config.writeback.mcp_json import apply_mcp_json, plan_mcp_json
 from workbench.errors import WriteBackError
 
 AGENT = """\

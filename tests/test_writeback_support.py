@@ -1,6 +1,6 @@
 """Shared by the write-back tests: fixture variants, the block's region, a diff applier.
 
-Everything here is computed independently of ``workbench.config.writeback`` so that the tests
+Everything here is computed independently of ``workbench.config.writeback.block`` so that the tests
 check the write-back against their own idea of "the block" and of a unified diff.
 """
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
-from workbench.config.writeback import WritePlan, apply_plan, plan_write
-from workbench.config.writeback_allowlist import AllowlistPlan
+from workbench.config.writeback.allowlist import AllowlistPlan
+from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
 
 _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
 

@@ -18,7 +18,7 @@ from workbench.commands.common import open_catalog, runtime_of, setting_from_arg
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.namesfile import read_names
-from workbench.config.writeback import start_setting
+from workbench.config.writeback.block import start_setting
 from workbench.errors import InputError
 from workbench.evaluate.cases import resolve_name
 from workbench.runtime import RuntimeInfo

@@ -23,7 +23,7 @@ from workbench.commands.common import (
 )
 from workbench.commands.eval import describe, metric_line, open_for_cases, with_source
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
-from workbench.config.writeback import plan_write, render_block_text
+from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.metrics import Progress

@@ -22,7 +22,7 @@ from workbench.commands.common import (
     warn,
     with_runtime,
 )
-from workbench.config.writeback_allowlist import plan_allowlists
+from workbench.config.writeback.allowlist import plan_allowlists
 from workbench.evaluate.allowlist import (
     AllowlistReport,
     StaticBudget,

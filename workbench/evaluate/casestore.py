@@ -29,7 +29,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError as RuamelError
 
-from workbench.config.writeback_io import NEW_FILE_MODE, atomic_write
+from workbench.config.writeback.files import NEW_FILE_MODE, atomic_write
 from workbench.errors import CasesError
 from workbench.evaluate.cases import YAML_SUFFIXES
 from workbench.limits import read_input
@@ -337,7 +337,7 @@ def _write_jsonl(
 def _atomic_write(path: Path, text: str) -> None:
     """Write ``text`` over ``path`` atomically, through a symbolic link to its target (it keeps
     its permissions; a new file gets the umask's, as every writer's:
-    :mod:`workbench.config.writeback_io`). No backup: a label is saved on every keystroke."""
+    :mod:`workbench.config.writeback.files`). No backup: a label is saved on every keystroke."""
     path = path.resolve()  # a symbolic link stays one: the file it points to is written
     path.parent.mkdir(parents=True, exist_ok=True)
     try:

@@ -17,7 +17,7 @@ backends share a tool name ``<backend>_<tool>`` under the ``prefix`` strategy, w
 config then sets. The tuner is the search-tool runtimes' (:mod:`workbench.evaluate.deferred_tune`):
 a task the kept tools cover takes one request, else ``find_tool``'s and the one after it.
 ``export`` prints the config; ``tune --apply`` merges it into ``argus/config.yaml``
-(:mod:`workbench.config.writeback_argus`).
+(:mod:`workbench.config.writeback.argus`).
 
 ``check`` with cases runs them through ``find_tool`` as the config beside the agent sets it (its
 ``keep_tools`` and description overrides; Argus's default limit, the default scorer) and names the
@@ -145,7 +145,7 @@ class Argus(SearchToolRuntime):
     # ------------------------------------------------------------------------------ detection
 
     def detect(self, probe: Probe) -> Evidence | None:
-        from workbench.config.writeback_argus import CONFIG_NAMES, FOLDER
+        from workbench.config.writeback.argus import CONFIG_NAMES, FOLDER
 
         for name in CONFIG_NAMES:
             if _optimizer_on(probe.folder / FOLDER / name):
@@ -209,7 +209,7 @@ class Argus(SearchToolRuntime):
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
     ) -> ToolConfig:
-        from workbench.config.writeback_argus import dump, render_argus
+        from workbench.config.writeback.argus import dump, render_argus
         from workbench.runtimes.base import ToolConfig
         from workbench.runtimes.claude_code import mcp_entries
 
@@ -233,7 +233,7 @@ class Argus(SearchToolRuntime):
     def file_setting(self, ws: Workspace) -> tuple[DeferredSetting, Catalog, TokenTable]:
         """find_tool as Argus's config beside the agent sets it: its keep_tools, the catalog with
         its description overrides (and their tokens), Argus's default limit, the default scorer."""
-        from workbench.config.writeback_argus import config_path, read_argus
+        from workbench.config.writeback.argus import config_path, read_argus
         from workbench.evaluate.deferred_tune import DeferredSetting
         from workbench.evaluate.overrides import with_overrides
 
@@ -293,7 +293,7 @@ class Argus(SearchToolRuntime):
         (a new file when there is none): diff, backup, atomic write."""
         from workbench.commands.apply import show_and_write
         from workbench.commands.common import warn
-        from workbench.config.writeback_argus import (
+        from workbench.config.writeback.argus import (
             apply_argus,
             config_path,
             plan_argus,
@@ -328,7 +328,7 @@ class Argus(SearchToolRuntime):
         return True
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.config.writeback_argus import config_path
+        from workbench.config.writeback.argus import config_path
 
         path = config_path(Path(ws.agent.path).parent)
         where = f"{path.parent.name}/{path.name}"
@@ -350,7 +350,7 @@ class Argus(SearchToolRuntime):
         there is none): diff, backup, atomic write."""
         from workbench.commands.apply import show_and_write
         from workbench.commands.common import warn
-        from workbench.config.writeback_argus import apply_argus, config_path, plan_argus
+        from workbench.config.writeback.argus import apply_argus, config_path, plan_argus
 
         kept = set(report.setting.names(ws.catalog))
         for note in self.tool_config(ws.agent, ws.catalog, kept).warnings:
@@ -389,7 +389,7 @@ def _overrides_finding(
 ) -> Finding:
     """The measured overrides as a finding: the gain as a what-if row says it, the overrides in
     Argus's shape (``--write-fixes`` writes them from the evidence)."""
-    from workbench.config.writeback_argus import CONFIG_NAMES, FOLDER
+    from workbench.config.writeback.argus import CONFIG_NAMES, FOLDER
     from workbench.evaluate.diagnostics import NAMES_SHOWN, Finding
     from workbench.evaluate.overrides import with_overrides
     from workbench.evaluate.whatif import gain_text
@@ -443,7 +443,7 @@ def _overrides_finding(
 
 
 def _backend_names(entries: list[dict[str, Any]]) -> set[str]:
-    from workbench.config.writeback_argus import BACKEND_TYPES
+    from workbench.config.writeback.argus import BACKEND_TYPES
 
     return {
         str(e.get("name")) for e in entries if str(e.get("transport") or "stdio") in BACKEND_TYPES

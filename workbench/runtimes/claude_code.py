@@ -96,7 +96,7 @@ class ClaudeCode(SearchToolRuntime):
         """``alwaysLoad`` on the servers kept loaded, in ``.mcp.json`` beside the agent."""
         from workbench.commands.apply import show_and_write
         from workbench.commands.common import warn
-        from workbench.config.writeback_mcp_json import apply_mcp_json, plan_mcp_json
+        from workbench.config.writeback.mcp_json import apply_mcp_json, plan_mcp_json
         from workbench.deferred import mcp_json
         from workbench.evaluate.deferred_tune import loaded_servers
 

@@ -13,7 +13,7 @@ search's and one after it that carries the search's results as JSON text. The ag
 are not MCP tools stay outside the proxy: sent with every request, never searched.
 
 The configuration lives in code: ``export`` prints a runnable Python file that builds the proxy
-(:mod:`workbench.config.writeback_fastmcp`); ``tune --apply`` writes it beside the agent as
+(:mod:`workbench.config.writeback.fastmcp`); ``tune --apply`` writes it beside the agent as
 ``fastmcp_proxy.py`` (diff, backup). ``search --runtime fastmcp`` shows the transform's results in
 its order.
 """
@@ -101,7 +101,7 @@ class FastMCP(SearchToolRuntime):
     # ------------------------------------------------------------------------------ detection
 
     def detect(self, probe: Probe) -> Evidence | None:
-        from workbench.config.writeback_fastmcp import FILE_NAME
+        from workbench.config.writeback.fastmcp import FILE_NAME
 
         if _is_proxy(probe.folder / FILE_NAME):
             return Evidence(f"{FILE_NAME} beside the agent builds a FastMCP search proxy", "yaml")
@@ -181,7 +181,7 @@ class FastMCP(SearchToolRuntime):
         (``always_visible``); the YAML's block is HoloDeck's, not read."""
         from workbench.commands.common import warn
         from workbench.config.namesfile import read_names
-        from workbench.config.writeback_fastmcp import FILE_NAME, read_setting
+        from workbench.config.writeback.fastmcp import FILE_NAME, read_setting
         from workbench.errors import InputError
         from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy, Variant
 
@@ -255,7 +255,7 @@ class FastMCP(SearchToolRuntime):
         notes: Sequence[str] = (),
     ) -> ToolConfig:
         """The proxy file with ``pins`` (the proxy's names) always visible."""
-        from workbench.config.writeback_fastmcp import FILE_NAME, proxy_doc, render_proxy
+        from workbench.config.writeback.fastmcp import FILE_NAME, proxy_doc, render_proxy
         from workbench.errors import InputError
         from workbench.runtimes.base import ToolConfig
         from workbench.runtimes.claude_code import mcp_entries
@@ -280,7 +280,7 @@ class FastMCP(SearchToolRuntime):
         return ToolConfig(self.name, render_proxy(doc), doc, tuple(warnings), advice)
 
     def check_config(self, doc: Any) -> str | None:
-        from workbench.config.writeback_fastmcp import check_proxy
+        from workbench.config.writeback.fastmcp import check_proxy
 
         return check_proxy(doc)
 
@@ -330,7 +330,7 @@ class FastMCP(SearchToolRuntime):
         ).rstrip()
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.config.writeback_fastmcp import FILE_NAME
+        from workbench.config.writeback.fastmcp import FILE_NAME
 
         return (
             f"write     --apply writes {FILE_NAME} beside the agent (run: python {FILE_NAME})\n"
@@ -338,7 +338,7 @@ class FastMCP(SearchToolRuntime):
         )
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        from workbench.config.writeback_fastmcp import FILE_NAME
+        from workbench.config.writeback.fastmcp import FILE_NAME
 
         s = report.setting
         return {
@@ -357,7 +357,7 @@ class FastMCP(SearchToolRuntime):
         diff, atomic write, refused when the file changed since it was read."""
         from workbench.commands.apply import show_and_write
         from workbench.commands.common import warn
-        from workbench.config.writeback_fastmcp import FILE_NAME, apply_proxy, plan_proxy
+        from workbench.config.writeback.fastmcp import FILE_NAME, apply_proxy, plan_proxy
 
         tuned = self._tuned(report, ws)
         for note in tuned.warnings:
@@ -449,7 +449,7 @@ def _left_out(catalog: Catalog, chosen: Sequence[int]) -> list[str]:
 def _is_proxy(path: Path) -> bool:
     """Whether ``path`` builds a FastMCP proxy with a search transform (as holo-tune writes it,
     or edited since)."""
-    from workbench.config.writeback_fastmcp import TRANSFORMS as CLASSES
+    from workbench.config.writeback.fastmcp import TRANSFORMS as CLASSES
 
     try:
         if not path.is_file() or path.stat().st_size > _DETECT_BYTES:

@@ -4,7 +4,7 @@ exactly (the ``holodeck`` engine, held to HoloDeck 0.6.40's own module by the or
 Knobs: the block's ``search_method``, ``top_k``, ``similarity_threshold``, ``always_include``
 and ``always_include_top_n_used``. A request carries the tools the filter selects for the user's
 message. ``tune`` sweeps the block (:mod:`workbench.evaluate.tuner`), ``apply`` and ``tune
---apply`` write it back (:mod:`workbench.config.writeback`), ``export`` prints it.
+--apply`` write it back (:mod:`workbench.config.writeback.block`), ``export`` prints it.
 """
 
 from __future__ import annotations
@@ -86,7 +86,11 @@ class HoloDeck06(Runtime):
 
     def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
         from workbench.commands.common import setting_from_args, warn
-        from workbench.config.writeback import render_block_text, runtime_warnings, start_setting
+        from workbench.config.writeback.block import (
+            render_block_text,
+            runtime_warnings,
+            start_setting,
+        )
 
         for message in runtime_warnings(agent.data):
             warn(message)

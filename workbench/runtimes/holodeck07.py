@@ -4,7 +4,7 @@ block fails to load); the tools an agent exposes are fixed when it is built, by
 (Claude backend).
 
 ``tune`` chooses the exposed set from the cases (:mod:`workbench.evaluate.allowlist`), ``tune
---apply`` writes the lists (:mod:`workbench.config.writeback_allowlist`); every request carries
+--apply`` writes the lists (:mod:`workbench.config.writeback.allowlist`); every request carries
 the same tools. ``export`` has nothing to print: the lists are the configuration.
 """
 

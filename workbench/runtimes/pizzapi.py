@@ -24,7 +24,7 @@ from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, R
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.config.writeback_json import JsonPlan
+    from workbench.config.writeback.json_file import JsonPlan
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
@@ -270,7 +270,7 @@ class PizzaPi(Runtime):
 
     def _write(self, args: argparse.Namespace, plan: JsonPlan) -> None:
         from workbench.commands.apply import show_and_write
-        from workbench.config.writeback_json import apply_json
+        from workbench.config.writeback.json_file import apply_json
 
         if not plan.changed:
             print(f"{plan.path}: no change (it already says that)", file=sys.stderr)

@@ -14,7 +14,7 @@ The merge (:func:`plan_config`) changes only ``toolSearch``'s knobs (``keepLoade
 where the file has none: one-turn cases cannot measure it) and ``deferLoading`` of
 the agent's servers (set where the setting overrides the threshold, removed elsewhere); a server
 of the agent the file lacks is added as :func:`server_entry` renders it; every other key keeps
-its value and place (:mod:`workbench.config.writeback_json`). A server the file lists in the
+its value and place (:mod:`workbench.config.writeback.json_file`). A server the file lists in the
 ``mcp.servers[]`` form is changed there.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback_json import JsonPlan, plan_json, read_json_object
+from workbench.config.writeback.json_file import JsonPlan, plan_json, read_json_object
 from workbench.errors import ConfigError
 from workbench.runtimes.pizzapi_tune import PizzaSetting
 

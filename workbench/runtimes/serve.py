@@ -182,7 +182,7 @@ class Serve(SearchToolRuntime):
         """``.mcp.json`` beside the agent: the ``holo-tune`` server in place of the agent's MCP
         servers it proxies (every other server and key kept)."""
         from workbench.commands.apply import show_and_write
-        from workbench.config.writeback_json import apply_json, plan_json, read_json_object
+        from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
 
         path = Path(ws.agent.path).parent / MCP_JSON
         read = read_json_object(path, ".mcp.json file", {"mcpServers": {}})

@@ -17,7 +17,7 @@ from pathlib import Path
 from textual.screen import Screen
 
 from workbench.config import load_agent
-from workbench.config.writeback_render import render_block_text
+from workbench.config.writeback.render import render_block_text
 from workbench.errors import HoloTuneError, InputError
 from workbench.runtime import check_writable
 from workbench.search.selection import match_always_include

@@ -1,5 +1,5 @@
 """Write HoloDeck 0.7's allowlists: the write-back dialog (diff, warnings, atomic write with a
-backup) on the core's allowlist plan (``workbench.config.writeback_allowlist``) instead of the
+backup) on the core's allowlist plan (``workbench.config.writeback.allowlist``) instead of the
 ``tool_filtering`` block. What is proposed, measured held-out, and the runtime's traps are shown
 above the diff."""
 
@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback_allowlist import AllowlistPlan, Backend, plan_allowlists
+from workbench.config.writeback.allowlist import AllowlistPlan, Backend, plan_allowlists
 from workbench.tui.screens.writeback import WriteBackScreen
 
 

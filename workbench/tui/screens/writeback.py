@@ -1,5 +1,5 @@
 """Write back: the YAML diff first (syntax-coloured), then an atomic write with a backup, both
-done by the core (``workbench.config.writeback``). Errors (the file changed on disk, a value
+done by the core (``workbench.config.writeback.block``). Errors (the file changed on disk, a value
 HoloDeck would reject) are shown in place, and the Write button goes (``y`` does nothing): nothing
 is written then, nor when the file already holds the setting. When
 the file on disk is no longer what the app read, "Reload (r)" reads it again and shows the diff
@@ -26,9 +26,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from workbench.config import writeback
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback_allowlist import AllowlistPlan
+from workbench.config.writeback import block as writeback
+from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.errors import HoloTuneError
 
 #: What the dialog dismisses with when asked to read the file again and diff anew.

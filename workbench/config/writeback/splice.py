@@ -32,7 +32,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
-from workbench.config.writeback_render import (
+from workbench.config.writeback.render import (
     BLOCK_NAME,
     Style,
     block_lines,
@@ -42,7 +42,7 @@ from workbench.config.writeback_render import (
     scalar_text,
     string_text,
 )
-from workbench.config.writeback_text import (
+from workbench.config.writeback.text import (
     Edit,
     break_before,
     detect_newline,
@@ -249,7 +249,7 @@ class Splice(NodeText):
     untouched: set[str] = field(default_factory=set)
     #: The composed document (composed here when not given).
     node: Node | None = None
-    #: The file's style and last value when a skeleton (``writeback_skeleton``) stands in for the
+    #: The file's style and last value when a skeleton (:mod:`~workbench.config.writeback.skeleton`) stands in for the
     #: whole tree: what ``detect_style`` and ``content_end`` would find on the whole tree.
     known_style: Style | None = None
     known_tail: tuple[ScalarNode | None, Node] | None = None

@@ -31,8 +31,8 @@ from typing import Any
 
 from workbench.catalog.specs import DEFAULT_REQUEST_TIMEOUT
 from workbench.config.envsubst import VAR_PATTERN
-from workbench.config.writeback_io import FilePlan, apply_plan_file
-from workbench.config.writeback_text import unified_diff
+from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
 

@@ -13,8 +13,8 @@ The lists go where HoloDeck 0.7.1 reads them:
   without asking), not a filter: a tool not listed stays in the model's context. Only a
   bare-name ``disallowed_tools`` entry removes it, so that list is what holds the count.
 
-As for ``tool_filtering`` (:mod:`workbench.config.writeback`), the file is edited as text at the
-spans libyaml's marks give; only the keys named above change; the result must read back as
+As for ``tool_filtering`` (:mod:`workbench.config.writeback.block`), the file is edited as text
+at the spans libyaml's marks give; only the keys named above change; the result must read back as
 the old document with exactly those changes, or nothing is written. :func:`plan_allowlists`
 makes the plan (diff, warnings), :func:`workbench.config.writeback.apply_plan` writes it.
 """
@@ -30,15 +30,15 @@ from typing import Any, Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from workbench.config.writeback_render import Style, string_text
-from workbench.config.writeback_splice import (
+from workbench.config.writeback.render import Style, string_text
+from workbench.config.writeback.splice import (
     NodeText,
     anchored,
     compose_root,
     detect_style,
     where,
 )
-from workbench.config.writeback_text import Edit, PlanBytes, apply_edits, eol, unified_diff
+from workbench.config.writeback.text import Edit, PlanBytes, apply_edits, eol, unified_diff
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 from workbench.limits import read_input

@@ -34,8 +34,8 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from workbench.config.writeback_io import FilePlan, apply_plan_file
-from workbench.config.writeback_text import unified_diff
+from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
 

@@ -5,7 +5,7 @@ A file that exists keeps every key and every server it has; each of the agent's 
 the file lacks is added as :func:`workbench.deferred.mcp_json` renders it. A missing file is
 created from the agent's servers. The JSON is written with two-space indents (JSON keeps no
 comments to lose). A file that is not a JSON object with an ``mcpServers`` object is refused.
-Reading, the diff and the write are :mod:`workbench.config.writeback_json`'s.
+Reading, the diff and the write are :mod:`workbench.config.writeback.json_file`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback_json import JsonPlan, apply_json, plan_json, read_json_object
+from workbench.config.writeback.json_file import JsonPlan, apply_json, plan_json, read_json_object
 from workbench.errors import ConfigError
 
 

@@ -1,8 +1,8 @@
 """What the write-back needs of a file, read in one pass over libyaml's events.
 
-The splice (:mod:`workbench.config.writeback_splice`) edits the ``tool_filtering`` block, reads
+The splice (:mod:`workbench.config.writeback.splice`) edits the ``tool_filtering`` block, reads
 the model for its warnings and needs, of the rest of the file, only its top-level keys, its style
-(:func:`~workbench.config.writeback_splice.detect_style`) and where its content ends (where a new
+(:func:`~workbench.config.writeback.splice.detect_style`) and where its content ends (where a new
 block goes). Composing PyYAML's node tree of a whole 20 MB file for that took seconds and a
 gigabyte; this pass composes nodes only for the top-level keys and the values of the keys it
 names, leaves the other top-level values as empty stand-ins with their real marks, and works out
@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from workbench.config.writeback_render import Style
-from workbench.config.writeback_text import detect_newline
+from workbench.config.writeback.render import Style
+from workbench.config.writeback.text import detect_newline
 from workbench.limits import MAX_DEPTH
 
 __all__ = ["Skeleton", "read_skeleton"]

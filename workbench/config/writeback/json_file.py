@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback_io import FilePlan, apply_plan_file
-from workbench.config.writeback_text import unified_diff
+from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
 

@@ -4,7 +4,7 @@ Two steps, so that a caller can show the change before making it (the CLI's ``--
 TUI's confirmation):
 
 * :func:`plan_write` reads the file, works out the new bytes by splicing the block's text (see
-  :mod:`workbench.config.writeback_splice` for the rules), checks that the result reads back as the
+  :mod:`workbench.config.writeback.splice` for the rules), checks that the result reads back as the
   old document with just the new block, and returns a :class:`WritePlan` with the unified diff and
   the warnings. It writes nothing and prints nothing.
 * :func:`apply_plan` writes the plan atomically, after a backup, unless the file changed on disk
@@ -28,16 +28,16 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
-from workbench.config.writeback_allowlist import AllowlistPlan
-from workbench.config.writeback_io import apply_bytes, backup_path
-from workbench.config.writeback_render import (
+from workbench.config.writeback.allowlist import AllowlistPlan
+from workbench.config.writeback.files import apply_bytes, backup_path
+from workbench.config.writeback.render import (
     BLOCK_NAME,
     Style,
     render_block,
     render_block_text,
 )
-from workbench.config.writeback_skeleton import read_skeleton
-from workbench.config.writeback_splice import (
+from workbench.config.writeback.skeleton import read_skeleton
+from workbench.config.writeback.splice import (
     Composed,
     Loader,
     Splice,
@@ -46,7 +46,7 @@ from workbench.config.writeback_splice import (
     compose_root,
     where,
 )
-from workbench.config.writeback_text import (
+from workbench.config.writeback.text import (
     Edit,
     PlanBytes,
     apply_edits,
@@ -215,7 +215,7 @@ def _has_merge_key(node: Node) -> bool:
 
 
 def apply_plan(plan: WritePlan | AllowlistPlan, *, backup: bool = True) -> Path | None:
-    """Write ``plan`` (:func:`~workbench.config.writeback_io.apply_bytes`: atomic, a backup,
+    """Write ``plan`` (:func:`~workbench.config.writeback.files.apply_bytes`: atomic, a backup,
     the file's mode kept, through a symbolic link; refused when the file changed on disk since
     the plan was made); returns the backup's path (None: no backup, or no change)."""
     if not plan.changed:
@@ -274,7 +274,7 @@ def _verify(
     mapping, no anchor, alias or directive there), only those lines are read again: the rest of
     the file is the same text in the same parser state, so it reads the same. Otherwise the whole
     new file is read and compared with the old one (``whole()``: the old file's whole tree; ``root``
-    and ``doc`` may hold only its top level, see :mod:`workbench.config.writeback_skeleton`).
+    and ``doc`` may hold only its top level, see :mod:`workbench.config.writeback.skeleton`).
     """
     refusal = WriteBackError(
         f"{name}: this file's layout defeats a safe edit of {BLOCK_NAME}; nothing written "
