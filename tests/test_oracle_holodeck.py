@@ -31,13 +31,14 @@ from oracle.catalogs import (
     load_cases,
     load_dataset_catalog,
 )
-from oracle.conversion import runtime_kernel, snapshot_servers
+from oracle.conversion import plugin_attributes, runtime_kernel, snapshot_servers
 from oracle.embedders import Failing, HashedBagEmbedder, Memo, minilm
 from oracle.runner import OracleRun, run_oracle
 from oracle.stubs import ORACLE_PACKAGE, holodeck_tool_filter
 from oracle.wheels import HOLODECK_WHEEL, SK_WHEEL
 from provided import LOCAL_EXTRA
 
+from workbench.catalog.build import SK_PLUGIN_ATTRIBUTES, mcp_tools
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
 from workbench.config import load_agent
@@ -289,3 +290,20 @@ def test_names_the_runtime_refuses_are_said(tf: Any) -> None:
         with pytest.raises(Exception, match=r"failed to initialize|validation error"):
             runtime_kernel(servers)
     assert all("Semantic Kernel refuses" not in n for n in load_dataset_catalog("stackone").notes)
+
+
+def test_names_of_the_plugins_own_attributes_are_skipped_as_the_runtime_does() -> None:
+    """Semantic Kernel's MCP plugin skips a tool whose local name is one of its own attributes
+    (``close``, ``connect``, ``name``, ...: it would overwrite them); holo-tune's catalog leaves
+    the same tools out, says so, and its list of those names is SK 1.45's own."""
+    reserved = ["close", "connect", "name", "session", "call_tool", "load_tools", "description"]
+    kept = ["search", "close_tab", "get-prompt", "Name", "names"]
+    listing = [{"name": n, "description": n, "inputSchema": {"type": "object"}} for n in reserved]
+    listing += [{"name": n, "description": n, "inputSchema": {"type": "object"}} for n in kept]
+    kernel = runtime_kernel({"s": listing})
+    theirs = [f"s-{name}" for name in kernel.plugins["s"].functions]
+    tools, notes = mcp_tools("s", listing)
+    assert [tool.full_name for tool in tools] == theirs == sorted(f"s-{n}" for n in kept)
+    for name in reserved:
+        assert any(f"tool {name!r} is skipped" in note for note in notes), name
+    assert plugin_attributes() == SK_PLUGIN_ATTRIBUTES

@@ -362,6 +362,25 @@ def runtime_kernel(
         return asyncio.run(_register(modules, agent_tools, servers))
 
 
+async def _reserved(modules: Mapping[str, types.ModuleType]) -> set[str]:
+    entry = {"name": "s", "type": "mcp", "description": "s", "command": "npx", "args": ["s"]}
+    mcp_tool = modules["tool"].MCPTool  # type: ignore[attr-defined]
+    plugin = modules["factory"].create_mcp_plugin(mcp_tool.model_validate(entry))  # type: ignore[attr-defined]
+    plugin.session = _Session([{"name": "any", "inputSchema": {"type": "object"}}])
+    await plugin.__aenter__()
+    try:
+        return set(plugin._mcp_reserved_attribute_names)
+    finally:
+        await plugin.__aexit__(None, None, None)
+
+
+def plugin_attributes() -> set[str]:
+    """The names Semantic Kernel's MCP plugin will not give a tool: the attributes of a connected
+    ``MCPStdioPlugin`` as HoloDeck creates it (SK takes ``dir(self)`` loading the first tool)."""
+    with _runtime_modules(False) as modules:
+        return asyncio.run(_reserved(modules))
+
+
 def snapshot_servers(path: Path) -> dict[str, list[dict[str, Any]]]:
     """A snapshot file's servers, read with nothing of holo-tune's: name -> tools/list."""
     import json

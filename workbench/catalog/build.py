@@ -7,8 +7,9 @@ and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
 1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
 2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by
    local name; the local name replaces every character outside ``A-Za-z0-9_.-`` with ``-``, and a
-   tool whose local name is already taken is skipped; a tool listed with no description is
-   indexed with :data:`UNDESCRIBED_MCP`;
+   tool whose local name is already taken, or is one of the plugin's own attributes
+   (:data:`SK_PLUGIN_ATTRIBUTES`), is skipped; a tool listed with no description is indexed with
+   :data:`UNDESCRIBED_MCP`;
 3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
 """
 
@@ -37,6 +38,31 @@ UNDESCRIBED_MCP = functools.partial.__doc__ or ""
 #: any ``.``, and a property name is taken as it is: either outside this pattern fails the plugin's
 #: build, and HoloDeck stops the agent (``AgentFactoryError``).
 _SK_NAME = re.compile(r"[0-9A-Za-z_-]+")
+
+
+class _Plain:
+    """A class with nothing of its own: its instances' ``dir()`` is what every object has."""
+
+
+#: The local names Semantic Kernel 1.45's MCP plugin will not give a tool, because its own
+#: attributes have them (registering would overwrite ``close``, ``connect``, ...): it skips such a
+#: tool with a warning. SK takes ``dir(plugin)`` of the connected ``MCPStdioPlugin`` HoloDeck
+#: creates; the Python-level names are those every instance of a class has.
+SK_PLUGIN_ATTRIBUTES = frozenset(
+    {
+        *dir(_Plain()),
+        *("__aenter__", "__aexit__"),
+        *("_client_kwargs", "_current_task", "_exit_stack", "_has_mcp_function_name_conflict"),
+        *("_inner_connect", "_is_mcp_local_name_taken", "_is_sampling_approved"),
+        *("_mcp_registered_names", "_mcp_reserved_attribute_names"),
+        *("_sampling_auto_approved_warning_logged", "_stop_event", "added_to_kernel", "args"),
+        *("call_tool", "close", "command", "connect", "description", "encoding", "env"),
+        *("get_mcp_client", "get_prompt", "is_experimental", "kernel", "load_prompts"),
+        *("load_prompts_flag", "load_tools", "load_tools_flag", "logging_callback"),
+        *("message_handler", "name", "request_timeout", "sampling_auto_approve"),
+        *("sampling_callback", "sampling_consent_callback", "session", "stage_status"),
+    }
+)
 
 #: Plugin names Semantic Kernel uses for HoloDeck's local tools, in registration order.
 VECTORSTORE = "vectorstore"
@@ -106,6 +132,12 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
             notes.append(
                 f"{plugin}: tool {name!r} is skipped: its name becomes {fn!r}, "
                 f"already taken by {taken[fn]!r}"
+            )
+            continue
+        if fn in SK_PLUGIN_ATTRIBUTES:
+            notes.append(
+                f"{plugin}: tool {name!r} is skipped: Semantic Kernel's MCP plugin has an "
+                f"attribute named {fn!r} of its own"
             )
             continue
         taken[fn] = name

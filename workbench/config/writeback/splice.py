@@ -249,8 +249,9 @@ class Splice(NodeText):
     untouched: set[str] = field(default_factory=set)
     #: The composed document (composed here when not given).
     node: Node | None = None
-    #: The file's style and last value when a skeleton (:mod:`~workbench.config.writeback.skeleton`) stands in for the
-    #: whole tree: what ``detect_style`` and ``content_end`` would find on the whole tree.
+    #: The file's style and last value when a skeleton
+    #: (:mod:`~workbench.config.writeback.skeleton`) stands in for the whole tree: what
+    #: ``detect_style`` and ``content_end`` would find on the whole tree.
     known_style: Style | None = None
     known_tail: tuple[ScalarNode | None, Node] | None = None
 
