@@ -21,11 +21,11 @@ import anyio
 import pytest
 from mcp.client.stdio import PROCESS_TERMINATION_TIMEOUT
 
-from workbench.catalog.build import ServerListing
+from workbench.catalog.build import ServerListing, build_catalog
 from workbench.catalog.mcp_client import list_servers
 from workbench.catalog.models import ServerStatus
 from workbench.catalog.serverlogs import new_log_dir
-from workbench.catalog.specs import McpServerSpec
+from workbench.catalog.specs import AgentTools, McpServerSpec
 
 PY = sys.executable
 TEST_SERVERS = Path(__file__).resolve().parent / "servers"
@@ -56,6 +56,24 @@ def test_stdio_pagination_is_followed_to_the_last_page(
     assert result.tools[0]["inputSchema"]["required"] == ["query"]
     assert result.status.tools == 7 and result.status.log_path == tmp_path / "paged.log"
     assert find_processes(tag) == []
+
+
+def test_a_servers_prompts_are_listed_and_noted(tmp_path: Path) -> None:
+    """HoloDeck 0.6 (Semantic Kernel) registers an MCP server's prompts as functions its filter
+    ranks beside the tools; holo-tune lists them and its catalog says so, not in silence."""
+    specs = [
+        _stdio("with", TOOLSERVER, "--tools", "2", "--prompts", "3"),
+        _stdio("without", TOOLSERVER, "--tools", "2"),
+    ]
+    results = _list(specs, tmp_path)
+    assert results["with"].prompts == ["prompt_00", "prompt_01", "prompt_02"]
+    assert results["without"].prompts == []
+    assert results["with"].status.tools == 2
+    catalog = build_catalog(AgentTools(entries=()), list(results.values()))
+    said = [note for note in catalog.notes if "prompt" in note]
+    assert len(said) == 1 and said[0].startswith("with: the server also offers 3 prompt(s)")
+    assert "prompt_00, prompt_01, prompt_02" in said[0]
+    assert len(catalog.tools) == 4
 
 
 def test_published_time_server_over_stdio(tmp_path: Path) -> None:

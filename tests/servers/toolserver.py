@@ -1,7 +1,7 @@
 """A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
 
     python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--wait-file F]
-                         [--echo-env NAME] [--callable]
+                         [--echo-env NAME] [--callable] [--prompts N]
                          [--transport stdio|http|sse] [--port P] [--tag TEXT]
 
 ``--tools N`` serves tools ``tool_00`` ... (listed in reverse name order, so the catalog's
@@ -13,6 +13,7 @@ alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nex
 ``--callable`` answers tools/call: a ``tool_NN`` says its name and arguments, and three more tools
 misbehave on purpose: ``hang`` never answers, ``crash`` ends the process mid-call, ``grow`` adds
 ``tool_new`` to the listing and sends ``notifications/tools/list_changed``;
+``--prompts N`` also serves prompts ``prompt_00`` ... (with one argument each);
 ``--tag`` is ignored (tests put a unique tag on the command line to find the process).
 """
 
@@ -105,11 +106,26 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
         cursor = str(end) if end < len(tools) else None
         return types.ListToolsResult(tools=tools[start:end], next_cursor=cursor)
 
+    prompts = [
+        types.Prompt(
+            name=f"prompt_{i:02d}",
+            description=f"Test prompt number {i}",
+            arguments=[types.PromptArgument(name="topic", required=True)],
+        )
+        for i in range(args.prompts)
+    ]
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=prompts)
+
     return Server(
         "holo-tune-test-server",
         version="1.0",
         on_list_tools=list_tools,
         on_call_tool=call_tool if args.callable else None,
+        on_list_prompts=list_prompts if args.prompts else None,
     )
 
 
@@ -158,6 +174,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--echo-env", action="append", default=[])
     parser.add_argument("--callable", action="store_true")
+    parser.add_argument("--prompts", type=int, default=0)
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     server = build_server(args)

@@ -79,6 +79,8 @@ class ServerListing:
     tools: list[dict[str, Any]] = field(default_factory=list)
     #: Pages the listing took (``nextCursor`` followed); 1 for a snapshot.
     pages: int = 1
+    #: The names of the server's prompts (a live listing; a snapshot holds none).
+    prompts: list[str] = field(default_factory=list)
 
 
 def local_name(mcp_name: str) -> str:
@@ -176,6 +178,17 @@ def _schema_of(params: Sequence[PyParam]) -> dict[str, Any]:
         "properties": {p.name: p.schema for p in params},
         "required": [p.name for p in params if p.required],
     }
+
+
+def prompt_notes(plugin: str, prompts: Sequence[str]) -> list[str]:
+    """A note when a server offers prompts: the runtime ranks them, the catalog holds none."""
+    if not prompts:
+        return []
+    return [
+        f"{plugin}: the server also offers {len(prompts)} prompt(s) ({_some(prompts)}): "
+        "HoloDeck 0.6 registers them as functions its filter ranks beside the tools; holo-tune's "
+        "catalog holds the tools only, so its rankings for this agent can differ from the runtime's"
+    ]
 
 
 def _query_tool(spec: LocalToolSpec, plugin: str) -> Tool:
@@ -291,7 +304,7 @@ def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalo
             continue
         plugin_tools, plugin_notes = mcp_tools(name, server.tools)
         tools += plugin_tools
-        notes += plugin_notes
+        notes += plugin_notes + prompt_notes(name, server.prompts)
         server.status.tools = len(plugin_tools)
         statuses.append(server.status)
         listings[name] = [dict(t) for t in server.tools]

@@ -247,16 +247,34 @@ async def open_session(
     return session
 
 
+async def prompt_names(session: ClientSession) -> list[str]:
+    """The names of the session's prompts (first page), when the server offers prompts.
+
+    HoloDeck 0.6 (Semantic Kernel) registers them as functions beside the tools; a server that
+    fails the request has none for it either (SK swallows the error), so neither does this."""
+    capabilities = session.server_capabilities
+    if capabilities is None or capabilities.prompts is None:
+        return []
+    try:
+        result = await session.list_prompts()
+    except Exception:
+        return []
+    return [prompt.name for prompt in result.prompts]
+
+
 async def _list_tools(
     spec: McpServerSpec, errlog: TextIO, garbage: StdoutGarbage, phase: Phase, pids: list[int]
-) -> tuple[list[dict[str, Any]], int]:
-    """Connect, initialize, list every page, and leave: all inside this one task."""
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """Connect, initialize, list every page (and the prompts' names), and leave: all inside this
+    one task."""
     async with AsyncExitStack() as stack:
         session = await open_session(
             spec, stack, errlog=errlog, handler=garbage, phase=phase, pids=pids
         )
         phase.step = "tools/list"
-        return await all_tools(session)
+        tools, pages = await all_tools(session)
+        phase.step = "prompts/list"
+        return tools, pages, await prompt_names(session)
 
 
 def explain_failure(
@@ -298,6 +316,7 @@ async def list_server(
     phase = Phase()
     started = time.perf_counter()
     tools: list[dict[str, Any]] = []
+    prompts: list[str] = []
     pages = 0
     failure: BaseException | None = None
     pids: list[int] = []
@@ -306,7 +325,7 @@ async def list_server(
         # own, not our deadline.
         with anyio.move_on_after(limit) as deadline:
             try:
-                tools, pages = await _list_tools(spec, errlog, garbage, phase, pids)
+                tools, pages, prompts = await _list_tools(spec, errlog, garbage, phase, pids)
                 status.state, status.tools = "ok", len(tools)
             except Exception as err:
                 failure = err
@@ -315,13 +334,13 @@ async def list_server(
                 # Also when cancelled from outside: nothing the server started lives on.
                 kill_leftovers(pids)
         if deadline.cancelled_caught:
-            tools, failure = [], None
+            tools, prompts, failure = [], [], None
             status.state, status.error = "error", f"no answer within {limit:g} s"
     status.seconds = time.perf_counter() - started
     if status.state == "error":
         explain_failure(status, spec, garbage, failure)
     _notify(on_status, status)
-    return ServerListing(status=status, tools=tools, pages=max(pages, 1))
+    return ServerListing(status=status, tools=tools, pages=max(pages, 1), prompts=prompts)
 
 
 async def list_servers(
