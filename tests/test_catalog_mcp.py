@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
 import anyio
 import pytest
@@ -26,6 +27,7 @@ from workbench.catalog.mcp_client import list_servers
 from workbench.catalog.models import ServerStatus
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import AgentTools, McpServerSpec
+from workbench.evaluate.diagnostics import check_catalog
 
 PY = sys.executable
 TEST_SERVERS = Path(__file__).resolve().parent / "servers"
@@ -74,6 +76,8 @@ def test_a_servers_prompts_are_listed_and_noted(tmp_path: Path) -> None:
     assert len(said) == 1 and said[0].startswith("with: the server also offers 3 prompt(s)")
     assert "prompt_00, prompt_01, prompt_02" in said[0]
     assert len(catalog.tools) == 4
+    findings = {f.code: f for f in check_catalog(SimpleNamespace(catalog=catalog))}  # type: ignore[arg-type]
+    assert findings["runtime-ranks-prompts"].severity == "warning"
 
 
 def test_published_time_server_over_stdio(tmp_path: Path) -> None:

@@ -475,6 +475,8 @@ def check_catalog(ctx: Context) -> list[Finding]:
             found.append(Finding("warning", "name-collision", note, {"note": note}))
         elif "Semantic Kernel refuses" in note:
             found.append(Finding("error", "runtime-refuses-names", note, {"note": note}))
+        elif "prompt(s)" in note:
+            found.append(Finding("warning", "runtime-ranks-prompts", note, {"note": note}))
         elif "no description" not in note:
             found.append(Finding("info", "catalog-note", note, {"note": note}))
     empty = [
