@@ -438,6 +438,12 @@ def build_parser() -> Parsers:
     _common(p, embedder=True)
     _setting_flags(p, enabled=False)
     p.add_argument(
+        "--servers",
+        metavar="FILE",
+        help="the MCP servers to front: FILE's tools list, in place of the agent's own MCP "
+        "entries (what a HoloDeck 0.7 agent pointed at serve by holo-tune runs)",
+    )
+    p.add_argument(
         "--pin",
         action="append",
         default=[],

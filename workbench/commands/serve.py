@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
@@ -23,6 +24,7 @@ from workbench.catalog.specs import specs_from_agent
 from workbench.commands.common import open_catalog, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
+from workbench.config.servers import with_servers
 from workbench.errors import HoloTuneError
 from workbench.workspace import preflight
 
@@ -71,6 +73,8 @@ def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFilter
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent.warnings:
         warn(warning)
+    if getattr(args, "servers", None):
+        agent = with_servers(agent, Path(args.servers))
     setting = setting_from_args(args, agent.filtering)
     preflight(agent, catalog_file=args.catalog, embedder_spec=args.embedder)
     return agent, setting

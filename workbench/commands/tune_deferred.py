@@ -48,10 +48,13 @@ def run_deferred(
         usage=usage,
         described=entry_descriptions(ws.agent.agent),
         queries=search_queries(args, ws.agent, cases),
+        ranker=ws.engine,
     )
     if not report.within_budget:
         warn("no loaded set reaches the budget; the closest one is proposed")
     plugin = search_tool(runtime.name)
+    for message in plugin.tuner_notes(ws):
+        warn(message)
     config = plugin.tuned_doc(report, ws)
     if args.json:
         print_json(with_runtime(report_json(report, ws, config), runtime), stream=sys.stdout)

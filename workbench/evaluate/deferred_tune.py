@@ -48,7 +48,7 @@ from workbench.catalog.models import Catalog
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
-from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
+from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import MIN_CASES, Budget, fold_assignment
 from workbench.runtimes import get_runtime
@@ -157,12 +157,14 @@ def measure(
     extra: int = 0,
     queries: SearchQueries = MESSAGE,
     runtime: str | None = None,
+    ranker: Ranker | None = None,
 ) -> list[CaseResult]:
     """Each case through the engine at ``setting``, searched with ``queries``' query for it, billed
     per task (module doc): one request when the loaded tools cover the case, else the search's
     request and the one after it (``extra`` tokens in each). The engine is the one ``runtime``
-    names (default: the ``anthropic`` engine)."""
-    engine = _engine(runtime, catalog, bill, setting)
+    names (default: the ``anthropic`` engine); ``ranker``: the workspace's engine, for a runtime
+    whose search is holo-tune's own (serve: its embedder)."""
+    engine = _engine(runtime, catalog, bill, setting, ranker)
     loaded = np.zeros(len(catalog), dtype=np.bool_)
     loaded[list(setting.loaded)] = True
     first = request_tokens(bill, list(setting.loaded), engine.meta_tokens) + extra
@@ -178,11 +180,15 @@ def measure(
 
 
 def _engine(
-    runtime: str | None, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+    runtime: str | None,
+    catalog: Catalog,
+    bill: TokenBill,
+    setting: DeferredSetting,
+    ranker: Ranker | None = None,
 ) -> SearchEngine:
     if runtime is None:
         return AnthropicStrategy(catalog, bill, setting.params(catalog))
-    return search_tool(runtime).search_engine(catalog, bill, setting)
+    return search_tool(runtime).search_engine(catalog, bill, setting, ranker)
 
 
 def covered(case: ResolvedCase, loaded: Mask) -> bool:
@@ -220,10 +226,12 @@ class _Proxy:
         variant: str,
         queries: SearchQueries = MESSAGE,
         runtime: str | None = None,
+        ranker: Ranker | None = None,
     ) -> _Proxy:
         plugin = None if runtime is None else search_tool(runtime)
         results = MAX_RESULTS if plugin is None else plugin.default_results
-        engine = _engine(runtime, catalog, bill, DeferredSetting(variant, results, ()))
+        setting = DeferredSetting(variant, results, ())
+        engine = _engine(runtime, catalog, bill, setting, ranker)
         orders = [engine.ranking(queries.query(c.query, variant))[0][:WINDOW] for c in items]
         per_tool = np.asarray(bill.per_tool, dtype=np.float64)
         holds = plugin is not None and plugin.index_holds_loaded
@@ -509,10 +517,13 @@ def tune_deferred(
     described: Mapping[str, str] | None = None,
     queries: SearchQueries = MESSAGE,
     cache: dict[Any, Any] | None = None,
+    ranker: Ranker | None = None,
 ) -> DeferredReport:
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
     Each case is searched with ``queries``' query for it (default: its message). ``cache``: the
-    rankings and measurements kept between calls on the same cases (other budgets)."""
+    rankings and measurements kept between calls on the same cases (other budgets). ``ranker``:
+    the workspace's engine; the variants tried are those the runtime can run with it
+    (:meth:`~workbench.runtimes.search_tool.SearchToolRuntime.variants_for`)."""
     items = cases.cases
     plugin = search_tool(runtime)
     extra = extra_tokens(runtime, catalog, bill, described or {})
@@ -521,17 +532,17 @@ def tune_deferred(
     def proxy(variant: str) -> _Proxy:
         key = ("deferred-proxy", runtime, variant)
         if key not in memo:
-            memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime)
+            memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime, ranker)
         return cast("_Proxy", memo[key])
 
     def measured(setting: DeferredSetting, fold: int | None) -> list[CaseResult]:
         key = ("deferred-measure", runtime, setting, folds, fold)
         if key not in memo:
             on = items if fold is None else [items[c] for c in np.flatnonzero(assignment == fold)]
-            memo[key] = measure(setting, catalog, bill, on, extra, queries, runtime)
+            memo[key] = measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
         return cast("list[CaseResult]", memo[key])
 
-    proxies = {v: proxy(v) for v in plugin.variants}
+    proxies = {v: proxy(v) for v in plugin.variants_for(ranker)}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
     rule = (units_, budget, tokens_all, usage, extra, plugin.results)

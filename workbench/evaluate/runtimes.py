@@ -267,6 +267,7 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
         described=entry_descriptions(ctx.agent.agent),
         queries=ctx.queries,
         cache=ctx.cache,
+        ranker=ctx.engine,
     )
     s = report.setting
     text = search_tool(name).row_text(s)

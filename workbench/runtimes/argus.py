@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Finding
+    from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.overrides import OverrideReport
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
@@ -165,7 +166,11 @@ class Argus(SearchToolRuntime):
         return [(i,) for i, tool in enumerate(catalog.tools) if tool.kind == "mcp"]
 
     def search_engine(
-        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        setting: DeferredSetting,
+        ranker: Ranker | None = None,
     ) -> SearchEngine:
         from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 

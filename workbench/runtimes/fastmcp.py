@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ToolConfig
@@ -121,7 +122,11 @@ class FastMCP(SearchToolRuntime):
         return [(t.index,) for t in proxied_tools(catalog) if t.index is not None]
 
     def search_engine(
-        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        setting: DeferredSetting,
+        ranker: Ranker | None = None,
     ) -> SearchEngine:
         return _Billed.of(self.strategy(catalog, bill, setting), catalog, bill)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
+    from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
@@ -106,13 +107,27 @@ class SearchToolRuntime(Runtime):
         return [tuple(v) for v in servers.values()]
 
     def search_engine(
-        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        setting: DeferredSetting,
+        ranker: Ranker | None = None,
     ) -> SearchEngine:
         """The engine that stands for the search at ``setting`` (:attr:`Runtime.engine` names
-        it): the strategy lab's ``anthropic`` engine, the loaded tools not deferred."""
+        it): the strategy lab's ``anthropic`` engine, the loaded tools not deferred.
+        ``ranker``: the workspace's engine (a runtime whose search is holo-tune's own uses it)."""
         from workbench.search.strategies.anthropic import AnthropicStrategy
 
         return AnthropicStrategy(catalog, bill, setting.params(catalog))
+
+    def tuner_notes(self, ws: Workspace) -> list[str]:
+        """What ``tune`` says on stderr before its report (what its figures cannot cover)."""
+        return []
+
+    def variants_for(self, ranker: Ranker | None) -> tuple[str, ...]:
+        """The variants the tuner tries with the workspace's engine ``ranker`` (default: every
+        one of :attr:`variants`: the provider's search needs nothing of the workspace)."""
+        return self.variants
 
     def figures_note(self, queries: SearchQueries) -> str:
         """What the tuner's figures stand on, in words (text, ``--json`` and the compare row)."""

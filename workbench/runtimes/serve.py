@@ -9,8 +9,9 @@ The bill is a search-tool design's: every request carries the pins and the two m
 task the pins do not cover takes a second request with the search's results (the found tools'
 definitions as JSON text; they are called through ``call_tool``). The tuner is the search-tool
 runtimes' (:mod:`workbench.evaluate.deferred_tune`): pins that recur, and ``top_k``, within the
-budget, held-out; the search is tuned as BM25 here (what an agent with no embedding service
-gets), threshold 0, so that ``top_k`` is the cut.
+budget, held-out, and the search method: BM25, and semantic and hybrid when the workspace's
+embedder runs here (``--embedder``, else the agent's; serve is then given the same
+``--embedder``); threshold 0, so that ``top_k`` is the cut.
 
 The configuration is where the client reads its servers: ``export`` prints a ``.mcp.json`` with
 one ``holo-tune`` server (``holo-tune serve AGENT`` with the tuned flags) in place of the agent's
@@ -26,7 +27,7 @@ import json
 import sys
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
@@ -34,7 +35,9 @@ from workbench.runtimes.search_tool import SearchToolRuntime
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
+    from workbench.config.filtering import SearchMethod
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
@@ -89,15 +92,21 @@ class Serve(SearchToolRuntime):
         "holodeck",
         True,
         "holo-tune's own search (the holodeck engine and selection), exact: serve runs it; "
-        "tuned as BM25 here, threshold 0",
+        "BM25, or semantic and hybrid with the workspace's embedder, threshold 0",
     )
     billing: ClassVar[str] = (
         "per task: the pinned tools, search_tools and call_tool; a task the pins do not cover "
         "takes a second request after the search, with the same and the search's results as "
         "JSON text"
     )
-    tunes: ClassVar[str] = "the pins and top_k (BM25, threshold 0)"
-    writes: ClassVar[str] = "a .mcp.json with one holo-tune serve server in place of the agent's"
+    tunes: ClassVar[str] = (
+        "the pins, top_k and the search method (semantic and hybrid when an embedder runs here; "
+        "threshold 0)"
+    )
+    writes: ClassVar[str] = (
+        "a .mcp.json with one holo-tune serve server in place of the agent's; a HoloDeck 0.7 "
+        "agent pointed at serve (its MCP entries moved to a servers file)"
+    )
     results: ClassVar[tuple[int, ...]] = TOP_K
     default_results: ClassVar[int] = 5
     #: serve's search ranks every tool, pinned ones too (they take a result's place).
@@ -108,9 +117,39 @@ class Serve(SearchToolRuntime):
         return [(i,) for i, tool in enumerate(catalog.tools) if tool.kind == "mcp"]
 
     def search_engine(
-        self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        setting: DeferredSetting,
+        ranker: Ranker | None = None,
     ) -> SearchEngine:
-        return ServeSearch(catalog, bill, setting.max_results, setting.loaded)
+        s = setting
+        return ServeSearch(catalog, bill, s.max_results, s.loaded, s.variant, ranker)
+
+    def variants_for(self, ranker: Ranker | None) -> tuple[str, ...]:
+        """BM25, and semantic and hybrid when the workspace's engine has an embedder."""
+        if getattr(ranker, "embedder", None) is None:
+            return self.variants
+        from workbench.config.filtering import SEARCH_METHODS
+
+        return ("bm25", *(m for m in SEARCH_METHODS if m != "bm25"))
+
+    def tuner_notes(self, ws: Workspace) -> list[str]:
+        if ws.engine.embedder is not None:
+            return [f"serve: bm25, semantic and hybrid tried, with the embedder {ws.embedder.spec}"]
+        from workbench.search.embedders.resolve import LOCAL_HINT
+
+        choice = ws.embedder
+        if choice.missing:
+            why = f"{choice.runtime} cannot run here without {choice.missing}"
+        elif choice.runtime_fallback:
+            why = "the agent configures no embedding model"
+        else:
+            why = "embeddings are off (--embedder none)"
+        return [
+            f"serve: tuned as BM25 only, semantic and hybrid not tried: no embedder runs here "
+            f"({why}); --embedder {LOCAL_HINT} runs offline, and serve is then given it"
+        ]
 
     def figures_note(self, queries: SearchQueries) -> str:
         searched = (
@@ -122,28 +161,50 @@ class Serve(SearchToolRuntime):
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         s = report.setting
-        return f"bm25, top_k {s.max_results}, threshold 0, pinned: {self.loaded_text(report, ws)}"
+        scores = f" ({ws.embedder.spec})" if s.variant != "bm25" else ""
+        return (
+            f"{s.variant}{scores}, top_k {s.max_results}, threshold 0, pinned: "
+            f"{self.loaded_text(report, ws)}"
+        )
 
     def row_text(self, setting: DeferredSetting) -> str:
-        return f"bm25 top_k {setting.max_results}, {len(setting.loaded)} tools pinned"
+        s = setting
+        return f"{s.variant} top_k {s.max_results}, {len(s.loaded)} tools pinned"
 
     def default_text(self) -> str:
         return f"nothing pinned, bm25, top_k {self.default_results}"
 
     # --------------------------------------------------------------------------------- writer
 
-    def serve_args(self, agent: Path, top_k: int, pins: Sequence[str]) -> list[str]:
-        """``holo-tune serve``'s arguments for the tuned setting."""
-        args = ["serve", str(agent), "--method", "bm25", "--top-k", str(top_k)]
-        args += ["--threshold", "0", "--no-always-include", "--top-n-used", "0"]
+    def setting_flags(
+        self, top_k: int, pins: Sequence[str], method: str = "bm25", embedder: str | None = None
+    ) -> list[str]:
+        """serve's flags for the tuned setting (the whole setting: nothing left to the YAML);
+        BM25 needs no embedder (``--embedder none``: serve starts without one)."""
+        args = ["--method", method, "--top-k", str(top_k), "--threshold", "0"]
+        args += ["--no-always-include", "--top-n-used", "0"]
+        args += ["--embedder", "none" if method == "bm25" or embedder is None else embedder]
         for name in pins:
             args += ["--pin", name]
         return args
+
+    def serve_args(
+        self,
+        agent: Path,
+        top_k: int,
+        pins: Sequence[str],
+        method: str = "bm25",
+        embedder: str | None = None,
+    ) -> list[str]:
+        """``holo-tune serve``'s arguments for the tuned setting."""
+        return ["serve", str(agent), *self.setting_flags(top_k, pins, method, embedder)]
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
     ) -> ToolConfig:
         pins = [t.full_name for t in catalog.tools if t.full_name in kept]
+        if _is_07(agent):
+            return self._holodeck07_config(agent, self.setting_flags(self.default_results, pins))
         doc = self._mcp_json(agent, self.default_results, pins)
         advice = (
             f"or over HTTP: holo-tune serve {Path(agent.path).name} --transport http --port 8765 "
@@ -152,26 +213,55 @@ class Serve(SearchToolRuntime):
         )
         return self.built(doc, advice=advice)
 
-    def _mcp_json(self, agent: AgentConfig, top_k: int, pins: Sequence[str]) -> dict[str, Any]:
+    def _holodeck07_config(self, agent: AgentConfig, flags: list[str]) -> ToolConfig:
+        """A HoloDeck 0.7 agent: its tools list with the serve entry in place of its MCP
+        entries (what ``tune --apply`` writes, the moved entries going to the servers file)."""
+        from workbench.config.writeback.served import plan_served, servers_path
+        from workbench.runtimes.base import ToolConfig
+
+        plan = plan_served(agent.path, flags, original=agent.raw)
+        text = plan.agent.new.decode("utf-8")
+        side = servers_path(Path(agent.path))
+        moved = ", ".join(plan.moved) or "none (it already runs serve)"
+        advice = (
+            f"this is {Path(agent.path).name} pointed at serve; its MCP entries ({moved}) go to "
+            f"{side.name}, which serve reads: `holo-tune tune {agent.path} --runtime {NAME} "
+            "--apply` writes both (diff, backup)",
+            "HoloDeck 0.7 starts the entry with uvx: `uv tool install 'holo-tune[serve]'` once "
+            "(from a checkout: `uv tool install -e '.[serve]'`)",
+        )
+        return ToolConfig(self.name, text, {"agent": text}, plan.warnings, advice)
+
+    def _mcp_json(
+        self,
+        agent: AgentConfig,
+        top_k: int,
+        pins: Sequence[str],
+        method: str = "bm25",
+        embedder: str | None = None,
+    ) -> dict[str, Any]:
         path = Path(agent.path).resolve()
-        return {
-            "mcpServers": {
-                SERVER: {"command": "holo-tune", "args": self.serve_args(path, top_k, pins)}
-            }
-        }
+        args = self.serve_args(path, top_k, pins, method, embedder)
+        return {"mcpServers": {SERVER: {"command": "holo-tune", "args": args}}}
+
+    def tuned_flags(self, report: DeferredReport, ws: Workspace) -> list[str]:
+        s = report.setting
+        return self.setting_flags(s.max_results, s.names(ws.catalog), s.variant, ws.embedder.spec)
 
     def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
-        pins = report.setting.names(ws.catalog)
-        return self._mcp_json(ws.agent, report.setting.max_results, pins)
+        if _is_07(ws.agent):
+            return self._holodeck07_config(ws.agent, self.tuned_flags(report, ws)).doc
+        s = report.setting
+        pins = s.names(ws.catalog)
+        return self._mcp_json(ws.agent, s.max_results, pins, s.variant, ws.embedder.spec)
 
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
-        args = self.serve_args(
-            ws.agent.path, report.setting.max_results, report.setting.names(ws.catalog)
-        )
+        args = ["serve", str(ws.agent.path), *self.tuned_flags(report, ws)]
         return "holo-tune " + " ".join(args)
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        return f"serve     {self.export_command(report, ws)}  (--apply writes it into {MCP_JSON})"
+        where = f"{Path(ws.agent.path).name} (0.7)" if _is_07(ws.agent) else MCP_JSON
+        return f"serve     {self.export_command(report, ws)}  (--apply writes it into {where})"
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         return {"serve": self.export_command(report, ws), "config": config}
@@ -179,8 +269,12 @@ class Serve(SearchToolRuntime):
     def apply(
         self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
     ) -> None:
-        """``.mcp.json`` beside the agent: the ``holo-tune`` server in place of the agent's MCP
-        servers it proxies (every other server and key kept)."""
+        """A HoloDeck 0.7 agent: pointed at serve (its MCP entries moved to the servers file);
+        any other: ``.mcp.json`` beside the agent, the ``holo-tune`` server in place of the
+        agent's MCP servers it proxies (every other server and key kept)."""
+        if _is_07(ws.agent):
+            self._apply_07(args, ws, self.tuned_flags(report, ws))
+            return
         from workbench.commands.apply import show_and_write
         from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
 
@@ -208,14 +302,49 @@ class Serve(SearchToolRuntime):
             no_backup="a new file",
         )
 
+    def _apply_07(self, args: argparse.Namespace, ws: Workspace, flags: list[str]) -> None:
+        from workbench.commands.apply import show_and_write
+        from workbench.commands.common import warn
+        from workbench.config.writeback.served import apply_served, plan_served
+
+        plan = plan_served(ws.agent.path, flags, original=ws.agent.raw)
+        for message in plan.warnings:
+            warn(message)
+        if not plan.changed:
+            print(f"{ws.agent.path}: no change (serve is already set so)", file=sys.stderr)
+            return
+        moved = f", {', '.join(plan.moved)} moved to the servers file" if plan.moved else ""
+        show_and_write(
+            ws.agent.path,
+            plan.diff,
+            lambda: apply_served(plan),
+            to_stdout=not args.json,
+            written=f"pointed at holo-tune serve{moved}",
+        )
+
+
+def _is_07(agent: AgentConfig) -> bool:
+    """A HoloDeck 0.7 agent (serve is then its one MCP entry)."""
+    from workbench.config.loader import GENERATION_0_7
+
+    return agent.generation == GENERATION_0_7
+
 
 class ServeSearch:
     """serve's search as the tuner bills it: what ``holo-tune search`` selects under serve's
-    flags (the holodeck engine's BM25 and HoloDeck's selection, top_k, threshold 0, no
-    always_include), in ranking order, returned as definitions in JSON text; the pins and the
-    two meta tools on every request."""
+    flags (the holodeck engine's ranking by ``method``, with the workspace's embedder, and
+    HoloDeck's selection, top_k, threshold 0, no always_include), in ranking order, returned
+    as definitions in JSON text; the pins and the two meta tools on every request."""
 
-    def __init__(self, catalog: Catalog, bill: TokenBill, top_k: int, pins: Sequence[int]) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        top_k: int,
+        pins: Sequence[int],
+        method: str = "bm25",
+        ranker: Ranker | None = None,
+    ) -> None:
         from workbench.config.filtering import ToolFiltering
         from workbench.search.engine import HoloDeckEngine
         from workbench.search.strategies.base import definitions_tokens
@@ -224,12 +353,14 @@ class ServeSearch:
         self.bill = bill
         self.top_k = top_k
         self.pins = tuple(pins)
-        self.engine = HoloDeckEngine(catalog, None)
+        self.method = method
+        #: The workspace's engine (its embedder scores semantic and hybrid), else BM25's own.
+        self.engine: Ranker = HoloDeckEngine(catalog, None) if ranker is None else ranker
         self.meta_tokens = definitions_tokens(bill, list(META_TOOLS))
         #: What serve's flags set (``serve_args``): bm25, top_k, threshold 0, no always_include.
         self.setting = ToolFiltering(
             enabled=True,
-            search_method="bm25",
+            search_method=cast("SearchMethod", method),
             top_k=top_k,
             similarity_threshold=0.0,
             always_include=(),
@@ -237,14 +368,14 @@ class ServeSearch:
         )
 
     def ranking(self, query: str) -> tuple[IntArray, FloatArray]:
-        ranked = self.engine.rank(query, "bm25")
+        ranked = self.engine.rank(query, self.method)
         return ranked.order, ranked.scores
 
     def run(self, query: str) -> StrategyResult:
         from workbench.search.selection import select
         from workbench.search.strategies.base import StrategyResult, request_tokens, text_tokens
 
-        ranked = self.engine.rank(query, "bm25")
+        ranked = self.engine.rank(query, self.method)
         chosen = set(select(ranked, self.setting, self.catalog).indices)
         found = [int(i) for i in ranked.order if int(i) in chosen]
         defs = [dict(self.catalog.tools[i].definition) for i in found]

@@ -1,0 +1,64 @@
+"""A servers file: the MCP entries ``holo-tune serve --servers FILE`` fronts, in place of the
+agent's own MCP entries (:mod:`workbench.config.writeback.served` writes one when it points a
+HoloDeck 0.7 agent at serve: the agent then runs serve, and serve runs these).
+
+The file is a ``tools`` list of MCP entries as the agent file writes them, read as the agent is
+(``${VAR}`` from the agent's environment and ``.env`` files, HoloDeck's rules for each entry);
+bad input is one line naming the file, the line and the field. The agent's other tools (a
+vectorstore, functions) stay, so the catalog is the one the agent had before its MCP entries
+moved: the same tools, in the same order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from workbench.config.loader import AgentConfig
+from workbench.config.models import MCPTool
+from workbench.config.source import Unset, read_source
+from workbench.config.validation import Problem, problems
+from workbench.errors import ConfigError
+
+
+class ServersFile(BaseModel):
+    """The file's one key: ``tools``, MCP entries only."""
+
+    model_config = ConfigDict(extra="forbid")
+    tools: list[MCPTool]
+
+
+def read_servers(path: Path, agent: AgentConfig) -> list[MCPTool]:
+    """The MCP entries of the servers file at ``path`` (a missing variable: an error)."""
+    unset: list[Unset] = []
+    source = read_source(path, agent.env, unset)
+    data = source.data
+    if not isinstance(data, dict):
+        raise ConfigError("a servers file is a mapping with one key, tools", file=path, line=1)
+    for i, entry in enumerate(data.get("tools") or []):
+        if isinstance(entry, dict) and entry.get("type", "mcp") != "mcp":
+            problem = Problem(("tools", i, "type"), "a servers file holds MCP entries only")
+            raise source.where.error([problem])
+    try:
+        found = ServersFile.model_validate(data)
+    except ValidationError as err:
+        raise source.where.error(problems(ServersFile, err.errors())) from None
+    if unset:
+        raise ConfigError(
+            f"environment variable '{unset[0].name}' is not set", file=path, line=unset[0].line
+        )
+    names = [tool.name for tool in found.tools]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise ConfigError(f"two MCP entries are named {twice!r}", file=path, field="tools")
+    return found.tools
+
+
+def with_servers(agent: AgentConfig, path: Path) -> AgentConfig:
+    """``agent`` with the servers file's MCP entries in place of its own MCP entries."""
+    servers = read_servers(path, agent)
+    others = [tool for tool in agent.tools if not isinstance(tool, MCPTool)]
+    model = agent.agent.model_copy(update={"tools": [*others, *servers]})
+    return dataclasses.replace(agent, agent=model)
