@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.strategies.fastmcp import FastMCPStrategy
@@ -95,6 +95,7 @@ class FastMCP(SearchToolRuntime):
     )
     tunes: ClassVar[str] = "always_visible, max_results and the variant (bm25 or regex)"
     writes: ClassVar[str] = "a runnable FastMCP proxy, fastmcp_proxy.py beside the agent"
+    config_file: ClassVar[str | None] = "fastmcp_proxy.py"
     results: ClassVar[tuple[int, ...]] = MAX_RESULTS
     default_results: ClassVar[int] = DEFAULT_MAX_RESULTS
     index_holds_loaded: ClassVar[bool] = False
@@ -314,11 +315,11 @@ class FastMCP(SearchToolRuntime):
         sys.stdout.write(config.text)
         return 0
 
-    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
-        return self._tuned(report, ws).doc
+    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
+        return self._tuned(setting, ws).doc
 
-    def _tuned(self, report: DeferredReport, ws: Workspace) -> ToolConfig:
-        s = report.setting
+    def _tuned(self, setting: DeferredSetting, ws: Workspace) -> ToolConfig:
+        s = setting
         pins = pinned_names(ws.catalog, s.loaded)
         return self.proxy_config(ws.agent, ws.catalog, pins, s.variant, s.max_results)
 
@@ -355,29 +356,23 @@ class FastMCP(SearchToolRuntime):
             "export": self.export_command(report, ws),
         }
 
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """The proxy file beside the agent (a new file, or the old one replaced with a backup):
         diff, atomic write, refused when the file changed since it was read."""
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
         from workbench.config.writeback.fastmcp import FILE_NAME, apply_proxy, plan_proxy
+        from workbench.runtimes.base import ConfigWrite
 
-        tuned = self._tuned(report, ws)
-        for note in tuned.warnings:
-            warn(note)
+        tuned = self._tuned(setting, ws)
         plan = plan_proxy(Path(ws.agent.path).parent / FILE_NAME, tuned.text)
-        if not plan.changed:
-            print(f"{plan.path}: no change (the proxy already says that)", file=sys.stderr)
-            return
-        show_and_write(
+        return ConfigWrite(
             plan.path,
             plan.diff,
+            plan.changed,
             lambda: apply_proxy(plan),
-            to_stdout=not args.json,
+            what="the FastMCP proxy",
             written="FastMCP proxy written",
-            no_backup="a new file",
+            unchanged="the proxy already says that",
+            warnings=tuned.warnings,
         )
 
 
