@@ -277,7 +277,9 @@ class Argus(SearchToolRuntime):
         said = {"setting": _setting_json(setting, catalog)}
         out = [
             dataclasses.replace(f, evidence={**f.evidence, **said})
-            for f in unreachable_tools(catalog, table, base, fix=UNREACHABLE_FIX)
+            for f in unreachable_tools(
+                catalog, table, base, fix=UNREACHABLE_FIX, names=argus_names(catalog)
+            )
         ]
         if not out or getattr(args, "no_what_if", False) or not 2 <= args.folds <= len(cases):
             return out

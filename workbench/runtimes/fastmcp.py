@@ -73,7 +73,7 @@ class FastMCP(SearchToolRuntime):
             "[]",
             "tool names as the proxy lists them",
         ),
-        Knob("max_results", "tools one search returns", str(DEFAULT_MAX_RESULTS), "1-10"),
+        Knob("max_results", "tools one search returns", str(DEFAULT_MAX_RESULTS), "1 or more"),
         Knob(
             "variant",
             "BM25SearchTransform (a query) or RegexSearchTransform (a pattern)",
