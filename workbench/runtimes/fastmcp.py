@@ -50,6 +50,8 @@ NAME = "fastmcp"
 DEFAULT_MAX_RESULTS = 5
 #: The ``max_results`` values the tuner tries (the lab engine's grid), largest first.
 MAX_RESULTS = tuple(range(10, 0, -1))
+#: The FastMCP the proxy file runs with (``uvx --from`` in the agent's entry).
+RUN_FROM = "fastmcp>=4.1.6,<5"
 #: The variants in words.
 TRANSFORMS = {"bm25": "BM25SearchTransform", "regex": "RegexSearchTransform"}
 #: The largest proxy file detection reads.
@@ -280,8 +282,10 @@ class FastMCP(SearchToolRuntime):
             raise InputError(f"the {self.name} proxy would break FastMCP's rules: {broken}")
         advice = (
             f"save it as {FILE_NAME} beside the agent and give the agent one MCP entry in place of "
-            f"these servers: command python, args [{FILE_NAME}] (stdio); it needs "
-            "`pip install fastmcp` and the servers' environment variables (it reads no .env file)",
+            f'these servers: command uvx, args ["--from", "{RUN_FROM}", "fastmcp", "run", '
+            f'"./{FILE_NAME}"] (stdio; HoloDeck starts only npx, node, uvx and docker, and '
+            "resolves ./ against the agent's folder); the entry's env must pass on the servers' "
+            "variables (the proxy reads no .env file). By hand: python fastmcp_proxy.py",
         )
         return ToolConfig(self.name, render_proxy(doc), doc, tuple(warnings), advice)
 
