@@ -266,6 +266,11 @@ def test_check_lists_the_overrides_measured_held_out_in_text_and_json(
     assert (
         "optimizer.keep_tools" in unreachable["fix"] and "always_include" not in unreachable["fix"]
     )
+    # The fix names the tool as keep_tools takes it (Argus's name), not holo-tune's full name.
+    first = unreachable["evidence"]["tools"][0]["tool"]
+    server, tool = first.split("-", 1)
+    assert f"(e.g. {first}:" not in unreachable["fix"]
+    assert f"(e.g. {tool}:" in unreachable["fix"] or f"(e.g. {server}_{tool}:" in unreachable["fix"]
     found = _finding(report, "what-if-description-overrides")
     evidence = found["evidence"]
     low, high = evidence["ci95"]

@@ -311,6 +311,30 @@ def test_a_link_is_written_through_and_keep_loaded_tools_is_the_files(tmp_path: 
     assert search["maxResults"] == 4 and search["keepLoadedTools"] is False
 
 
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('{"toolSearch": {"keepLoadedTools": ["search"]}}', "toolSearch.keepLoadedTools"),
+        ('{"toolSearch": {"tokenThreshold": "12000"}}', "toolSearch.tokenThreshold"),
+        ('{"toolSearch": {"maxResults": 0}}', "toolSearch.maxResults"),
+        (
+            '{"mcpServers": {"memory": {"command": "npx", "deferLoading": "yes"}}}',
+            "mcpServers.memory.deferLoading",
+        ),
+    ],
+)
+def test_a_value_pizzapi_would_refuse_is_an_error_not_replaced(
+    tmp_path: Path, text: str, field: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError) as caught:
+        plan_config(path, ENTRIES, SERVERS, PizzaSetting(max_results=4))
+    assert caught.value.field == field and "nothing written" in str(caught.value)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    assert path.read_text() == text + "\n"
+
+
 def test_a_new_file_is_the_fragment(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".pizzapi" / "config.json"
     setting = PizzaSetting(defer_loading=(("memory", False),))

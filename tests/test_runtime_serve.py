@@ -98,10 +98,16 @@ def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
     assert set(written["mcpServers"]) == {"github", SERVER}
     assert written["note"] == "kept"
     server = written["mcpServers"][SERVER]
-    assert server["command"] == "holo-tune" and server["args"][:2] == [
-        "serve",
-        str(agent.resolve()),
-    ]
+    command = Path(server["command"])  # the installation's script, absolute (Claude Code's PATH)
+    assert (
+        command.is_absolute()
+        and command.name == "holo-tune"
+        and server["args"][:2]
+        == [
+            "serve",
+            str(agent.resolve()),
+        ]
+    )
     assert (tmp_path / ".mcp.json.bak").read_text() == before
     _tune(agent, capsys, "--apply")  # a second run changes nothing
     assert json.loads(mcp.read_text()) == written

@@ -1,8 +1,8 @@
 """Tried as a new user would: the configurations ``tune --runtime serve --apply`` writes, started
 as their runtime starts them, reached with the ``mcp`` client over stdio.
 
-* Claude Code's ``.mcp.json``: its ``holo-tune`` server's command, args and env exactly as
-  written (a ``holo-tune`` on PATH runs this checkout's CLI, as the installed command would).
+* Claude Code's ``.mcp.json``: its ``holo-tune`` server's command (the installation's script by
+  its absolute path), args and env exactly as written.
 * A HoloDeck 0.7 agent pointed at serve: validated by HoloDeck 0.7.1's own ``Agent``; its serve
   entry as 0.7.1's own ``build_claude_mcp_configs`` and ``build_options`` hand it to the Claude
   Agent SDK (command, args resolved against the agent's folder, env, cwd), started so (a ``uvx``
@@ -113,9 +113,11 @@ def test_the_mcp_json_holo_tune_writes_starts_serve_and_works(
     agent = research_agent(tmp_path, tag)
     tune_apply(agent)
     server = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["holo-tune"]
-    assert server["command"] == "holo-tune" and server["args"][:2] == ["serve", str(agent)]
-    stand_in(tmp_path / "bin", "holo-tune")
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    # The installation's own script, by its absolute path: Claude Code starts it from its own
+    # folder with its own PATH, where a virtual environment's script is not found.
+    command = Path(server["command"])
+    assert command.is_absolute() and command.name == "holo-tune" and command.is_file()
+    assert server["args"][:2] == ["serve", str(agent)]
     expected = expected_of(agent, server["args"])
     params = StdioServerParameters(
         command=server["command"], args=server["args"], env={**os.environ, **server.get("env", {})}

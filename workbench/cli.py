@@ -355,7 +355,14 @@ def build_parser() -> Parsers:
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
-    p = sub.add_parser("tune", help=COMMANDS["tune"], description=COMMANDS["tune"])
+    p = sub.add_parser(
+        "tune",
+        help=COMMANDS["tune"],
+        description=COMMANDS["tune"],
+        epilog="--apply, by runtime: "
+        + "; ".join(f"{r.name}: {r.writes}" for r in all_runtimes())
+        + ".",
+    )
     _common(p, embedder=True)
     _partial_flag(p)
     _cases_flag(p)
@@ -373,7 +380,12 @@ def build_parser() -> Parsers:
         help="tool usage counts (JSON): hot tools first; measures the warm-runtime what-if",
     )
     p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
-    p.add_argument("--apply", action="store_true", help="write the proposed setting back")
+    p.add_argument(
+        "--apply",
+        action="store_true",
+        help="write the proposal where the runtime reads it (diff first, a backup): "
+        "the epilog says what, by runtime",
+    )
     p.add_argument(
         "--force", action="store_true", help="with --apply: write even what the runtime refuses"
     )

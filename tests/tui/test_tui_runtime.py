@@ -23,7 +23,7 @@ from tui_helpers import (
 from workbench.catalog.enumerate import load_catalog
 from workbench.config import load_agent
 from workbench.evaluate.allowlist import current_exposed, surface
-from workbench.tui.screens.allowlist_write import AllowlistWriteScreen
+from workbench.tui.screens.config_write import ConfigWriteScreen
 from workbench.tui.screens.export import ExportScreen
 from workbench.tui.screens.writeback import WriteBackScreen
 from workbench.tui.screenshots import settle
@@ -72,7 +72,7 @@ async def test_the_07_dialog_writes_allowlists_that_hold_the_knobs_budget(tmp_pa
         await pilot.press("a")
         await settle(pilot)
         dialog = app.screen
-        assert isinstance(dialog, AllowlistWriteScreen)
+        assert isinstance(dialog, ConfigWriteScreen)
         notes = shown(dialog.query_one("#writeback-warnings"))
         assert "chosen by the allowlist tuner on" in notes
         assert "allowed_tools" in shown(dialog.query_one("#writeback-diff"))

@@ -139,3 +139,25 @@ def test_write_refused_on_holodeck_07_120x36(
     agent = seven_agent(tmp_path)
     app = runtime_app(Path(agent.name))
     assert snap_compare(app, terminal_size=(120, 36), run_before=_after("tab", "ctrl+s"))
+
+
+def test_write_a_runtimes_own_file_120x36(
+    snap_compare: SnapCompare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ctrl+s under Claude Code: the runtime's own file planned for the knobs' setting (what is
+    kept loaded, the diff of a new .mcp.json), the same dialog every runtime's Write opens; the
+    agent named relative so no machine path is drawn."""
+    monkeypatch.chdir(tmp_path)
+    agent = research_app(tmp_path).options.agent
+    text = agent.read_text().replace(
+        "    - search_papers\n", "    - search_papers\n    - read_graph\n"
+    )
+    agent.write_text(text)
+    app = runtime_app(Path(agent.name), runtime="claude-code")
+
+    async def run_before(pilot: Pilot[Any]) -> None:
+        await _after("tab", "ctrl+s")(pilot)
+        await pilot.app.workers.wait_for_complete()
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=run_before)

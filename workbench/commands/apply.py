@@ -16,11 +16,15 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
 from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
+
+if TYPE_CHECKING:
+    from workbench.runtimes.base import ConfigWrite
 
 _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
 
@@ -89,6 +93,24 @@ def write_plan(
         lambda: apply_plan(plan, backup=True),
         to_stdout=to_stdout,
         written=written,
+    )
+
+
+def show_config_write(plan: ConfigWrite, *, to_stdout: bool) -> None:
+    """A runtime's ``--apply`` of its configuration file: its warnings, then ``PATH: no change
+    (UNCHANGED)`` on stderr, or :func:`show_and_write`."""
+    for message in plan.warnings:
+        warn(message)
+    if not plan.changed:
+        _status(f"{plan.path}: no change ({plan.unchanged})")
+        return
+    show_and_write(
+        plan.path,
+        plan.diff,
+        plan.write,
+        to_stdout=to_stdout,
+        written=plan.written,
+        no_backup=plan.no_backup,
     )
 
 

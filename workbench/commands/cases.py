@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 from workbench.catalog.models import Tool
-from workbench.commands.common import open_catalog, warn
-from workbench.config import load_agent
+from workbench.commands.common import load_command_agent, open_catalog, warn
 from workbench.errors import InputError
 from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import GENERATED, load_sources, set_many
@@ -44,9 +43,7 @@ def pick_tools(tools: list[Tool], pattern: str | None) -> list[Tool]:
 def run(args: argparse.Namespace) -> int:
     if not 1 <= args.per_tool <= MAX_PER_TOOL:
         raise InputError(f"must be between 1 and {MAX_PER_TOOL}", field="--per-tool")
-    agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent.warnings:
-        warn(warning)
+    agent = load_command_agent(args)
     endpoint = resolve_endpoint(args.llm, agent.agent.model, agent.env or None)
     catalog = open_catalog(args, agent, refuse=False)
     tools = pick_tools(list(catalog.tools), args.tools)

@@ -139,16 +139,32 @@ def open_catalog(
     return catalog
 
 
+def load_command_agent(
+    args: argparse.Namespace, *, warnings: bool = True, stream: TextIO | None = None
+) -> AgentConfig:
+    """The agent of a command that lists its tools (a missing ``${VAR}`` is a warning: ranking
+    needs the tools, not the servers' secrets; with ``warnings`` the loader's warnings on
+    ``stream``). An agent that runs ``holo-tune serve`` is read with the servers serve fronts
+    (:func:`~workbench.config.servers.as_fronted`), said on ``stream``."""
+    from workbench.config.servers import as_fronted
+
+    agent = load_agent(args.agent, missing_env="warn")
+    if warnings:
+        for warning in agent.warnings:
+            warn(warning, stream)
+    agent, fronted = as_fronted(agent)
+    if fronted is not None:
+        warn(fronted, stream)
+    return agent
+
+
 def open_command_workspace(args: argparse.Namespace, *, agent_warnings: bool = True) -> Workspace:
     """The workspace of a command that ranks or measures: the agent (a missing ``${VAR}`` is a
     warning: ranking needs the tools, not the servers' secrets; with ``agent_warnings`` the
     loader's warnings on stderr), :func:`open_catalog`, then the tokens, embedder and engine."""
     from workbench.workspace import build_workspace
 
-    agent = load_agent(args.agent, missing_env="warn")
-    if agent_warnings:
-        for warning in agent.warnings:
-            warn(warning)
+    agent = load_command_agent(args, warnings=agent_warnings)
     catalog = open_catalog(args, agent)
     return build_workspace(agent, catalog, embedder_spec=getattr(args, "embedder", None))
 

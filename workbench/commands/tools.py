@@ -20,14 +20,14 @@ from typing import Any, TextIO
 
 from workbench.catalog import Catalog
 from workbench.commands.common import (
+    load_command_agent,
     open_catalog,
     print_json,
     runtime_of,
     use_color,
-    warn,
     with_runtime,
 )
-from workbench.config import AgentConfig, load_agent
+from workbench.config import AgentConfig
 from workbench.tokens import TokenTable, token_table
 
 
@@ -43,9 +43,7 @@ class Listed:
 def list_agent(args: argparse.Namespace, *, err: TextIO | None = None) -> Listed:
     """Load the agent (warnings to ``err``), list its catalog and count its tokens."""
     err = err or sys.stderr
-    agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent.warnings:
-        warn(warning, err)
+    agent = load_command_agent(args, stream=err)
     catalog = open_catalog(args, agent, refuse=False, stream=err)
     model = agent.agent.model
     return Listed(agent, catalog, token_table(catalog, str(model.provider), model.name))

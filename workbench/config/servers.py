@@ -30,9 +30,12 @@ class ServersFile(BaseModel):
     tools: list[MCPTool]
 
 
-def read_servers(path: Path, agent: AgentConfig) -> list[MCPTool]:
-    """The MCP entries of the servers file at ``path`` (a missing variable: an error)."""
-    unset: list[Unset] = []
+def read_servers(path: Path, agent: AgentConfig, unset: list[Unset] | None = None) -> list[MCPTool]:
+    """The MCP entries of the servers file at ``path``. A missing variable is an error, unless
+    ``unset`` is given: it then receives them (a stand-in takes their place, as the agent's
+    loader does with ``missing_env="warn"``)."""
+    strict = unset is None
+    unset = [] if unset is None else unset
     source = read_source(path, agent.env, unset)
     data = source.data
     if not isinstance(data, dict):
@@ -45,7 +48,7 @@ def read_servers(path: Path, agent: AgentConfig) -> list[MCPTool]:
         found = ServersFile.model_validate(data)
     except ValidationError as err:
         raise source.where.error(problems(ServersFile, err.errors())) from None
-    if unset:
+    if unset and strict:
         raise ConfigError(
             f"environment variable '{unset[0].name}' is not set", file=path, line=unset[0].line
         )
@@ -62,3 +65,36 @@ def with_servers(agent: AgentConfig, path: Path) -> AgentConfig:
     others = [tool for tool in agent.tools if not isinstance(tool, MCPTool)]
     model = agent.agent.model_copy(update={"tools": [*others, *servers]})
     return dataclasses.replace(agent, agent=model)
+
+
+def fronted_servers(agent: AgentConfig) -> Path | None:
+    """The servers file of an agent that runs ``holo-tune serve`` as its MCP entry (the entry's
+    ``serve ... --servers FILE``, resolved against the agent's folder); None otherwise."""
+    from workbench.config.writeback.served import ENTRY
+
+    for tool in agent.tools:
+        if not isinstance(tool, MCPTool) or tool.name != ENTRY:
+            continue
+        args = list(tool.args or [])
+        if "serve" in args and "--servers" in args[:-1]:
+            given = Path(args[args.index("--servers") + 1])
+            return given if given.is_absolute() else Path(agent.path).parent / given
+    return None
+
+
+def as_fronted(agent: AgentConfig) -> tuple[AgentConfig, str | None]:
+    """``agent`` with the servers serve fronts in place of its serve entry, when it runs serve
+    (so that what is listed, measured and tuned is the tools serve searches, not serve's own
+    three), and a line saying so; else ``agent`` as it is."""
+    side = fronted_servers(agent)
+    if side is None:
+        return agent, None
+    unset: list[Unset] = []
+    servers = read_servers(side, agent, unset)
+    others = [tool for tool in agent.tools if not isinstance(tool, MCPTool)]
+    model = agent.agent.model_copy(update={"tools": [*others, *servers]})
+    note = f"{Path(agent.path).name} runs holo-tune serve: its tools are those of {side.name}"
+    if unset:
+        names = ", ".join(sorted({u.name for u in unset}))
+        note += f" (not set here: {names}; serve needs them)"
+    return dataclasses.replace(agent, agent=model), note

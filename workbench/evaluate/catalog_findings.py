@@ -87,10 +87,12 @@ def unreachable_tools(
     tokens: TokenCounts,
     results: Sequence[CaseResult],
     fix: str = UNREACHABLE_FIX,
+    names: Sequence[str] | None = None,
 ) -> list[Finding]:
     """Tools some case expects that no case expecting them was sent (one finding, the most
-    needed first). ``fix``: what to do, formatted with the most needed ``tool`` and its
-    ``tokens``."""
+    needed first). ``fix``: what to do, formatted with the most needed ``tool`` (named as
+    ``names`` says, by catalog index, where the runtime's configuration names tools its own
+    way; else its full name) and its ``tokens``."""
     missing = unreached_by(results)
     if not missing:
         return []
@@ -107,6 +109,8 @@ def unreachable_tools(
     head = ", ".join(f"{r['tool']} ({r['cases']})" for r in rows[:NAMES_SHOWN])
     more = f" and {len(rows) - NAMES_SHOWN} more" if len(rows) > NAMES_SHOWN else ""
     first = rows[0]
+    if names is not None:
+        first = {**first, "tool": names[next(iter(missing))]}
     return [
         Finding(
             "warning",

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.overrides import OverrideReport
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import TokenBill
     from workbench.tokens import TokenTable
@@ -138,6 +138,7 @@ class Argus(SearchToolRuntime):
     )
     tunes: ClassVar[str] = "optimizer.keep_tools, find_tool's limit and whether to add scikit-learn"
     writes: ClassVar[str] = "optimizer.keep_tools into argus/config.yaml beside the agent"
+    config_file: ClassVar[str | None] = "argus/config.yaml"
     fixes: ClassVar[str | None] = "description overrides into argus/config.yaml"
     results: ClassVar[tuple[int, ...]] = LIMITS
     default_results: ClassVar[int] = DEFAULT_LIMIT
@@ -276,7 +277,9 @@ class Argus(SearchToolRuntime):
         said = {"setting": _setting_json(setting, catalog)}
         out = [
             dataclasses.replace(f, evidence={**f.evidence, **said})
-            for f in unreachable_tools(catalog, table, base, fix=UNREACHABLE_FIX)
+            for f in unreachable_tools(
+                catalog, table, base, fix=UNREACHABLE_FIX, names=argus_names(catalog)
+            )
         ]
         if not out or getattr(args, "no_what_if", False) or not 2 <= args.folds <= len(cases):
             return out
@@ -348,29 +351,24 @@ class Argus(SearchToolRuntime):
             "export": self.export_command(report, ws),
         }
 
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``optimizer.keep_tools`` merged into Argus's config beside the agent (a new file when
         there is none): diff, backup, atomic write."""
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
         from workbench.config.writeback.argus import apply_argus, config_path, plan_argus
+        from workbench.runtimes.base import ConfigWrite
 
-        kept = set(report.setting.names(ws.catalog))
-        for note in self.tool_config(ws.agent, ws.catalog, kept).warnings:
-            warn(note)
-        plan = plan_argus(config_path(Path(ws.agent.path).parent), config)
-        if not plan.changed:
-            print(f"{plan.path}: no change (keep_tools already says that)", file=sys.stderr)
-            return
-        show_and_write(
+        kept = set(setting.names(ws.catalog))
+        built = self.tool_config(ws.agent, ws.catalog, kept, setting.variant)
+        plan = plan_argus(config_path(Path(ws.agent.path).parent), built.doc)
+        return ConfigWrite(
             plan.path,
             plan.diff,
+            plan.changed,
             lambda: apply_argus(plan),
-            to_stdout=not args.json,
+            what="optimizer.keep_tools",
             written="optimizer.keep_tools written",
-            no_backup="a new file",
+            unchanged="keep_tools already says that",
+            warnings=built.warnings,
         )
 
 

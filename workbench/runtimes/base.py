@@ -19,8 +19,10 @@ A runtime says:
   :meth:`Runtime.compare_row` (its row of ``compare --runtimes``);
 * **writer**: :meth:`Runtime.refusal` (whether a change of the agent file suits it),
   :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
-  ``tune --apply`` (diff, backup, atomic write; :meth:`Runtime.add_flags` adds a flag naming
-  the file where it is not beside the agent);
+  a :class:`ConfigWrite` (a plan: the diff first, then an atomic write with a backup) that
+  ``tune --apply`` and the dashboard's Write (:meth:`Runtime.dashboard_write`) both show and
+  write (:meth:`Runtime.add_flags` adds a flag naming the file where it is not beside the
+  agent);
 * **search**: :meth:`Runtime.search_ranker`, what ``search --runtime`` shows where the runtime
   ranks with a search of its own (by default HoloDeck's filter);
 * **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
@@ -28,8 +30,9 @@ A runtime says:
   fixes it measured) and :meth:`Runtime.write_fixes` (``check --write-fixes``: the fixes it can
   write into its own configuration, :attr:`Runtime.fixes` says which);
 * **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
-  write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`)
-  and what ``e`` shows (:meth:`Runtime.tool_config`).
+  write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`),
+  what its Write writes (:attr:`Runtime.config_file`, :meth:`Runtime.dashboard_write`) and what
+  ``e`` shows (:meth:`Runtime.tool_config`).
 
 Optional capabilities have defaults here; the abstract methods are the few every runtime must
 answer. Nothing here imports Textual, and a runtime module imports its heavy parts inside its
@@ -49,6 +52,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
+    from workbench.config.filtering import ToolFiltering
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
@@ -145,6 +149,9 @@ class Runtime(ABC):
     budget_flags: ClassVar[frozenset[str]] = frozenset({"--max-tokens", "--min-reduction"})
     #: The write-back dialog's alternative to a refused block (None: none).
     write_offer: ClassVar[str | None] = None
+    #: The file the dashboard's Write writes for it instead of the block, in words (None: its
+    #: configuration lives in the user's code, or it reads the block: Write shows the export).
+    config_file: ClassVar[str | None] = None
     #: What ``check --write-fixes`` writes for it, in words (None: no fix it writes itself).
     fixes: ClassVar[str | None] = None
 
@@ -244,6 +251,48 @@ class Runtime(ABC):
             f"{self.name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
             f"(as `holo-tune export {agent} --runtime {self.name}` prints it)."
         )
+
+    def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:
+        """The dashboard's Write for a runtime with a :attr:`config_file`: the plan of that file
+        for the knobs' setting (the tools ``always_include`` names are the ones kept loaded,
+        exposed or pinned, as ``e`` shows them). Called in a worker thread (it may run the
+        labelled cases); raises HoloTuneError with why nothing can be proposed. None: nothing
+        to write (the export is shown instead)."""
+        return None
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """What the dashboard's Write hands a runtime: the workspace, the knobs' setting, the
+    labelled cases' file the dashboard was given (None: found beside the agent) and the usage
+    counts (None: none)."""
+
+    ws: Workspace
+    setting: ToolFiltering
+    cases: Path | None = None
+    usage: Any = None
+
+
+@dataclass(frozen=True)
+class ConfigWrite:
+    """A planned write of a runtime's configuration file: the file, the diff to show first and
+    ``write`` (an atomic write that keeps a backup and is refused when the file changed since it
+    was read: every writer goes through :func:`~workbench.config.writeback.files.apply_bytes`),
+    which returns the backup's path (None: a new file). ``tune --apply`` prints it and writes
+    (:func:`~workbench.commands.apply.show_config_write`); the dashboard's Write shows it in the
+    write-back dialog. ``what`` names what is written (the dialog's title), ``written`` and
+    ``unchanged`` end the CLI's status line, ``summary`` is what the dialog says above the diff."""
+
+    path: Path
+    diff: str
+    changed: bool
+    write: Callable[[], Path | None]
+    what: str
+    written: str
+    unchanged: str
+    warnings: tuple[str, ...] = ()
+    summary: tuple[str, ...] = ()
+    no_backup: str = "a new file"
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,6 @@ that is not MCP has no place there). ``tune --apply`` writes ``alwaysLoad`` into
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -17,8 +15,8 @@ from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.evaluate.deferred_tune import DeferredReport
-    from workbench.runtimes.base import ToolConfig
+    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.workspace import Workspace
 
 NAME = "claude-code"
@@ -47,6 +45,7 @@ class ClaudeCode(SearchToolRuntime):
     )
     tunes: ClassVar[str] = "the servers kept loaded (alwaysLoad)"
     writes: ClassVar[str] = "alwaysLoad into .mcp.json beside the agent"
+    config_file: ClassVar[str | None] = MCP_JSON
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
@@ -66,11 +65,11 @@ class ClaudeCode(SearchToolRuntime):
 
         return check_mcp_json(doc)
 
-    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
+    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
         from workbench.deferred import mcp_json
         from workbench.evaluate.deferred_tune import loaded_servers
 
-        doc, _ = mcp_json(mcp_entries(ws.agent), set(loaded_servers(report.setting, ws.catalog)))
+        doc, _ = mcp_json(mcp_entries(ws.agent), set(loaded_servers(setting, ws.catalog)))
         return doc
 
     def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
@@ -90,31 +89,25 @@ class ClaudeCode(SearchToolRuntime):
 
         return {"always_load": loaded_servers(report.setting, ws.catalog), "config": config}
 
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``alwaysLoad`` on the servers kept loaded, in ``.mcp.json`` beside the agent."""
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
         from workbench.config.writeback.mcp_json import apply_mcp_json, plan_mcp_json
         from workbench.deferred import mcp_json
         from workbench.evaluate.deferred_tune import loaded_servers
+        from workbench.runtimes.base import ConfigWrite
 
         path = Path(ws.agent.path).parent / MCP_JSON
         rendered, notes = mcp_json(mcp_entries(ws.agent), set())
-        for note in notes:
-            warn(note)
-        plan = plan_mcp_json(path, rendered, set(loaded_servers(report.setting, ws.catalog)))
-        if not plan.changed:
-            print(f"{path}: no change (alwaysLoad already says that)", file=sys.stderr)
-            return
-        show_and_write(
+        plan = plan_mcp_json(path, rendered, set(loaded_servers(setting, ws.catalog)))
+        return ConfigWrite(
             path,
             plan.diff,
+            plan.changed,
             lambda: apply_mcp_json(plan),
-            to_stdout=not args.json,
+            what="alwaysLoad",
             written="alwaysLoad written",
-            no_backup="a new file",
+            unchanged="alwaysLoad already says that",
+            warnings=tuple(notes),
         )
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.strategies.fastmcp import FastMCPStrategy
@@ -50,6 +50,8 @@ NAME = "fastmcp"
 DEFAULT_MAX_RESULTS = 5
 #: The ``max_results`` values the tuner tries (the lab engine's grid), largest first.
 MAX_RESULTS = tuple(range(10, 0, -1))
+#: The FastMCP the proxy file runs with (``uvx --from`` in the agent's entry).
+RUN_FROM = "fastmcp>=4.1.6,<5"
 #: The variants in words.
 TRANSFORMS = {"bm25": "BM25SearchTransform", "regex": "RegexSearchTransform"}
 #: The largest proxy file detection reads.
@@ -73,7 +75,7 @@ class FastMCP(SearchToolRuntime):
             "[]",
             "tool names as the proxy lists them",
         ),
-        Knob("max_results", "tools one search returns", str(DEFAULT_MAX_RESULTS), "1-10"),
+        Knob("max_results", "tools one search returns", str(DEFAULT_MAX_RESULTS), "1 or more"),
         Knob(
             "variant",
             "BM25SearchTransform (a query) or RegexSearchTransform (a pattern)",
@@ -95,6 +97,7 @@ class FastMCP(SearchToolRuntime):
     )
     tunes: ClassVar[str] = "always_visible, max_results and the variant (bm25 or regex)"
     writes: ClassVar[str] = "a runnable FastMCP proxy, fastmcp_proxy.py beside the agent"
+    config_file: ClassVar[str | None] = "fastmcp_proxy.py"
     results: ClassVar[tuple[int, ...]] = MAX_RESULTS
     default_results: ClassVar[int] = DEFAULT_MAX_RESULTS
     index_holds_loaded: ClassVar[bool] = False
@@ -279,8 +282,10 @@ class FastMCP(SearchToolRuntime):
             raise InputError(f"the {self.name} proxy would break FastMCP's rules: {broken}")
         advice = (
             f"save it as {FILE_NAME} beside the agent and give the agent one MCP entry in place of "
-            f"these servers: command python, args [{FILE_NAME}] (stdio); it needs "
-            "`pip install fastmcp` and the servers' environment variables (it reads no .env file)",
+            f'these servers: command uvx, args ["--from", "{RUN_FROM}", "fastmcp", "run", '
+            f'"./{FILE_NAME}"] (stdio; HoloDeck starts only npx, node, uvx and docker, and '
+            "resolves ./ against the agent's folder); the entry's env must pass on the servers' "
+            "variables (the proxy reads no .env file). By hand: python fastmcp_proxy.py",
         )
         return ToolConfig(self.name, render_proxy(doc), doc, tuple(warnings), advice)
 
@@ -314,11 +319,11 @@ class FastMCP(SearchToolRuntime):
         sys.stdout.write(config.text)
         return 0
 
-    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
-        return self._tuned(report, ws).doc
+    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
+        return self._tuned(setting, ws).doc
 
-    def _tuned(self, report: DeferredReport, ws: Workspace) -> ToolConfig:
-        s = report.setting
+    def _tuned(self, setting: DeferredSetting, ws: Workspace) -> ToolConfig:
+        s = setting
         pins = pinned_names(ws.catalog, s.loaded)
         return self.proxy_config(ws.agent, ws.catalog, pins, s.variant, s.max_results)
 
@@ -355,29 +360,23 @@ class FastMCP(SearchToolRuntime):
             "export": self.export_command(report, ws),
         }
 
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """The proxy file beside the agent (a new file, or the old one replaced with a backup):
         diff, atomic write, refused when the file changed since it was read."""
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
         from workbench.config.writeback.fastmcp import FILE_NAME, apply_proxy, plan_proxy
+        from workbench.runtimes.base import ConfigWrite
 
-        tuned = self._tuned(report, ws)
-        for note in tuned.warnings:
-            warn(note)
+        tuned = self._tuned(setting, ws)
         plan = plan_proxy(Path(ws.agent.path).parent / FILE_NAME, tuned.text)
-        if not plan.changed:
-            print(f"{plan.path}: no change (the proxy already says that)", file=sys.stderr)
-            return
-        show_and_write(
+        return ConfigWrite(
             plan.path,
             plan.diff,
+            plan.changed,
             lambda: apply_proxy(plan),
-            to_stdout=not args.json,
+            what="the FastMCP proxy",
             written="FastMCP proxy written",
-            no_backup="a new file",
+            unchanged="the proxy already says that",
+            warnings=tuned.warnings,
         )
 
 

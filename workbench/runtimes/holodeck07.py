@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.workspace import Workspace
 
 NAME = "holodeck-0.7"
@@ -110,6 +111,56 @@ class HoloDeck07(Runtime):
             "The knobs show what HoloDeck 0.6 would send. For 0.7, write static allowlists: "
             "a proposes them from the labelled cases, within the tokens the knobs send per "
             f"request; or run `{TUNE.format(agent=agent)}`."
+        )
+
+    def dashboard_write(self, request: WriteRequest) -> ConfigWrite:
+        """The allowlists the allowlist tuner chooses on the labelled cases, within the tokens
+        the knobs' setting sends per request (slow: runs the cases); InputError when there are
+        no labelled cases to choose from."""
+        from workbench.config.writeback.allowlist import plan_allowlists
+        from workbench.config.writeback.block import apply_plan
+        from workbench.evaluate import evaluate, resolve_cases
+        from workbench.evaluate.allowlist import StaticBudget, allowlists, traps, tune_allowlist
+        from workbench.evaluate.casesource import find_cases_source
+        from workbench.runtimes.base import ConfigWrite
+
+        ws = request.ws
+        found = find_cases_source(ws.agent, request.cases)
+        if found is None:
+            raise InputError("no labelled cases to choose the tools from")
+        cases = resolve_cases(found[1], ws.catalog)
+        if not len(cases):
+            raise InputError("no labelled case names a tool of this catalog")
+        usage = request.usage
+        sent = evaluate(ws.engine, ws.catalog, ws.tokens, cases, request.setting, usage=usage)
+        budget = round(sent.metrics.tokens_selected_mean)
+        report = tune_allowlist(
+            ws.agent, ws.catalog, ws.tokens, cases, StaticBudget(max_tokens=budget), usage=usage
+        )
+        backend = report.surface.backend
+        lists = allowlists(ws.catalog, report.surface, report.exposed)
+        every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
+        plan = plan_allowlists(ws.agent.path, backend, lists, every=every, original=ws.agent.raw)
+        m = report.heldout
+        kept = sum(len(v) for v in lists.values())
+        summary = (
+            f"{kept} MCP tools exposed ({backend} backend), chosen by the allowlist tuner on "
+            f"{len(cases)} labelled cases within {budget:,} tokens (what the knobs send per "
+            "request)",
+            f"held-out: hit {m.hit:.2f} · recall {m.recall:.2f} · {m.tokens:,} tokens per request",
+            *(f"· {note}" for note in report.surface.notes),
+            *(f"· {trap}" for trap in traps(backend)),
+        )
+        return ConfigWrite(
+            plan.path,
+            plan.diff,
+            plan.changed,
+            lambda: apply_plan(plan, backup=True),
+            what="the allowlists",
+            written="allowlists written",
+            unchanged="the allowlists already say that",
+            warnings=plan.warnings,
+            summary=summary,
         )
 
 

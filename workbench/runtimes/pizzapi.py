@@ -24,13 +24,12 @@ from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, R
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.config.writeback.json_file import JsonPlan
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
     from workbench.runtimes.pizzapi_tune import PizzaReport, PizzaSetting
     from workbench.workspace import Workspace
 
@@ -97,6 +96,7 @@ class PizzaPi(Runtime):
         "it returned"
     )
     tunes: ClassVar[str] = "maxResults, tokenThreshold, per-server deferLoading"
+    config_file: ClassVar[str | None] = "config.json ($PIZZAPI_CONFIG or ~/.pizzapi)"
     writes: ClassVar[str] = "toolSearch and deferLoading into PizzaPi's config.json (merged)"
     budget_flags: ClassVar[frozenset[str]] = frozenset(
         {"--max-tokens", "--min-reduction", "--min-hit"}
@@ -146,17 +146,22 @@ class PizzaPi(Runtime):
             queries=search_queries(args, ws.agent, cases),
         )
         doc, notes = self._doc(ws, report)
-        plan = self._plan(args, ws, report) if args.apply else None  # a bad file stops here
+        # a bad file stops here, before the report
+        plan = self.config_write(ws, config_path(args), report.setting) if args.apply else None
         if not report.within_budget:
             warn("no setting reaches the budget; the closest one is proposed")
-        for line in plan[1] if plan is not None else notes:
+        for line in plan.warnings if plan is not None else notes:
             warn(line)
         if args.json:
             print_json(with_runtime(self._json(report, ws, doc), info), stream=sys.stdout)
         else:
             sys.stdout.write(self._text(report, ws, info))
         if plan is not None:
-            self._write(args, plan[0])
+            from dataclasses import replace
+
+            from workbench.commands.apply import show_config_write
+
+            show_config_write(replace(plan, warnings=()), to_stdout=not args.json)
         return 0
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
@@ -205,16 +210,21 @@ class PizzaPi(Runtime):
     ) -> ToolConfig:
         """The fragment with PizzaPi's defaults, the servers of ``kept`` tools never deferred
         and every other MCP server deferred."""
+        from workbench.runtimes.pizzapi_tune import mcp_servers
+
+        return self._built(agent, mcp_servers(catalog), self.kept_setting(agent, catalog, kept))
+
+    def kept_setting(self, agent: AgentConfig, catalog: Catalog, kept: Set[str]) -> PizzaSetting:
+        """PizzaPi's defaults with the servers of ``kept`` tools never deferred and every other
+        MCP server deferred (the fewest overrides that say so)."""
         from workbench.runtimes.pizzapi_tune import expressed, mcp_servers
         from workbench.search.strategies.pizzapi import PizzaPiStrategy
         from workbench.tokens import token_table
 
         model = agent.agent.model
         engine = PizzaPiStrategy(catalog, token_table(catalog, str(model.provider), model.name))
-        servers = mcp_servers(catalog)
         hot = frozenset(t.plugin for t in catalog.tools if t.full_name in kept and t.kind == "mcp")
-        setting = expressed(hot, engine.params.max_results, servers, engine.total_chars)
-        return self._built(agent, servers, setting)
+        return expressed(hot, engine.params.max_results, mcp_servers(catalog), engine.total_chars)
 
     def findings(self, ctx: Context) -> list[Finding]:
         from workbench.evaluate.diagnostics import not_read_findings
@@ -252,37 +262,54 @@ class PizzaPi(Runtime):
 
         return config_doc(mcp_entries(ws.agent), mcp_servers(ws.catalog), report.setting)
 
-    def _plan(
-        self, args: argparse.Namespace, ws: Workspace, report: PizzaReport
-    ) -> tuple[JsonPlan, list[str]]:
-        """The merge into the config file, and what to say of it (a bad file is refused)."""
+    def config_write(self, ws: Workspace, path: Path, setting: PizzaSetting) -> ConfigWrite:
+        """The merge of ``setting`` into the ``config.json`` at ``path`` (every other key kept;
+        a file that does not load, or breaks PizzaPi's rules, is refused), and what to say of
+        it (its warnings)."""
+        from workbench.config.writeback.json_file import apply_json
+        from workbench.runtimes.base import ConfigWrite
         from workbench.runtimes.claude_code import mcp_entries
         from workbench.runtimes.pizzapi_config import plan_config
         from workbench.runtimes.pizzapi_tune import mcp_servers
 
-        path = config_path(args)
         project = Path(ws.agent.path).resolve().parent / CONFIG_FILE
         servers = mcp_servers(ws.catalog)
-        plan, notes = plan_config(path, mcp_entries(ws.agent), servers, report.setting)
+        plan, notes = plan_config(path, mcp_entries(ws.agent), servers, setting)
         if project.is_file() and project.resolve() != path.resolve():
             notes.append(f"{project} is PizzaPi's project config: its keys win over {path}")
-        return plan, notes
-
-    def _write(self, args: argparse.Namespace, plan: JsonPlan) -> None:
-        from workbench.commands.apply import show_and_write
-        from workbench.config.writeback.json_file import apply_json
-
-        if not plan.changed:
-            print(f"{plan.path}: no change (it already says that)", file=sys.stderr)
-            return
-        show_and_write(
+        return ConfigWrite(
             plan.path,
             plan.diff,
+            plan.changed,
             lambda: apply_json(plan),
-            to_stdout=not args.json,
+            what="toolSearch and deferLoading",
             written="toolSearch and deferLoading written",
-            no_backup="a new file",
+            unchanged="it already says that",
+            warnings=tuple(notes),
         )
+
+    def dashboard_write(self, request: WriteRequest) -> ConfigWrite:
+        """The knobs' setting as PizzaPi's: the servers of the tools ``always_include`` names
+        never deferred, every other MCP server deferred (as ``e`` shows it), merged into
+        ``$PIZZAPI_CONFIG`` or ``~/.pizzapi/config.json``."""
+        from dataclasses import replace
+
+        from workbench.search.selection import match_always_include
+
+        ws = request.ws
+        found = (match_always_include(ws.catalog, e) for e in request.setting.always_include)
+        kept = {ws.catalog.tools[i] for i in found if i is not None}
+        setting = self.kept_setting(ws.agent, ws.catalog, {t.full_name for t in kept})
+        plan = self.config_write(ws, config_path(argparse.Namespace()), setting)
+        loaded = ", ".join(sorted({t.plugin for t in kept if t.kind == "mcp"})) or "none"
+        summary = (
+            f"{self.name} reads {plan.path}, not agent.yaml's tool_filtering: this merges "
+            "toolSearch and deferLoading into it (every other key kept)",
+            f"servers never deferred: {loaded} (those of the tools always_include names: a "
+            f"toggles one; `holo-tune tune {Path(ws.agent.path).name} --runtime {self.name} "
+            "--apply` chooses them from the labelled cases)",
+        )
+        return replace(plan, summary=summary)
 
     def _setting_text(self, report: PizzaReport) -> str:
         s = report.setting

@@ -139,13 +139,9 @@ def check_config(doc: Any) -> str | None:
     search = doc.get("toolSearch")
     if not isinstance(search, Mapping):
         return "toolSearch is not an object"
-    for key in ("enabled", "keepLoadedTools"):
-        if key in search and not isinstance(search[key], bool):
-            return f"toolSearch.{key} must be true or false"
-    for key, low in (("tokenThreshold", 0), ("maxResults", 1)):
-        value = search.get(key)
-        if key in search and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            return f"toolSearch.{key} must be an integer of at least {low}"
+    broken = _search_rule(search)
+    if broken is not None:
+        return broken
     servers = doc.get("mcpServers", {})
     if not isinstance(servers, Mapping):
         return "mcpServers is not an object"
@@ -154,9 +150,43 @@ def check_config(doc: Any) -> str | None:
             return f"mcpServers.{name} is not an object"
         if not isinstance(server.get("command"), str) and not isinstance(server.get("url"), str):
             return f"mcpServers.{name} has neither command nor url"
-        if "deferLoading" in server and not isinstance(server["deferLoading"], bool):
-            return f"mcpServers.{name}.deferLoading must be true or false"
+        broken = _defer_rule(f"mcpServers.{name}", server)
+        if broken is not None:
+            return broken
     return None
+
+
+def _search_rule(search: Mapping[str, Any]) -> str | None:
+    """The first rule ``toolSearch``'s values break (None: none)."""
+    for key in ("enabled", "keepLoadedTools"):
+        if key in search and not isinstance(search[key], bool):
+            return f"toolSearch.{key} must be true or false"
+    for key, low in (("tokenThreshold", 0), ("maxResults", 1)):
+        value = search.get(key)
+        if key in search and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            return f"toolSearch.{key} must be an integer of at least {low}"
+    return None
+
+
+def _defer_rule(where: str, server: Mapping[str, Any]) -> str | None:
+    if "deferLoading" in server and not isinstance(server["deferLoading"], bool):
+        return f"{where}.deferLoading must be true or false"
+    return None
+
+
+def _check_read(doc: Mapping[str, Any], where: str) -> None:
+    """The file as read breaks a rule of PizzaPi's on a value the merge reads or keeps: refused
+    (one line, nothing written) rather than silently replaced."""
+    search = doc.get("toolSearch", {})
+    broken = _search_rule(search) if isinstance(search, Mapping) else None
+    servers = doc.get("mcpServers", {})
+    if broken is None and isinstance(servers, Mapping):
+        for name, server in servers.items():
+            if isinstance(server, Mapping):
+                broken = broken or _defer_rule(f"mcpServers.{name}", server)
+    if broken is not None:
+        field, rule = broken.split(" ", 1)
+        raise ConfigError(f"{rule}; nothing written", file=where, field=field)
 
 
 # ------------------------------------------------------------------------------------ the merge
@@ -173,6 +203,7 @@ def plan_config(
     read = read_json_object(path, WHAT, {})
     doc = read.copy()
     where = str(read.path)
+    _check_read(doc, where)
     search = doc.setdefault("toolSearch", {})
     if not isinstance(search, dict):
         raise ConfigError("toolSearch is not an object", file=where)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from workbench.runtimes.base import Change, Knob, Runtime
@@ -21,6 +23,7 @@ from workbench.runtimes.base import Change, Knob, Runtime
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
+    from workbench.config.filtering import ToolFiltering
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace
@@ -219,7 +222,15 @@ class SearchToolRuntime(Runtime):
     def apply(
         self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
     ) -> None:
-        """``tune --apply``: the configuration lives in the user's code: print it to paste."""
+        """``tune --apply``: the runtime's configuration file planned and written (diff first,
+        backup: :meth:`config_write`), or, where the configuration lives in the user's code,
+        printed to paste."""
+        plan = self.config_write(ws, report.setting)
+        if plan is not None:
+            from workbench.commands.apply import show_config_write
+
+            show_config_write(plan, to_stdout=not args.json)
+            return
         print(
             f"holo-tune: nothing written: {self.name}'s tools are set in your code; "
             f"paste this as the {self.paste_into}'s tools (export --runtime {self.name} prints "
@@ -229,11 +240,49 @@ class SearchToolRuntime(Runtime):
         if not args.json:
             sys.stdout.write(json.dumps(config, ensure_ascii=False, indent=2) + "\n")
 
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite | None:
+        """The plan of the runtime's configuration file for ``setting`` (None: the
+        configuration lives in the user's code). ``tune --apply`` and the dashboard's Write
+        both write through it."""
+        return None
+
+    def dashboard_setting(self, ws: Workspace, setting: ToolFiltering) -> DeferredSetting:
+        """The knobs' setting as this runtime's: the tools ``always_include`` names kept loaded,
+        the first variant, the default results per search."""
+        from workbench.evaluate.deferred_tune import DeferredSetting
+        from workbench.search.selection import match_always_include
+
+        found = (match_always_include(ws.catalog, entry) for entry in setting.always_include)
+        loaded = tuple(sorted({i for i in found if i is not None}))
+        return DeferredSetting(self.variants[0], self.default_results, loaded)
+
+    def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:
+        if self.config_file is None:
+            return None
+        ws = request.ws
+        setting = self.dashboard_setting(ws, request.setting)
+        plan = self.config_write(ws, setting)
+        if plan is None:
+            return None
+        kept = ", ".join(setting.names(ws.catalog)) or "nothing"
+        summary = (
+            f"{self.name} reads {self.config_file}, not agent.yaml's tool_filtering: this writes "
+            "it for the knobs' setting",
+            f"kept loaded: {kept} (the tools always_include names: a toggles one; "
+            f"`holo-tune tune {Path(ws.agent.path).name} --runtime {self.name} --apply` chooses "
+            "them from the labelled cases)",
+        )
+        return replace(plan, summary=summary)
+
+    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
+        """The configuration at ``setting`` (``export --runtime``'s output, as data)."""
+        kept = set(setting.names(ws.catalog))
+        config = self.tool_config(ws.agent, ws.catalog, kept, setting.variant)
+        return None if config is None else config.doc
+
     def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
         """The configuration with the tuned knobs (``export --runtime``'s output, as data)."""
-        kept = set(report.setting.names(ws.catalog))
-        config = self.tool_config(ws.agent, ws.catalog, kept, report.setting.variant)
-        return None if config is None else config.doc
+        return self.setting_doc(report.setting, ws)
 
     def check_config(self, doc: Any) -> str | None:
         """The first documented rule of the provider the configuration breaks (None: none)."""

@@ -22,9 +22,7 @@ diff, backup).
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -35,11 +33,11 @@ from workbench.runtimes.search_tool import SearchToolRuntime
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.config.filtering import SearchMethod
+    from workbench.config.filtering import SearchMethod, ToolFiltering
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtimes.base import ToolConfig
+    from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
@@ -107,6 +105,7 @@ class Serve(SearchToolRuntime):
         "a .mcp.json with one holo-tune serve server in place of the agent's; a HoloDeck 0.7 "
         "agent pointed at serve (its MCP entries moved to a servers file)"
     )
+    config_file: ClassVar[str | None] = "its .mcp.json (a HoloDeck 0.7 agent: the agent file)"
     results: ClassVar[tuple[int, ...]] = TOP_K
     default_results: ClassVar[int] = 5
     #: serve's search ranks every tool, pinned ones too (they take a result's place).
@@ -242,18 +241,34 @@ class Serve(SearchToolRuntime):
     ) -> dict[str, Any]:
         path = Path(agent.path).resolve()
         args = self.serve_args(path, top_k, pins, method, embedder)
-        return {"mcpServers": {SERVER: {"command": "holo-tune", "args": args}}}
+        return {"mcpServers": {SERVER: {"command": program(), "args": args}}}
 
-    def tuned_flags(self, report: DeferredReport, ws: Workspace) -> list[str]:
-        s = report.setting
+    def flags_of(self, setting: DeferredSetting, ws: Workspace) -> list[str]:
+        """serve's flags for ``setting`` (its variant is the search method)."""
+        s = setting
         return self.setting_flags(s.max_results, s.names(ws.catalog), s.variant, ws.embedder.spec)
 
-    def tuned_doc(self, report: DeferredReport, ws: Workspace) -> Any:
+    def tuned_flags(self, report: DeferredReport, ws: Workspace) -> list[str]:
+        return self.flags_of(report.setting, ws)
+
+    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
         if _is_07(ws.agent):
-            return self._holodeck07_config(ws.agent, self.tuned_flags(report, ws)).doc
-        s = report.setting
+            return self._holodeck07_config(ws.agent, self.flags_of(setting, ws)).doc
+        s = setting
         pins = s.names(ws.catalog)
         return self._mcp_json(ws.agent, s.max_results, pins, s.variant, ws.embedder.spec)
+
+    def dashboard_setting(self, ws: Workspace, setting: ToolFiltering) -> DeferredSetting:
+        """The knobs as serve's flags: their method (BM25 when no embedder runs here) and
+        ``top_k``, the tools ``always_include`` names pinned (threshold 0: serve's cut is
+        ``top_k``)."""
+        from dataclasses import replace
+
+        pinned = super().dashboard_setting(ws, setting)
+        method = str(setting.search_method)
+        if method != "bm25" and ws.embedder.spec is None:
+            method = "bm25"
+        return replace(pinned, variant=method, max_results=setting.top_k)
 
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
         args = ["serve", str(ws.agent.path), *self.tuned_flags(report, ws)]
@@ -266,16 +281,28 @@ class Serve(SearchToolRuntime):
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         return {"serve": self.export_command(report, ws), "config": config}
 
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
+    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """A HoloDeck 0.7 agent: pointed at serve (its MCP entries moved to the servers file);
         any other: ``.mcp.json`` beside the agent, the ``holo-tune`` server in place of the
         agent's MCP servers it proxies (every other server and key kept)."""
+        from workbench.runtimes.base import ConfigWrite
+
         if _is_07(ws.agent):
-            self._apply_07(args, ws, self.tuned_flags(report, ws))
-            return
-        from workbench.commands.apply import show_and_write
+            from workbench.config.writeback.served import apply_served, plan_served
+
+            served = plan_served(ws.agent.path, self.flags_of(setting, ws), original=ws.agent.raw)
+            moved = f", {', '.join(served.moved)} moved to the servers file" if served.moved else ""
+            return ConfigWrite(
+                Path(ws.agent.path),
+                served.diff,
+                served.changed,
+                lambda: apply_served(served),
+                what="holo-tune serve",
+                written=f"pointed at holo-tune serve{moved}",
+                unchanged="serve is already set so",
+                warnings=tuple(served.warnings),
+                no_backup="no backup kept",
+            )
         from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
 
         path = Path(ws.agent.path).parent / MCP_JSON
@@ -288,46 +315,50 @@ class Serve(SearchToolRuntime):
             raise ConfigError("mcpServers is not an object", file=str(path))
         for name in {t.plugin for t in ws.catalog.tools if t.kind == "mcp"}:
             servers.pop(name, None)
-        servers[SERVER] = config["mcpServers"][SERVER]
+        servers[SERVER] = self.setting_doc(setting, ws)["mcpServers"][SERVER]
         plan = plan_json(read, doc)
-        if not plan.changed:
-            print(f"{path}: no change (serve is already set so)", file=sys.stderr)
-            return
-        show_and_write(
+        return ConfigWrite(
             path,
             plan.diff,
+            plan.changed,
             lambda: apply_json(plan),
-            to_stdout=not args.json,
+            what=f"the {SERVER} server",
             written=f"{SERVER} server written",
-            no_backup="a new file",
+            unchanged="serve is already set so",
         )
 
-    def _apply_07(self, args: argparse.Namespace, ws: Workspace, flags: list[str]) -> None:
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
-        from workbench.config.writeback.served import apply_served, plan_served
 
-        plan = plan_served(ws.agent.path, flags, original=ws.agent.raw)
-        for message in plan.warnings:
-            warn(message)
-        if not plan.changed:
-            print(f"{ws.agent.path}: no change (serve is already set so)", file=sys.stderr)
-            return
-        moved = f", {', '.join(plan.moved)} moved to the servers file" if plan.moved else ""
-        show_and_write(
-            ws.agent.path,
-            plan.diff,
-            lambda: apply_served(plan),
-            to_stdout=not args.json,
-            written=f"pointed at holo-tune serve{moved}",
-        )
+def program() -> str:
+    """The command a client starts serve with: this installation's ``holo-tune`` script, as an
+    absolute path (Claude Code starts a server from its own folder, with its own PATH, where a
+    virtual environment's script is not found), else the bare name."""
+    import sys
+
+    script = Path(sys.executable).parent / "holo-tune"
+    return str(script) if script.is_file() else "holo-tune"
 
 
 def _is_07(agent: AgentConfig) -> bool:
-    """A HoloDeck 0.7 agent (serve is then its one MCP entry)."""
-    from workbench.config.loader import GENERATION_0_7
+    """A HoloDeck 0.7 agent (serve is then its one MCP entry): the YAML says so (an ``openai:``
+    block), or the installed ``holodeck-ai`` or a pin beside the agent does, as runtime
+    detection reads them."""
+    from importlib import metadata
 
-    return agent.generation == GENERATION_0_7
+    from workbench.config.loader import GENERATION_0_7
+    from workbench.runtimes.base import Probe
+    from workbench.runtimes.holodeck_versions import holodeck_evidence
+
+    if agent.generation == GENERATION_0_7:
+        return True
+
+    def installed(dist: str) -> str | None:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    found = holodeck_evidence(Probe(Path(agent.path), agent.data, installed))
+    return found is not None and found[0] == "0.7"
 
 
 class ServeSearch:

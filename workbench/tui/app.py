@@ -13,6 +13,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from workbench.config import load_agent
+from workbench.config.servers import as_fronted
 from workbench.errors import EXIT_INTERNAL, InputError
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
@@ -44,6 +45,7 @@ class HoloTuneApp(App[None]):
         options = self.options
         try:
             agent = load_agent(options.agent, environ=options.environ, missing_env="warn")
+            agent, _ = as_fronted(agent)  # an agent that runs serve: the servers it fronts
             preflight(
                 agent,
                 catalog_file=options.catalog,

@@ -92,6 +92,13 @@ async def _labels(pilot: Pilot[None]) -> None:
     await _press(pilot, "tab", "space", "end", "space")
 
 
+async def _runtime_write(pilot: Pilot[None]) -> None:
+    """Write under a runtime with a file of its own: planned in a worker, then the dialog."""
+    await _press(pilot, "tab", "ctrl+s")
+    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
+
+
 VIEWS: dict[str, Steps] = {
     "query-lab": _query_lab,
     "compare": _compare,
@@ -167,6 +174,25 @@ async def write_all(
                 await shoot(HoloTuneApp(options), _which_runtime, target, size)
                 written.append(target)
                 cases.unlink()
+            if wanted("runtime-write"):
+                # ctrl+s under Claude Code: the runtime's own file (a new .mcp.json) planned for
+                # the knobs, memory's read_graph always included.
+                kept = Path(tmp) / "kept-agent.yaml"
+                text = (SAMPLES / AGENT).read_text()
+                kept.write_text(
+                    text.replace("- search_papers\n", "- search_papers\n    - read_graph\n", 1)
+                )
+                options = Options(
+                    agent=Path(kept.name),
+                    catalog=SAMPLES / CATALOG,
+                    embedder=embedder,
+                    environ=_environ(),
+                    show_timing=False,
+                    runtime="claude-code",
+                )
+                target = out / "runtime-write.svg"
+                await shoot(HoloTuneApp(options), _runtime_write, target, size)
+                written.append(target)
             if wanted("error"):
                 options = Options(agent=Path(broken.name), environ=_environ(), show_timing=False)
                 target = out / "error.svg"

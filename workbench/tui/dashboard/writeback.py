@@ -5,9 +5,11 @@ knobs keep their values) and the dialog opens anew on it.
 
 By runtime (``state.runtime``): HoloDeck 0.6 writes the block. HoloDeck 0.7 refuses it (the
 core's :func:`~workbench.runtime.check_writable` line, Write disabled, the file untouched) and
-offers its allowlists instead (:mod:`~workbench.tui.dashboard.allowlists`). A deferred-loading
-runtime reads no agent.yaml: export and write show its configuration, as ``holo-tune export
---runtime R`` prints it (the tools the knobs' always_include names stay loaded)."""
+offers what the runtime writes instead (its ``write_offer``: the allowlists). A deferred-loading
+runtime reads no agent.yaml: export shows its configuration, as ``holo-tune export --runtime R``
+prints it (the tools the knobs' always_include names stay loaded), and write writes it where the
+runtime has a configuration file (``config_file``), diff first
+(:mod:`~workbench.tui.dashboard.runtime_write`); else write shows the export."""
 
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ from pathlib import Path
 from textual.screen import Screen
 
 from workbench.config import load_agent
+from workbench.config.servers import as_fronted
 from workbench.config.writeback.render import render_block_text
 from workbench.errors import HoloTuneError, InputError
 from workbench.runtime import check_writable
 from workbench.search.selection import match_always_include
-from workbench.tui.dashboard.allowlists import AllowlistWrite
 from workbench.tui.dashboard.runtime import instead
+from workbench.tui.dashboard.runtime_write import RuntimeWrite
 from workbench.tui.dashboard.state import LabState
 from workbench.tui.options import Options
 from workbench.tui.screens.export import ExportScreen
@@ -36,7 +39,7 @@ class WriteBack:
         self.host = host
         self.state = state
         self.options = options
-        self.allowlists = AllowlistWrite(host, state, options, self.reload)
+        self.runtime_write = RuntimeWrite(host, state, options, self.reload, self.export_deferred)
 
     def export(self) -> None:
         """The block the knobs hold, to read and copy (a deferred runtime's configuration)."""
@@ -71,7 +74,10 @@ class WriteBack:
         agent, runtime = self.state.agent, self.state.runtime
         why = check_writable(runtime, "tool_filtering")
         if why is not None and runtime.deferred:
-            self.export_deferred(refusal=why)
+            if runtime.plugin.config_file is not None:
+                self.runtime_write.start(refusal=why)
+            else:
+                self.export_deferred(refusal=why)
             return
         refusal = None
         if why is not None:
@@ -92,7 +98,7 @@ class WriteBack:
                 self.start(then_quit=then_quit)
             return
         if result == ALTERNATIVE:
-            self.allowlists.start()
+            self.runtime_write.start()
             return
         if result is None:
             self.host.notify("Nothing written.", title="write back")
@@ -110,6 +116,7 @@ class WriteBack:
             agent = load_agent(
                 self.state.agent.path, environ=self.options.environ, missing_env="warn"
             )
+            agent, _ = as_fronted(agent)
         except InputError as err:
             self.host.notify(str(err), title="reload", severity="error")
             return False

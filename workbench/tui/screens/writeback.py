@@ -9,13 +9,14 @@ the height left and scrolls (80x24 included).
 A runtime that would not read the block (HoloDeck 0.7, whose loader refuses it) gets a
 :class:`Refusal` instead of a diff: its one line, what to use instead, no Write button, and a
 button for the alternative when the dashboard has one. Subclasses write something else with the
-same dialog (:meth:`WriteBackScreen.make_plan`, e.g. HoloDeck 0.7's allowlists)."""
+same dialog (:meth:`WriteBackScreen.make_plan` and :meth:`WriteBackScreen.write`: a runtime's own
+configuration, :mod:`~workbench.tui.screens.config_write`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from rich.syntax import Syntax
 from rich.text import Text
@@ -28,7 +29,6 @@ from textual.widgets import Button, Static
 
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback import block as writeback
-from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.errors import HoloTuneError
 
 #: What the dialog dismisses with when asked to read the file again and diff anew.
@@ -36,6 +36,16 @@ RELOAD: Literal["reload"] = "reload"
 #: ... when asked for the alternative a refusal offers (HoloDeck 0.7's allowlists).
 ALTERNATIVE: Literal["alternative"] = "alternative"
 Result = Path | Literal["reload", "alternative"] | None
+
+
+class ShownPlan(Protocol):
+    """What the dialog shows of a plan: the diff and the warnings."""
+
+    @property
+    def diff(self) -> str: ...
+
+    @property
+    def warnings(self) -> tuple[str, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -80,7 +90,7 @@ class WriteBackScreen(ModalScreen[Result]):
         self.original = original
         self.current = current
         self.refusal = refusal
-        self.plan: writeback.WritePlan | AllowlistPlan | None = None
+        self.plan: ShownPlan | None = None
         self._message = Text()
 
     def compose(self) -> ComposeResult:
@@ -100,11 +110,15 @@ class WriteBackScreen(ModalScreen[Result]):
                     yield Button(label, variant="success", id="writeback-alternative-button")
                 yield Button("Cancel (esc)", id="writeback-cancel-button")
 
-    def make_plan(self) -> writeback.WritePlan | AllowlistPlan:
+    def make_plan(self) -> ShownPlan:
         """The write's plan (the core's): the diff, the new bytes, the warnings."""
         return writeback.plan_write(
             self.path, self.setting, original=self.original, current=self.current
         )
+
+    def write(self, plan: Any) -> Path | None:
+        """Write ``plan`` (atomic, a backup); returns the backup's path (None: none)."""
+        return writeback.apply_plan(plan, backup=True)
 
     def notes(self) -> list[str]:
         """Lines shown above the diff, with the plan's warnings."""
@@ -209,7 +223,7 @@ class WriteBackScreen(ModalScreen[Result]):
         if plan is None or not self._writable():
             return
         try:
-            backup = writeback.apply_plan(plan, backup=True)
+            backup = self.write(plan)
         except HoloTuneError as err:
             self._error(str(err))
             self._refuse()

@@ -1,0 +1,96 @@
+"""Which agent serve points at itself, and what holo-tune reads of an agent that runs serve.
+
+* A HoloDeck 0.7 agent is one the runtime detection calls 0.7: an ``openai:`` block, or a pin
+  beside the agent (``requirements.txt``), so ``tune --runtime serve --apply`` rewrites the agent
+  (its MCP entries moved to the servers file), never a ``.mcp.json`` HoloDeck does not read.
+* An agent already pointed at serve is read with the servers it fronts: listing, search and
+  tune see the same tools as before it ran serve, not serve's own three, so tuning it again
+  only changes the entry's flags."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workbench.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_configs"
+CATALOG = SAMPLES / "research-agent.catalog.json"
+CASES = SAMPLES / "research-agent.cases.yaml"
+QUERY = "find recent papers on retrieval and remember the authors"
+
+
+def _agent(tmp_path: Path) -> Path:
+    """The research agent with no tool_filtering block (0.7 refuses one) and no openai block."""
+    shutil.copytree(SAMPLES / "data", tmp_path / "data")
+    text = (SAMPLES / "research-agent.yaml").read_text()
+    agent = tmp_path / "research-agent.yaml"
+    agent.write_text(text[: text.index("tool_filtering:")])
+    return agent
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _apply(agent: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    flags = ["--catalog", str(CATALOG), "--cases", str(CASES), "--embedder", "none"]
+    code, _, err = _run(capsys, "tune", str(agent), "--runtime", "serve", *flags, "--apply")
+    assert code == 0, err
+    return err
+
+
+def _selected(agent: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    flags = ["--catalog", str(CATALOG), "--embedder", "none", "--method", "bm25"]
+    code, out, err = _run(capsys, "search", str(agent), QUERY, *flags, "--json")
+    assert code == 0, err
+    return [t["tool"] for t in json.loads(out)["ranking"]]
+
+
+def test_a_pinned_07_agent_is_pointed_at_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = _agent(tmp_path)
+    (tmp_path / "requirements.txt").write_text("holodeck-ai>=0.7,<0.8\n")
+    _apply(agent, capsys)
+    assert not (tmp_path / ".mcp.json").exists()
+    tools = yaml.safe_load(agent.read_text())["tools"]
+    mcp = [t for t in tools if t.get("type") == "mcp"]
+    assert [t["name"] for t in mcp] == ["holo_tune"]
+    assert "--servers" in mcp[0]["args"]
+    moved = yaml.safe_load((tmp_path / "research-agent.servers.yaml").read_text())["tools"]
+    assert {t["name"] for t in moved} == {"brave_search", "memory"}
+
+
+def test_an_unpinned_agent_gets_a_mcp_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = _agent(tmp_path)
+    before = agent.read_bytes()
+    _apply(agent, capsys)
+    assert agent.read_bytes() == before
+    assert "holo-tune" in json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]
+
+
+def test_an_agent_that_runs_serve_is_read_with_the_servers_it_fronts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = _agent(tmp_path)
+    (tmp_path / "requirements.txt").write_text("holodeck-ai>=0.7,<0.8\n")
+    before = _selected(agent, capsys)
+    assert any(name.startswith("memory") for name in before)
+    _apply(agent, capsys)
+    assert _selected(agent, capsys) == before  # serve's three tools would be all it had
+    code, _, err = _run(capsys, "tools", str(agent), "--catalog", str(CATALOG))
+    assert code == 0 and "runs holo-tune serve" in err
+    rewritten = agent.read_bytes()
+    err = _apply(agent, capsys)  # tuned again: the same servers, so the same flags
+    assert "no change" in err
+    assert agent.read_bytes() == rewritten
