@@ -22,11 +22,11 @@ from workbench.errors import HoloTuneError
 from workbench.evaluate import evaluate, resolve_cases
 from workbench.evaluate.allowlist import (
     AllowlistReport,
-    StaticBudget,
     allowlists,
     traps,
     tune_allowlist,
 )
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.casesource import find_cases_source
 from workbench.tui.dashboard.runtime import tune_command
 from workbench.tui.dashboard.state import LabState
@@ -72,7 +72,7 @@ def propose(lab: Lab, setting: ToolFiltering, cases_flag: Path | None) -> Propos
     sent = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
     budget = round(sent.metrics.tokens_selected_mean)
     report = tune_allowlist(
-        ws.agent, ws.catalog, ws.tokens, cases, StaticBudget(max_tokens=budget), usage=lab.usage
+        ws.agent, ws.catalog, ws.tokens, cases, Budget(max_tokens=budget), usage=lab.usage
     )
     lists = allowlists(ws.catalog, report.surface, report.exposed)
     every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
