@@ -21,9 +21,9 @@ from workbench.cli import main
 from workbench.config import load_agent
 from workbench.config.writeback.mcp_json import plan_mcp_json
 from workbench.deferred import check_anthropic, check_mcp_json, check_openai
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import (
-    DeferredBudget,
     DeferredSetting,
     _Proxy,
     extra_tokens,
@@ -208,7 +208,7 @@ def test_the_tuner_keeps_a_tool_every_task_needs_loaded(tmp_path: Path) -> None:
         catalog,
         tokens,
         cases.subset(chosen),
-        DeferredBudget(),
+        Budget(),
         tokens_all=int(tokens.all),
         folds=2,
     )

@@ -21,8 +21,8 @@ from workbench.cli import main
 from workbench.config import load_agent
 from workbench.config.writeback.json_file import apply_json
 from workbench.errors import ConfigError, WriteBackError
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import load_cases, resolve_cases
-from workbench.evaluate.deferred_tune import DeferredBudget
 from workbench.evaluate.metrics import aggregate
 from workbench.evaluate.runtimes import RowContext
 from workbench.runtimes import get_runtime
@@ -110,7 +110,7 @@ def test_every_set_of_loaded_servers_is_written_as_the_engine_reads_it(ws: Works
 def test_tune_reports_held_out_in_sample_gap_and_the_default(ws: Workspace) -> None:
     cases = resolve_cases(load_cases(CASES), ws.catalog)
     tokens_all = int(ws.tokens.all)
-    report = tune_pizzapi(ws.catalog, ws.tokens, cases, DeferredBudget(), tokens_all=tokens_all)
+    report = tune_pizzapi(ws.catalog, ws.tokens, cases, Budget(), tokens_all=tokens_all)
     assert report.heldout.cases == report.insample.cases == len(cases) == 35
     assert report.gap == pytest.approx(report.insample.recall - report.heldout.recall)
     assert len(report.fold_settings) == report.folds == 5
@@ -145,17 +145,15 @@ def _fold(cases: int, fold: int) -> list[int]:
 def test_the_budget_is_honoured_or_said(ws: Workspace) -> None:
     cases = resolve_cases(load_cases(CASES), ws.catalog)
     tokens_all = int(ws.tokens.all)
-    hit = tune_pizzapi(
-        ws.catalog, ws.tokens, cases, DeferredBudget(min_hit=0.9), tokens_all=tokens_all
-    )
+    hit = tune_pizzapi(ws.catalog, ws.tokens, cases, Budget(min_hit=0.9), tokens_all=tokens_all)
     assert hit.within_budget and hit.insample.hit >= 0.9
     cheap = tune_pizzapi(
-        ws.catalog, ws.tokens, cases, DeferredBudget(max_tokens=2_000), tokens_all=tokens_all
+        ws.catalog, ws.tokens, cases, Budget(max_tokens=2_000), tokens_all=tokens_all
     )
     assert cheap.within_budget == (cheap.insample.tokens_selected_mean <= 2_000)
     assert cheap.insample.tokens_selected_mean <= hit.insample.tokens_selected_mean
     impossible = tune_pizzapi(
-        ws.catalog, ws.tokens, cases, DeferredBudget(max_tokens=10), tokens_all=tokens_all
+        ws.catalog, ws.tokens, cases, Budget(max_tokens=10), tokens_all=tokens_all
     )
     assert not impossible.within_budget
 
@@ -486,10 +484,28 @@ def _at(doc: Any, path: tuple[Any, ...]) -> Any:
 
 
 def _refusable(doc: dict[str, Any]) -> bool:
+    """Whether the merge must refuse ``doc``: a part it writes into is not an object, or a value
+    it reads or keeps breaks PizzaPi's rules (a flag that is not a boolean, a count that is not
+    a whole number within bounds)."""
     servers = doc.get("mcpServers")
-    if "toolSearch" in doc and not isinstance(doc["toolSearch"], dict):
+    search = doc.get("toolSearch")
+    if "toolSearch" in doc and not isinstance(search, dict):
         return True
     if "mcpServers" in doc and not isinstance(servers, dict):
+        return True
+    if isinstance(search, dict):
+        flags = [search[k] for k in ("enabled", "keepLoadedTools") if k in search]
+        counts = [
+            (search[k], low) for k, low in (("tokenThreshold", 0), ("maxResults", 1)) if k in search
+        ]
+        if any(not isinstance(v, bool) for v in flags) or any(
+            isinstance(v, bool) or not isinstance(v, int) or v < low for v, low in counts
+        ):
+            return True
+    if isinstance(servers, dict) and any(
+        isinstance(e, dict) and "deferLoading" in e and not isinstance(e["deferLoading"], bool)
+        for e in servers.values()
+    ):
         return True
     return isinstance(servers, dict) and any(
         not isinstance(servers[s], dict) for s in SERVERS if s in servers

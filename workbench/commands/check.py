@@ -31,12 +31,12 @@ from workbench.commands.eval import read_cases
 from workbench.commands.tune import measure_what_ifs
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.casesource import CasesSource
 from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
-from workbench.evaluate.tuner import Budget
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage

@@ -25,10 +25,11 @@ from workbench.commands.eval import describe, metric_line, open_for_cases, with_
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.errors import InputError
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.metrics import Progress
 from workbench.evaluate.runs import TuneReport, tune_cases
-from workbench.evaluate.tuner import Budget, gap_text, knee_text
+from workbench.evaluate.tuner import gap_text, knee_text
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
@@ -42,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)  # checks the flags
     if args.folds < 2:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
-    if getattr(args, "min_hit", None) is not None and not 0.0 <= args.min_hit <= 1.0:
-        raise InputError("must be between 0 and 1", field="--min-hit")
+    Budget(min_hit=getattr(args, "min_hit", None))  # checks the flag
     ws, cases = open_for_cases(args)
     runtime = runtime_of(args, ws.agent)
     plugin = runtime.plugin

@@ -17,9 +17,9 @@ import sys
 from typing import Any
 
 from workbench.commands.common import max_tokens_of, print_json, search_queries, warn, with_runtime
+from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
-    DeferredBudget,
     DeferredReport,
     entry_descriptions,
     search_tool,
@@ -35,7 +35,7 @@ from workbench.workspace import Workspace
 def run_deferred(
     args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
 ) -> int:
-    budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
+    budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     report = tune_deferred(
         runtime.name,
@@ -73,7 +73,7 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
         "approximation": plugin.figures_note(report.queries),
         "tokens": "per task: the search round trip included (evaluate.deferred_tune)",
         "search_query": report.queries.to_json(),
-        "budget": report.budget.to_json(),
+        "budget": report.budget.to_json(SET_FIELDS),
         "setting": report.setting.to_json(ws.catalog),
         "heldout": report.heldout.to_json(),
         "insample": report.insample.to_json(),
@@ -94,7 +94,7 @@ def line(m: Metrics) -> str:
     )
 
 
-def _budget_text(budget: DeferredBudget) -> str:
+def _budget_text(budget: Budget) -> str:
     parts = []
     if budget.max_tokens is not None:
         parts.append(f"at most {budget.max_tokens:,} tokens per task on average")

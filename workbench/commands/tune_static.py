@@ -25,12 +25,12 @@ from workbench.commands.common import (
 from workbench.config.writeback.allowlist import plan_allowlists
 from workbench.evaluate.allowlist import (
     AllowlistReport,
-    StaticBudget,
     StaticMetrics,
     allowlists,
     traps,
     tune_allowlist,
 )
+from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtime import RuntimeInfo
@@ -41,7 +41,7 @@ from workbench.workspace import Workspace
 def run_static(
     args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
 ) -> int:
-    budget = StaticBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
+    budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     report = tune_allowlist(
         ws.agent, ws.catalog, ws.tokens, cases, budget, folds=args.folds, usage=usage
@@ -68,7 +68,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
     return {
         "backend": report.surface.backend,
         "cases": report.heldout.cases,
-        "budget": report.budget.to_json(),
+        "budget": report.budget.to_json(SET_FIELDS),
         "exposed": report.names(ws.catalog),
         "allowlists": {s: kept for s, kept in lists.items() if kept},
         "dropped_servers": [s for s, kept in lists.items() if not kept],
@@ -89,7 +89,7 @@ def line(m: StaticMetrics) -> str:
     )
 
 
-def _budget_text(budget: StaticBudget, tokens_all: int) -> str:
+def _budget_text(budget: Budget, tokens_all: int) -> str:
     parts = []
     if budget.max_tokens is not None:
         parts.append(f"at most {budget.max_tokens:,} tokens per request")

@@ -16,6 +16,7 @@ run):
 - findings: :func:`diagnose` -> :class:`Finding` list.
 """
 
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import (
     Case,
     CaseSet,
@@ -28,7 +29,6 @@ from workbench.evaluate.diagnostics import Finding, diagnose, has_errors
 from workbench.evaluate.metrics import CaseResult, EvalReport, Metrics, evaluate
 from workbench.evaluate.runs import TuneReport, measure_setting, sweep_settings, tune_cases
 from workbench.evaluate.sweep import FrontPoint, SweepResult, pareto_front
-from workbench.evaluate.tuner import Budget
 
 __all__ = [
     "Budget",

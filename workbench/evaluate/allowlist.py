@@ -20,7 +20,7 @@ backend only stdio servers are bridged, so tools of other transports are never e
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,14 +29,17 @@ import numpy as np
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.config.models import MCPTool
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.metrics import TokenCounts, tokens_sent
-from workbench.evaluate.tuner import DEFAULT_SHARE, MIN_CASES, fold_assignment
+from workbench.evaluate.folds import CrossFit, cross_fit
+from workbench.evaluate.metrics import CaseResult, TokenCounts, tokens_sent
+from workbench.evaluate.tuner import MIN_CASES
 from workbench.search.types import IntArray
 
 Backend = Literal["openai-agents", "claude"]
 #: Weight of the whole usage file, as if it were this many cases.
 USAGE_WEIGHT = 1.0
+Exposed = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 def backend_of(provider: str) -> Backend:
@@ -113,46 +116,50 @@ class StaticMetrics:
         }
 
 
-def measure(
+def measure_cases(
     exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet, tokens: TokenCounts
-) -> StaticMetrics:
-    """Hit and recall of a fixed exposed set on ``cases``; its tokens (the same every request)."""
-    hits, recalls = [], []
-    for case in cases.cases:
-        sent = [any(exposed[i] for i in group) for group in case.groups]
-        hits.append(any(sent))
-        recalls.append(sum(sent) / len(sent))
-    n = len(cases.cases)
+) -> list[CaseResult]:
+    """Each case under a fixed exposed set: hit and recall of what is exposed, its tokens (the
+    same every request). No ranking: top1 is false and no expected tool has a rank."""
+    selected = tuple(np.flatnonzero(exposed).tolist())
+    cost = tokens_sent(tokens, selected)
+    return [
+        CaseResult(
+            case,
+            selected,
+            tuple(any(exposed[i] for i in g) for g in case.groups),
+            False,
+            None,
+            cost,
+        )
+        for case in cases.cases
+    ]
+
+
+def static_metrics(results: Sequence[CaseResult], tokens: TokenCounts) -> StaticMetrics:
+    """The figures of one exposed set from its cases' results (:func:`measure_cases`)."""
+    n = len(results)
     return StaticMetrics(
         cases=n,
-        hit=sum(hits) / n if n else 0.0,
-        recall=sum(recalls) / n if n else 0.0,
-        tokens=tokens_sent(tokens, np.flatnonzero(exposed).tolist()),
+        hit=sum(r.hit for r in results) / n if n else 0.0,
+        recall=sum(r.recall for r in results) / n if n else 0.0,
+        tokens=results[0].tokens if results else 0,
         tokens_all=int(tokens.all),
     )
 
 
-@dataclass(frozen=True, slots=True)
-class StaticBudget:
-    max_tokens: int | None = None
-    min_hit: float | None = None
-
-    def limit(self, tokens_all: int) -> float:
-        if self.max_tokens is not None:
-            return float(self.max_tokens)
-        if self.min_hit is not None:
-            return float("inf")
-        return DEFAULT_SHARE * tokens_all
-
-    def to_json(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
+def measure(
+    exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet, tokens: TokenCounts
+) -> StaticMetrics:
+    """Hit and recall of a fixed exposed set on ``cases``; its tokens (the same every request)."""
+    return static_metrics(measure_cases(exposed, cases, tokens), tokens)
 
 
 def choose(
     surf: Surface,
     cases: CaseSet,
     tokens: TokenCounts,
-    budget: StaticBudget,
+    budget: Budget,
     usage: IntArray | None = None,
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """The exposed set (fixed tools plus the chosen candidates) for ``cases`` within ``budget``.
@@ -206,7 +213,7 @@ class AllowlistReport:
     """The proposed exposed set, its held-out and in-sample figures, and what is exposed now."""
 
     surface: Surface
-    budget: StaticBudget
+    budget: Budget
     exposed: np.ndarray[Any, np.dtype[np.bool_]]
     heldout: StaticMetrics
     insample: StaticMetrics
@@ -224,7 +231,7 @@ def tune_allowlist(
     catalog: Catalog,
     tokens: TokenCounts,
     cases: CaseSet,
-    budget: StaticBudget,
+    budget: Budget,
     *,
     folds: int = 5,
     usage: IntArray | None = None,
@@ -232,28 +239,9 @@ def tune_allowlist(
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
     surf = surface(agent, catalog)
     exposed = choose(surf, cases, tokens, budget, usage)
-    assignment = fold_assignment(len(cases), folds)
-    held_hits: list[float] = []
-    held_recalls: list[float] = []
-    held_tokens: list[int] = []
-    sizes = []
-    for fold in range(folds):
-        train = cases.subset(np.flatnonzero(assignment != fold).tolist())
-        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
-        chosen = choose(surf, train, tokens, budget, usage)
-        m = measure(chosen, test, tokens)
-        held_hits.append(m.hit * m.cases)
-        held_recalls.append(m.recall * m.cases)
-        held_tokens.append(m.tokens * m.cases)
-        sizes.append(m.cases)
-    n = sum(sizes)
-    heldout = StaticMetrics(
-        cases=n,
-        hit=sum(held_hits) / n,
-        recall=sum(held_recalls) / n,
-        tokens=round(sum(held_tokens) / n),
-        tokens_all=int(tokens.all),
-    )
+    held = cross_exposed(surf, cases, tokens, budget, folds, usage)
+    heldout = pooled([static_metrics(results, tokens) for results in held.measured], tokens)
+    sizes = [len(fold.test) for fold in held.folds]
     insample = measure(exposed, cases, tokens)
     current = measure(current_exposed(agent, catalog, surf), cases, tokens)
     within = budget.max_tokens is None or insample.tokens <= budget.max_tokens
@@ -261,6 +249,35 @@ def tune_allowlist(
         within = within and insample.hit >= budget.min_hit
     return AllowlistReport(
         surf, budget, exposed, heldout, insample, current, folds, within, tuple(sizes)
+    )
+
+
+def cross_exposed(
+    surf: Surface,
+    cases: CaseSet,
+    tokens: TokenCounts,
+    budget: Budget,
+    folds: int,
+    usage: IntArray | None = None,
+) -> CrossFit[Exposed, CaseResult]:
+    """The exposed set chosen on each fold's other folds, and its held-out cases' results."""
+    return cross_fit(
+        len(cases),
+        folds,
+        lambda fold: choose(surf, cases.subset(fold.train), tokens, budget, usage),
+        lambda exposed, fold: measure_cases(exposed, cases.subset(fold.test), tokens),
+    )
+
+
+def pooled(per_fold: Sequence[StaticMetrics], tokens: TokenCounts) -> StaticMetrics:
+    """The folds' figures pooled (weighted by their cases; tokens rounded to a whole token)."""
+    n = sum(m.cases for m in per_fold)
+    return StaticMetrics(
+        cases=n,
+        hit=sum(m.hit * m.cases for m in per_fold) / n,
+        recall=sum(m.recall * m.cases for m in per_fold) / n,
+        tokens=round(sum(m.tokens * m.cases for m in per_fold) / n),
+        tokens_all=int(tokens.all),
     )
 
 

@@ -32,7 +32,9 @@ import numpy.typing as npt
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import ToolFiltering
+from workbench.evaluate.budget import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
+from workbench.evaluate.folds import cross_fit
 from workbench.evaluate.intervals import Interval
 from workbench.evaluate.metrics import (
     CaseResult,
@@ -45,14 +47,7 @@ from workbench.evaluate.metrics import (
     evaluate,
 )
 from workbench.evaluate.runs import tune_cases
-from workbench.evaluate.tuner import (
-    DEFAULT_FOLDS,
-    DEFAULT_SHARE,
-    KNEE_TOLERANCE,
-    Budget,
-    fold_assignment,
-    knee_text,
-)
+from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
 from workbench.search.strategies.base import StrategyResult
@@ -282,15 +277,13 @@ def heldout(
     figures: GridFigures, tokens_all: int, budget: Budget, folds: int
 ) -> tuple[Metrics, list[CaseResult]]:
     """The rule's figures on folds it did not choose on (k-fold), and each case's result."""
-    n = figures.recall.shape[1]
-    fold_of = fold_assignment(n, folds)
-    picked: list[CaseResult | None] = [None] * n
-    for fold in range(folds):
-        train = np.flatnonzero(fold_of != fold)
-        point = figures.pick(train, tokens_all, budget)
-        for c in np.flatnonzero(fold_of == fold).tolist():
-            picked[c] = figures.results[point][c]
-    results = [r for r in picked if r is not None]
+    held = cross_fit(
+        figures.recall.shape[1],
+        folds,
+        lambda fold: figures.pick(np.asarray(fold.train, dtype=np.int64), tokens_all, budget),
+        lambda point, fold: [figures.results[point][c] for c in fold.test],
+    )
+    results = held.case_order()
     return aggregate(results, tokens_all), results
 
 

@@ -45,12 +45,14 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from workbench.catalog.models import Catalog
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
+from workbench.evaluate.folds import Fold, cross_fit, folds_of
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import MIN_CASES, Budget, fold_assignment
+from workbench.evaluate.tuner import MIN_CASES
 from workbench.runtimes import get_runtime
 from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
@@ -104,15 +106,6 @@ class DeferredSetting:
             "max_results": self.max_results,
             "loaded": self.names(catalog),
         }
-
-
-@dataclass(frozen=True, slots=True)
-class DeferredBudget:
-    max_tokens: int | None = None
-    min_hit: float | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "min_hit": self.min_hit}
 
 
 def search_tool(runtime: str) -> SearchToolRuntime:
@@ -396,7 +389,7 @@ class Figures(Protocol):
     def tokens(self) -> float: ...
 
 
-def pick(points: Sequence[Figures], budget: DeferredBudget, tokens_all: int) -> int:
+def pick(points: Sequence[Figures], budget: Budget, tokens_all: int) -> int:
     """The point the budget asks for: the fewest tokens reaching ``min_hit`` (within
     ``max_tokens``), else the tuner's rule (best recall within ``max_tokens``, or the knee)."""
     tokens = np.array([p.tokens for p in points])
@@ -421,7 +414,7 @@ def pick(points: Sequence[Figures], budget: DeferredBudget, tokens_all: int) -> 
 class DeferredReport:
     runtime: str
     setting: DeferredSetting
-    budget: DeferredBudget
+    budget: Budget
     heldout: Metrics
     insample: Metrics
     #: The provider's default: nothing loaded, bm25, 5 results.
@@ -446,7 +439,7 @@ def _choose(
     items: Sequence[ResolvedCase],
     case_ids: Sequence[int],
     units_: Sequence[tuple[int, ...]],
-    budget: DeferredBudget,
+    budget: Budget,
     tokens_all: int,
     usage: IntArray | None,
     extra: int,
@@ -470,12 +463,11 @@ def _choose(
     path = paths[(variant, k)]
     if len(case_ids) < 2 * INNER_FOLDS or len(path) == 1:
         return points[at]
-    inner = fold_assignment(len(case_ids), INNER_FOLDS)
     sums = np.zeros((len(path), 3))
     proxy = proxies[variant]
-    for fold in range(INNER_FOLDS):
-        train = [case_ids[j] for j in np.flatnonzero(inner != fold).tolist()]
-        test = [case_ids[j] for j in np.flatnonzero(inner == fold).tolist()]
+    for fold in folds_of(len(case_ids), INNER_FOLDS):
+        train = [case_ids[j] for j in fold.train]
+        test = [case_ids[j] for j in fold.test]
         trained = greedy_path(proxy, items, train, units_, variant, k, cap, usage, extra)
         for step in range(len(path)):
             loaded = trained[min(step, len(trained) - 1)].setting.loaded
@@ -509,7 +501,7 @@ def tune_deferred(
     catalog: Catalog,
     bill: TokenBill,
     cases: CaseSet,
-    budget: DeferredBudget,
+    budget: Budget,
     *,
     tokens_all: int,
     folds: int = 5,
@@ -535,10 +527,10 @@ def tune_deferred(
             memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime, ranker)
         return cast("_Proxy", memo[key])
 
-    def measured(setting: DeferredSetting, fold: int | None) -> list[CaseResult]:
-        key = ("deferred-measure", runtime, setting, folds, fold)
+    def measured(setting: DeferredSetting, fold: Fold | None) -> list[CaseResult]:
+        key = ("deferred-measure", runtime, setting, folds, None if fold is None else fold.index)
         if key not in memo:
-            on = items if fold is None else [items[c] for c in np.flatnonzero(assignment == fold)]
+            on = items if fold is None else [items[c] for c in fold.test]
             memo[key] = measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
         return cast("list[CaseResult]", memo[key])
 
@@ -547,14 +539,13 @@ def tune_deferred(
     everyone = list(range(len(items)))
     rule = (units_, budget, tokens_all, usage, extra, plugin.results)
     chosen = _choose(proxies, items, everyone, *rule)
-    assignment = fold_assignment(len(items), folds)
-    pooled: list[CaseResult] = []
-    fold_settings = []
-    for fold in range(folds):
-        train = np.flatnonzero(assignment != fold).tolist()
-        point = _choose(proxies, items, train, *rule)
-        fold_settings.append(point.setting)
-        pooled += measured(point.setting, fold)
+    held = cross_fit(
+        len(items),
+        folds,
+        lambda fold: _choose(proxies, items, fold.train, *rule).setting,
+        measured,
+    )
+    pooled = held.fold_order()
     heldout = aggregate(pooled, tokens_all)
     insample = aggregate(measured(chosen.setting, None), tokens_all)
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
@@ -572,7 +563,7 @@ def tune_deferred(
         folds,
         within,
         extra,
-        tuple(fold_settings),
+        held.settings,
         tuple(pooled),
         queries,
     )

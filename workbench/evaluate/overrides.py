@@ -36,9 +36,9 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # type: ignore[i
 from workbench.catalog.models import Catalog
 from workbench.evaluate.cases import ResolvedCase
 from workbench.evaluate.catalog_findings import unreached_by
+from workbench.evaluate.folds import Fold, cross_fit
 from workbench.evaluate.intervals import Interval, paired_difference
 from workbench.evaluate.metrics import CaseResult, Metrics, Progress, aggregate
-from workbench.evaluate.tuner import fold_assignment
 from workbench.search.strategies.base import source_description
 from workbench.tokens import TokenTable, get_encoding
 from workbench.tokens.count import count_functions, tool_function
@@ -210,21 +210,23 @@ def measure_overrides(
     after each fold."""
     items = list(cases)
     base = list(baseline) if baseline is not None else run(catalog, table, items)
-    held = list(base)
-    fold_of = fold_assignment(len(items), folds)
-    per_fold = []
-    for fold in range(folds):
-        train = np.flatnonzero(fold_of != fold).tolist()
-        test = np.flatnonzero(fold_of == fold).tolist()
-        built = propose(catalog, names, [base[c] for c in train], allowed)
-        per_fold.append(len(built))
-        if built and test:  # else nothing changes: the held-out cases fare as they do
+
+    def fit(fold: Fold) -> dict[int, Override]:
+        return propose(catalog, names, [base[c] for c in fold.train], allowed)
+
+    def measure(built: dict[int, Override], fold: Fold) -> list[CaseResult]:
+        out = [base[c] for c in fold.test]  # nothing changes: the held-out cases fare as they do
+        if built and fold.test:
             descriptions = {t: o.description for t, o in built.items()}
             changed, bill = with_overrides(catalog, table, descriptions)
-            for c, result in zip(test, run(changed, bill, [items[c] for c in test]), strict=True):
-                held[c] = result
+            out = run(changed, bill, [items[c] for c in fold.test])
         if on_progress is not None:
-            on_progress(fold + 1, folds)
+            on_progress(fold.index + 1, folds)
+        return out
+
+    crossed = cross_fit(len(items), folds, fit, measure)
+    held = crossed.case_order()
+    per_fold = [len(built) for built in crossed.settings]
     proposal = propose(catalog, names, base, allowed)
     tokens_all = int(table.all)
     recall_new = [r.recall for r in held]

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
+from workbench.evaluate.budget import FILTER_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.folds import cross_fit
 from workbench.evaluate.intervals import Interval, contains_zero, paired_difference
 from workbench.evaluate.metrics import (
     CaseResult,
@@ -37,7 +37,7 @@ from workbench.evaluate.sweep import (
     score_cases,
     sweep,
 )
-from workbench.evaluate.tuner import Budget, TuneOutcome, fold_assignment, gap, tune
+from workbench.evaluate.tuner import TuneOutcome, fold_assignment, gap, tune
 from workbench.search.types import IntArray
 
 
@@ -147,7 +147,7 @@ class TuneReport:
         o = self.outcome
         return {
             "cases": self.cases,
-            "budget": o.budget.to_json(),
+            "budget": o.budget.to_json(FILTER_FIELDS),
             "setting": o.setting.block(),
             "heldout": o.heldout.to_json(),
             "insample": o.insample.to_json(),
@@ -247,7 +247,7 @@ def tune_cases(
     honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
-    heldout_cases = heldout_results(engine, catalog, tokens, cases, outcome.fold_choices, fold_of)
+    heldout_cases = heldout_results(engine, catalog, tokens, cases, outcome.fold_choices)
     current_cases = evaluate(engine, catalog, tokens, cases, current).per_case
     return TuneReport(
         cases=len(cases),
@@ -268,17 +268,19 @@ def heldout_results(
     tokens: TokenCounts,
     cases: CaseSet,
     fold_choices: Sequence[ToolFiltering],
-    fold_of: IntArray,
 ) -> list[CaseResult]:
-    """Each case under the setting the tuner chose on the other folds, in case order (their
-    means are the tuner's held-out figures). Rankings are the engine's cached ones."""
-    out: list[CaseResult | None] = [None] * len(cases)
-    for fold, setting in enumerate(fold_choices):
-        members = [int(i) for i in np.flatnonzero(fold_of == fold)]
-        report = evaluate(engine, catalog, tokens, cases.subset(members), setting)
-        for i, result in zip(members, report.per_case, strict=True):
-            out[i] = result
-    return [r for r in out if r is not None]
+    """Each case under the setting the tuner chose on the other folds (``fold_choices``, fold
+    order: the sweep's k-fold, :func:`~workbench.evaluate.tuner.cross_validate`), in case order
+    (their means are the tuner's held-out figures). Rankings are the engine's cached ones."""
+    held = cross_fit(
+        len(cases),
+        len(fold_choices),
+        lambda fold: fold_choices[fold.index],
+        lambda setting, fold: (
+            evaluate(engine, catalog, tokens, cases.subset(fold.test), setting).per_case
+        ),
+    )
+    return held.case_order()
 
 
 def paired_intervals(

@@ -34,14 +34,11 @@ import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
-from workbench.evaluate.allowlist import StaticBudget, Surface, choose, surface
+from workbench.evaluate.allowlist import Surface, choose, cross_exposed, surface
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.deferred_tune import (
-    DeferredBudget,
-    entry_descriptions,
-    search_tool,
-    tune_deferred,
-)
+from workbench.evaluate.deferred_tune import entry_descriptions, search_tool, tune_deferred
+from workbench.evaluate.folds import folds_of
 from workbench.evaluate.fronts import (
     BudgetPoint,
     TableBudgets,
@@ -51,10 +48,10 @@ from workbench.evaluate.fronts import (
     table_budgets,
 )
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
-from workbench.evaluate.metrics import Progress, Ranker, evaluate, tokens_sent
+from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget, fold_assignment
+from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.runtimes import all_runtimes
 from workbench.tokens import TokenTable
 
@@ -214,12 +211,12 @@ def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
         on_progress=ctx.on_progress,
     )
     outcome = report.outcome
-    assignment = fold_assignment(len(cases), ctx.folds)
-    per_case: list[CaseFigures] = []
-    for fold, setting in enumerate(outcome.fold_choices):
-        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
-        for r in evaluate(engine, catalog, tokens, test, setting).per_case:
-            per_case.append(CaseFigures(r.hit, r.recall, float(r.tokens)))
+    held = report.heldout_cases  # case order; the rows' figures are in fold order
+    per_case = [
+        CaseFigures(held[c].hit, held[c].recall, float(held[c].tokens))
+        for fold in folds_of(len(cases), ctx.folds)
+        for c in fold.test
+    ]
     s = outcome.setting
     text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
     within = outcome.choice.within_budget
@@ -235,17 +232,9 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
         mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
         surf = Surface(surf.backend, mcp, ~mcp)
         note = "the catalog's servers taken as the agent's MCP entries"
-    budget = StaticBudget(max_tokens=ctx.budget)
-    assignment = fold_assignment(len(cases), folds)
-    per_case: list[CaseFigures] = []
-    for fold in range(folds):
-        train = cases.subset(np.flatnonzero(assignment != fold).tolist())
-        test = cases.subset(np.flatnonzero(assignment == fold).tolist())
-        exposed = choose(surf, train, tokens, budget)
-        cost = float(tokens_sent(tokens, np.flatnonzero(exposed).tolist()))
-        for case in test.cases:
-            sent = [any(exposed[i] for i in g) for g in case.groups]
-            per_case.append(CaseFigures(any(sent), sum(sent) / len(sent), cost))
+    budget = Budget(max_tokens=ctx.budget)
+    held = cross_exposed(surf, cases, tokens, budget, folds)
+    per_case = [CaseFigures(r.hit, r.recall, float(r.tokens)) for r in held.fold_order()]
     exposed = choose(surf, cases, tokens, budget)
     kept = int((exposed & surf.candidate).sum())
     text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
@@ -261,7 +250,7 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
         ctx.catalog,
         ctx.tokens,
         ctx.cases,
-        DeferredBudget(max_tokens=ctx.budget),
+        Budget(max_tokens=ctx.budget),
         tokens_all=int(ctx.tokens.all),
         folds=ctx.folds,
         described=entry_descriptions(ctx.agent.agent),

@@ -39,6 +39,7 @@ import numpy as np
 
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
+from workbench.evaluate.budget import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
 from workbench.evaluate.metrics import Metrics
 from workbench.evaluate.sweep import (
     THRESHOLDS,
@@ -57,54 +58,12 @@ MARGIN = 3
 TOKEN_MARGIN = 0
 #: How much of the across-fold standard deviation of recall is taken off.
 VARIANCE_PENALTY = 0.5
-#: Robust recalls this close count as equal (then fewer tokens win).
-TIE_TOLERANCE = 0.001
-#: With no budget: at most this share of all tokens ...
-DEFAULT_SHARE = 0.30
-#: ... and the cheapest setting this close to the best recall there (the knee).
-KNEE_TOLERANCE = 0.02
 #: A tool the tuners that keep a set (kept loaded, exposed) may choose must be expected by at least
 #: this many training cases (or counted by the usage file): a tool one case named is that case's
 #: noise, not a pattern, and keeping it memorises the training cases.
 MIN_CASES = 2
 DEFAULT_FOLDS = 5
 FOLD_SEED = 20240607
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """Mean tokens sent per request the proposed setting may cost."""
-
-    max_tokens: int | None = None
-    min_reduction: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.max_tokens is not None and self.max_tokens < 0:
-            raise InputError("must be at least 0", field="--max-tokens")
-        if self.min_reduction is not None and not 0.0 <= self.min_reduction <= 1.0:
-            raise InputError("must be between 0 and 1", field="--min-reduction")
-
-    @property
-    def explicit(self) -> bool:
-        return self.max_tokens is not None or self.min_reduction is not None
-
-    def limit(self, tokens_all: int) -> float:
-        """The largest mean tokens sent allowed (the default share when no budget is given)."""
-        limits = [math.inf]
-        if self.max_tokens is not None:
-            limits.append(float(self.max_tokens))
-        if self.min_reduction is not None:
-            limits.append((1.0 - self.min_reduction) * tokens_all)
-        if not self.explicit:
-            limits.append(DEFAULT_SHARE * tokens_all)
-        return min(limits)
-
-    @property
-    def tolerance(self) -> float:
-        return TIE_TOLERANCE if self.explicit else KNEE_TOLERANCE
-
-    def to_json(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "min_reduction": self.min_reduction}
 
 
 def knee_text(tokens_all: float) -> str:

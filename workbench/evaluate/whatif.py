@@ -31,20 +31,23 @@ import numpy as np
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.models import Agent
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.diagnostics import Finding
+from workbench.evaluate.folds import Fold, cross_fit
 from workbench.evaluate.intervals import Interval, paired_difference
 from workbench.evaluate.metrics import Metrics, Progress, Ranker, TokenCounts
 from workbench.evaluate.runs import fixed_variants, score_methods, without
 from workbench.evaluate.sweep import (
     CaseScores,
     FloatArray,
+    MethodSweep,
     SweepResult,
     case_figures,
     pareto_front,
     sweep,
 )
-from workbench.evaluate.tuner import Budget, Choice, TuneOutcome, choose, fold_assignment, tune
+from workbench.evaluate.tuner import Choice, TuneOutcome, choose, fold_assignment, tune
 from workbench.search.embedders.resolve import (
     DEFAULT_MODEL,
     DEFAULT_OLLAMA_MODEL,
@@ -133,26 +136,30 @@ class _World:
     ) -> Held:
         """k-fold: choose on the other folds (with the variants those folds call for), measure
         on the fold left out; then the proposal, chosen on every fold."""
-        n = len(self.cases)
-        figures = {name: np.zeros(n) for name in ("recall", "hit", "tokens", "top1", "mrr")}
         by_method = {s.method: s for s in scores}
-        choices: list[Choice] = []
-        for held in range(self.n_folds):
-            train = [f for f in range(self.n_folds) if f != held]
+
+        def fit(fold: Fold) -> tuple[Choice, MethodSweep]:
+            train = [f for f in range(self.n_folds) if f != fold.index]
             sweeps = self.sweeps(scores, variants(train), usage, exclude)
             choice = choose(sweeps, train, self.budget)
-            choices.append(choice)
-            ms = sweeps[choice.sweep].methods[choice.method]
-            rows = np.flatnonzero(self.fold_of == held)
+            return choice, sweeps[choice.sweep].methods[choice.method]
+
+        def measure(chosen: tuple[Choice, MethodSweep], fold: Fold) -> list[tuple[float, ...]]:
+            (choice, ms), rows = chosen, np.asarray(fold.test, dtype=np.int64)
             got = case_figures(
                 by_method[choice.method], self.cases, self.tokens, ms.fixed, choice.top_k,
                 choice.threshold, rows,
             )  # fmt: skip
-            figures["recall"][rows] = got.recall
-            figures["hit"][rows] = got.hit
-            figures["tokens"][rows] = got.tokens
-            figures["top1"][rows] = ms.top1_case[rows]
-            figures["mrr"][rows] = ms.mrr_case[rows]
+            per_case = (got.recall, got.hit, got.tokens, ms.top1_case[rows], ms.mrr_case[rows])
+            return list(zip(*(figure.tolist() for figure in per_case), strict=True))
+
+        crossed = cross_fit(len(self.cases), self.n_folds, fit, measure)
+        columns = zip(*crossed.case_order(), strict=True)
+        names = ("recall", "hit", "tokens", "top1", "mrr")
+        figures = {
+            name: np.array(col, dtype=np.float64) for name, col in zip(names, columns, strict=True)
+        }
+        choices = [choice for choice, _ in crossed.settings]
         every = list(range(self.n_folds))
         sweeps = self.sweeps(scores, variants(every), usage, exclude)
         outcome = tune(sweeps, self.budget, self.n_folds, pareto_front(sweeps))

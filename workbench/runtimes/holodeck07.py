@@ -120,7 +120,8 @@ class HoloDeck07(Runtime):
         from workbench.config.writeback.allowlist import plan_allowlists
         from workbench.config.writeback.block import apply_plan
         from workbench.evaluate import evaluate, resolve_cases
-        from workbench.evaluate.allowlist import StaticBudget, allowlists, traps, tune_allowlist
+        from workbench.evaluate.allowlist import allowlists, traps, tune_allowlist
+        from workbench.evaluate.budget import Budget
         from workbench.evaluate.casesource import find_cases_source
         from workbench.runtimes.base import ConfigWrite
 
@@ -135,7 +136,7 @@ class HoloDeck07(Runtime):
         sent = evaluate(ws.engine, ws.catalog, ws.tokens, cases, request.setting, usage=usage)
         budget = round(sent.metrics.tokens_selected_mean)
         report = tune_allowlist(
-            ws.agent, ws.catalog, ws.tokens, cases, StaticBudget(max_tokens=budget), usage=usage
+            ws.agent, ws.catalog, ws.tokens, cases, Budget(max_tokens=budget), usage=usage
         )
         backend = report.surface.backend
         lists = allowlists(ws.catalog, report.surface, report.exposed)

@@ -128,14 +128,14 @@ class PizzaPi(Runtime):
             warn,
             with_runtime,
         )
-        from workbench.evaluate.deferred_tune import DeferredBudget
+        from workbench.evaluate.budget import Budget
         from workbench.runtimes.pizzapi_tune import tune_pizzapi
 
         if getattr(args, "usage", None):
             warn(
                 f"--usage has no effect on {self.name}: the servers kept loaded come from the cases"
             )
-        budget = DeferredBudget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
+        budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
         report = tune_pizzapi(
             ws.catalog,
             ws.tokens,
@@ -165,7 +165,7 @@ class PizzaPi(Runtime):
         return 0
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.deferred_tune import DeferredBudget
+        from workbench.evaluate.budget import Budget
         from workbench.evaluate.runtimes import ROUND_TRIP, CaseFigures, RuntimeRow
         from workbench.runtimes.pizzapi_tune import tune_pizzapi
 
@@ -173,7 +173,7 @@ class PizzaPi(Runtime):
             ctx.catalog,
             ctx.tokens,
             ctx.cases,
-            DeferredBudget(max_tokens=ctx.budget),
+            Budget(max_tokens=ctx.budget),
             tokens_all=int(ctx.tokens.all),
             folds=ctx.folds,
             queries=ctx.queries,
@@ -317,6 +317,7 @@ class PizzaPi(Runtime):
         return f"maxResults {s.max_results}, threshold {s.token_threshold:,}, {loaded}"
 
     def _json(self, report: PizzaReport, ws: Workspace, doc: dict[str, Any]) -> dict[str, Any]:
+        from workbench.evaluate.budget import SET_FIELDS
         from workbench.evaluate.tuner import gap
 
         return {
@@ -325,7 +326,7 @@ class PizzaPi(Runtime):
             "approximation": note(report.queries),
             "tokens": self.billing,
             "search_query": report.queries.to_json(),
-            "budget": report.budget.to_json(),
+            "budget": report.budget.to_json(SET_FIELDS),
             "setting": report.setting.to_json(),
             "loaded_servers": list(report.loaded),
             "mcp_chars": report.total_chars,

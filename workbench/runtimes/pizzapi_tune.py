@@ -20,7 +20,7 @@ threshold the catalog exceeds plus ``false`` on the servers kept loaded, or one 
 exceed plus ``true`` on the deferred ones (ties: the threshold nearest PizzaPi's 10,000).
 ``keepLoadedTools`` stays PizzaPi's default (true): a case is one message, and it only matters
 from a session's second turn. The rule is measured k-fold held-out (each fold's setting chosen
-on the other folds, as every tuner folds: :func:`~workbench.evaluate.tuner.fold_assignment`)
+on the other folds, as every tuner folds: :func:`~workbench.evaluate.folds.cross_fit`)
 and the proposal is chosen on every case.
 """
 
@@ -35,12 +35,14 @@ from typing import Any, cast
 import numpy as np
 
 from workbench.catalog.models import Catalog
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
-from workbench.evaluate.deferred_tune import DeferredBudget, covered, pick
+from workbench.evaluate.deferred_tune import covered, pick
+from workbench.evaluate.folds import Fold, cross_fit
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import MIN_CASES, fold_assignment
+from workbench.evaluate.tuner import MIN_CASES
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -243,9 +245,7 @@ def greedy_path(sets: Sets, case_ids: Sequence[int], cap: float) -> list[frozens
         path.append(loaded)
 
 
-def choose(
-    sets: Sets, case_ids: Sequence[int], budget: DeferredBudget, tokens_all: int
-) -> PizzaSetting:
+def choose(sets: Sets, case_ids: Sequence[int], budget: Budget, tokens_all: int) -> PizzaSetting:
     """The setting the budget asks for on ``case_ids``: every set on the greedy path at every
     ``maxResults``, picked by the budget's rule."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
@@ -263,7 +263,7 @@ def choose(
 @dataclass(frozen=True)
 class PizzaReport:
     setting: PizzaSetting
-    budget: DeferredBudget
+    budget: Budget
     heldout: Metrics
     insample: Metrics
     #: PizzaPi's defaults (tool search enabled, nothing else set).
@@ -288,7 +288,7 @@ def tune_pizzapi(
     catalog: Catalog,
     bill: TokenBill,
     cases: CaseSet,
-    budget: DeferredBudget,
+    budget: Budget,
     *,
     tokens_all: int,
     folds: int = 5,
@@ -302,24 +302,20 @@ def tune_pizzapi(
     if "pizzapi-sets" not in memo:
         memo["pizzapi-sets"] = Sets(catalog, bill, cases, queries)
     sets = cast("Sets", memo["pizzapi-sets"])
-    assignment = fold_assignment(len(items), folds)
 
-    def measured(setting: PizzaSetting, fold: int | None) -> list[CaseResult]:
-        key = ("pizzapi-measure", setting, folds, fold)
+    def measured(setting: PizzaSetting, fold: Fold | None) -> list[CaseResult]:
+        key = ("pizzapi-measure", setting, folds, None if fold is None else fold.index)
         if key not in memo:
-            on = items if fold is None else [items[c] for c in np.flatnonzero(assignment == fold)]
+            on = items if fold is None else [items[c] for c in fold.test]
             memo[key] = measure(setting, catalog, bill, on, queries)
         return cast("list[CaseResult]", memo[key])
 
     everyone = list(range(len(items)))
     chosen = choose(sets, everyone, budget, tokens_all)
-    pooled: list[CaseResult] = []
-    fold_settings = []
-    for fold in range(folds):
-        train = np.flatnonzero(assignment != fold).tolist()
-        setting = choose(sets, train, budget, tokens_all)
-        fold_settings.append(setting)
-        pooled += measured(setting, fold)
+    held = cross_fit(
+        len(items), folds, lambda fold: choose(sets, fold.train, budget, tokens_all), measured
+    )
+    pooled = held.fold_order()
     insample = aggregate(measured(chosen, None), tokens_all)
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
@@ -335,7 +331,7 @@ def tune_pizzapi(
         within,
         sets.total,
         tuple(loaded_servers(PizzaPiStrategy(catalog, bill, chosen.params), catalog)),
-        tuple(fold_settings),
+        held.settings,
         tuple(pooled),
         queries,
     )

@@ -24,8 +24,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import HoloTuneError
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.tuner import DEFAULT_FOLDS, Budget
+from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.runtime import RuntimeInfo
 from workbench.search.types import IntArray
