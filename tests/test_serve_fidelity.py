@@ -87,7 +87,9 @@ def test_the_real_command_over_stdio_answers_the_same(tmp_path: Path) -> None:
         *flags,
     )
     args = [str(dataset / "agent.yaml"), "--catalog", str(dataset / "catalog.json")]
-    args += ["--embedder", "none", *flags, "--pin", "math.factorial"]
+    pins = tmp_path / "pins.txt"  # a long list travels as a file (one name a line)
+    pins.write_text("# pinned\nmath.gcd\n")
+    args += ["--embedder", "none", *flags, "--pin", "math.factorial", "--pin-file", str(pins)]
 
     async def ask() -> tuple[list[str], list[list[str]], str]:
         with (tmp_path / "serve.err").open("w") as errlog:
@@ -101,7 +103,7 @@ def test_the_real_command_over_stdio_answers_the_same(tmp_path: Path) -> None:
                 return listing, found, text_of(call)
 
     listing, found, refusal = anyio.run(ask)
-    assert listing == ["bfcl-math.factorial", "search_tools", "call_tool"]
+    assert listing == ["bfcl-math.factorial", "bfcl-math.gcd", "search_tools", "call_tool"]
     assert found == [expected(q) for q in queries]
     assert all("bfcl-calculate_triangle_area" in names for names in found)  # always_include
     assert refusal.startswith("served from a snapshot: calls need the live servers")

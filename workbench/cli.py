@@ -463,6 +463,12 @@ def build_parser() -> Parsers:
         help="a tool listed with its full definition beside the two search tools, full or bare "
         "name (repeatable)",
     )
+    p.add_argument(
+        "--pin-file",
+        metavar="FILE",
+        help="pinned tools from a file: one name a line, or a tuner's --json output "
+        "(tune --runtime serve --json)",
+    )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: the address (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="http: the port (default 8000)")

@@ -48,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
     pins = list(args.pin or [])
+    if getattr(args, "pin_file", None):
+        from workbench.config.namesfile import read_names
+
+        pins += read_names(args.pin_file, "--pin-file")
     if args.catalog:
         anyio.run(serve_snapshot, snapshot_index(args, agent, setting), pins, transport)
         return 0
