@@ -18,6 +18,8 @@ class ConfigWriteScreen(WriteBackScreen):
     """The write-back dialog for ``plan``. ``original``: the file as the app read it, when the
     plan writes the agent file (a changed file then offers Reload)."""
 
+    TITLE = "Write {what} to {name}?"
+
     def __init__(self, plan: ConfigWrite, *, original: bytes | None = None) -> None:
         super().__init__(plan.path, ToolFiltering(), original=original)
         self.config = plan

@@ -72,6 +72,8 @@ class WriteBackScreen(ModalScreen[Result]):
     ]
     #: What is written, for the title.
     WHAT = "tool_filtering"
+    #: The title, formatted with :attr:`WHAT` and the file's name.
+    TITLE = "Write {what} back to {name}?"
 
     def __init__(
         self,
@@ -95,7 +97,8 @@ class WriteBackScreen(ModalScreen[Result]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="writeback-box"):
-            yield Static(f"Write {self.WHAT} back to {self.path.name}?", id="writeback-title")
+            title = self.TITLE.format(what=self.WHAT, name=self.path.name)
+            yield Static(title, id="writeback-title")
             yield Static("", id="writeback-warnings")
             with VerticalScroll(id="writeback-diff-scroll"):
                 yield Static("", id="writeback-diff")
