@@ -164,7 +164,7 @@ def test_a_choice_within_the_budget_is_within_it_held_out(ws: Workspace, max_tok
     of the cases each fold's choice never saw stays within it too."""
     cases = resolve_cases(load_cases(CASES), ws.catalog)
     tokens_all = int(ws.tokens.all)
-    budget = DeferredBudget(max_tokens=max_tokens)
+    budget = Budget(max_tokens=max_tokens)
     report = tune_pizzapi(ws.catalog, ws.tokens, cases, budget, tokens_all=tokens_all)
     if report.within_budget:
         assert report.insample.tokens_selected_mean <= max_tokens

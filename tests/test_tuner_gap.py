@@ -19,9 +19,10 @@ import pytest
 from workbench.catalog.enumerate import load_catalog
 from workbench.catalog.models import Catalog
 from workbench.config import load_agent
-from workbench.evaluate.allowlist import StaticBudget, tune_allowlist
+from workbench.evaluate.allowlist import tune_allowlist
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
-from workbench.evaluate.deferred_tune import DeferredBudget, entry_descriptions, tune_deferred
+from workbench.evaluate.deferred_tune import entry_descriptions, tune_deferred
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
 from workbench.workspace import Workspace, build_workspace
 
@@ -73,7 +74,7 @@ def test_the_static_allowlist_gap_is_at_most_five_points(
     live: tuple[Workspace, CaseSet], max_tokens: int | None
 ) -> None:
     ws, cases = live
-    report = tune_allowlist(ws.agent, ws.catalog, ws.tokens, cases, StaticBudget(max_tokens))
+    report = tune_allowlist(ws.agent, ws.catalog, ws.tokens, cases, Budget(max_tokens))
     assert report.surface.candidate.any()
     assert report.insample.hit - report.heldout.hit <= GAP
     assert report.insample.recall - report.heldout.recall <= GAP
@@ -89,7 +90,7 @@ def test_the_search_tool_gap_stays_small(live: tuple[Workspace, CaseSet], runtim
         ws.catalog,
         ws.tokens,
         cases,
-        DeferredBudget(max_tokens=9000),
+        Budget(max_tokens=9000),
         tokens_all=int(ws.tokens.all),
         described=entry_descriptions(ws.agent.agent),
         ranker=ws.engine,
@@ -123,7 +124,7 @@ def test_fastmcp_within_a_budget_is_within_it_held_out(
         ws.catalog,
         ws.tokens,
         cases,
-        DeferredBudget(max_tokens=max_tokens),
+        Budget(max_tokens=max_tokens),
         tokens_all=int(ws.tokens.all),
     )
     assert report.within_budget
