@@ -374,7 +374,8 @@ def test_apply_writes_once_then_keeps_a_backup_and_detection_follows(
     found = json.loads(capsys.readouterr().out)
     assert found["runtime"]["name"] == "fastmcp"
     assert found["setting"]["always_visible"] == tuned["always_visible"]
-    assert found["top_k"] == tuned["max_results"] == len(found["selected"])
+    # (the tuned transform may be the regex one, whose pattern this query does not match)
+    assert found["top_k"] == tuned["max_results"] >= len(found["selected"])
     assert main(tune) == 0
     assert "no change" in capsys.readouterr().err
     proxy.write_text(written.replace("max_results=", "max_results=9 or "))

@@ -158,6 +158,19 @@ def test_the_budget_is_honoured_or_said(ws: Workspace) -> None:
     assert not impossible.within_budget
 
 
+@pytest.mark.parametrize("max_tokens", [3_000, 5_000, 9_000])
+def test_a_choice_within_the_budget_is_within_it_held_out(ws: Workspace, max_tokens: int) -> None:
+    """The budget holds each setting's tokens on the costliest third of the cases, so the mean
+    of the cases each fold's choice never saw stays within it too."""
+    cases = resolve_cases(load_cases(CASES), ws.catalog)
+    tokens_all = int(ws.tokens.all)
+    budget = Budget(max_tokens=max_tokens)
+    report = tune_pizzapi(ws.catalog, ws.tokens, cases, budget, tokens_all=tokens_all)
+    if report.within_budget:
+        assert report.insample.tokens_selected_mean <= max_tokens
+        assert report.heldout.tokens_selected_mean <= max_tokens
+
+
 def test_tune_json_and_the_compare_row_are_the_same_held_out_figures(
     ws: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -69,8 +69,21 @@ def budget_lines(report: RuntimesReport) -> list[str]:
     return lines
 
 
+def gap_cell(row: RuntimeRow) -> str:
+    """The row's in-sample minus held-out hit and recall (blank when the row has none)."""
+    g = row.gap
+    return "" if g is None else f"{g['hit']:+.3f} {g['recall']:+.3f}"
+
+
 def table(report: RuntimesReport, ws: Workspace) -> str:
-    header = ("runtime", "tuned setting", "hit (95% CI)", "recall (95% CI)", "tokens (95% CI)")
+    header = (
+        "runtime",
+        "tuned setting",
+        "hit (95% CI)",
+        "recall (95% CI)",
+        "tokens (95% CI)",
+        "gap hit recall",
+    )
     body = []
     for row in report.rows:
         ci = row.ci()
@@ -81,6 +94,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
                 f"{row.hit:.3f} {_interval(*ci['hit'], '.3f')}",
                 f"{row.recall:.3f} {_interval(*ci['recall'], '.3f')}",
                 f"{row.tokens:,.0f} {_interval(*ci['tokens'], ',.0f')} {budget_mark(row)}",
+                gap_cell(row),
             )
         )
     lines = [
@@ -91,6 +105,10 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
     ]
     lines.append("95% CI: Wilson for hit, bootstrap (2,000 resamples) for recall and tokens")
     lines.append("tokens: tool tokens per task (one user message)")
+    lines.append(
+        "gap: the tuner's in-sample hit and recall (its proposal on the cases it was chosen on) "
+        "minus the held-out ones"
+    )
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
     return "\n".join(lines) + "\n"

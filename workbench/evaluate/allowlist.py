@@ -33,7 +33,7 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.folds import CrossFit, cross_fit
 from workbench.evaluate.metrics import CaseResult, TokenCounts, tokens_sent
-from workbench.evaluate.tuner import MIN_CASES
+from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
 from workbench.search.types import IntArray
 
 Backend = Literal["openai-agents", "claude"]
@@ -161,13 +161,14 @@ def choose(
     tokens: TokenCounts,
     budget: Budget,
     usage: IntArray | None = None,
+    recurrence: Recurrence = AT_LEAST_MIN,
 ) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """The exposed set (fixed tools plus the chosen candidates) for ``cases`` within ``budget``.
 
-    Greedy on recall gained per token, among the candidates that can recur (expected by at least
-    :data:`~workbench.evaluate.tuner.MIN_CASES` cases, or counted by the usage file); a candidate
-    that no longer fits is skipped (a cheaper one may); stops at the hit target when there is
-    one, or when nothing left gains anything.
+    Greedy on recall gained per token, among the candidates that can recur (expected by as many
+    cases as ``recurrence`` asks, or counted by the usage file); a candidate that no longer fits
+    is skipped (a cheaper one may); stops at the hit target when there is one, or when nothing
+    left gains anything.
     """
     per_tool = np.asarray(tokens.per_tool, dtype=np.float64)
     exposed = surf.fixed.copy()
@@ -180,7 +181,7 @@ def choose(
     expected_by = np.zeros(len(per_tool), dtype=np.int64)
     for case in cases.cases:
         expected_by[sorted({i for group in case.groups for i in group})] += 1
-    recurs = (expected_by >= MIN_CASES) | (weight > 0)
+    recurs = (expected_by >= recurrence.need(len(cases))) | (weight > 0)
     while True:
         if budget.min_hit is not None and _hit(exposed, cases) >= budget.min_hit:
             break
@@ -238,8 +239,9 @@ def tune_allowlist(
 ) -> AllowlistReport:
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
     surf = surface(agent, catalog)
-    exposed = choose(surf, cases, tokens, budget, usage)
-    held = cross_exposed(surf, cases, tokens, budget, folds, usage)
+    recurrence = Recurrence.of(len(cases), folds)
+    exposed = choose(surf, cases, tokens, budget, usage, recurrence)
+    held = cross_exposed(surf, cases, tokens, budget, folds, usage, recurrence)
     heldout = pooled([static_metrics(results, tokens) for results in held.measured], tokens)
     sizes = [len(fold.test) for fold in held.folds]
     insample = measure(exposed, cases, tokens)
@@ -259,12 +261,13 @@ def cross_exposed(
     budget: Budget,
     folds: int,
     usage: IntArray | None = None,
+    recurrence: Recurrence = AT_LEAST_MIN,
 ) -> CrossFit[Exposed, CaseResult]:
     """The exposed set chosen on each fold's other folds, and its held-out cases' results."""
     return cross_fit(
         len(cases),
         folds,
-        lambda fold: choose(surf, cases.subset(fold.train), tokens, budget, usage),
+        lambda fold: choose(surf, cases.subset(fold.train), tokens, budget, usage, recurrence),
         lambda exposed, fold: measure_cases(exposed, cases.subset(fold.test), tokens),
     )
 

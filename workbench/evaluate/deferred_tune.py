@@ -52,7 +52,7 @@ from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import MIN_CASES
+from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
 from workbench.runtimes import get_runtime
 from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
@@ -209,6 +209,14 @@ class _Proxy:
     fixed: float  # the search tool, extra and func_end: every request
     #: Whether a loaded tool still takes a result's place (the index holds it too).
     holds_loaded: bool = False
+    #: What each tool adds to the request after the search when the search returns it (None:
+    #: its definition, ``per_tool``; FastMCP's search returns JSON text).
+    found_tokens: np.ndarray[Any, np.dtype[np.float64]] | None = None
+
+    def found_cost(self, found: Sequence[int]) -> float:
+        """The tokens the tools a search returned add to the request after it."""
+        costs = self.per_tool if self.found_tokens is None else self.found_tokens
+        return float(costs[list(found)].sum())
 
     @classmethod
     def build(
@@ -228,7 +236,8 @@ class _Proxy:
         orders = [engine.ranking(queries.query(c.query, variant))[0][:WINDOW] for c in items]
         per_tool = np.asarray(bill.per_tool, dtype=np.float64)
         holds = plugin is not None and plugin.index_holds_loaded
-        return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead), holds)
+        found = None if plugin is None else plugin.found_tokens(catalog, bill)
+        return cls(orders, per_tool, float(engine.meta_tokens + bill.overhead), holds, found)
 
 
 def _found(order: IntArray, loaded: Mask, k: int, holds_loaded: bool = False) -> list[int]:
@@ -268,19 +277,22 @@ def _case(proxy: _Proxy, case: ResolvedCase, order: IntArray, loaded: Mask, k: i
     if covered(case, loaded):
         return [], 1.0, 0.0, False
     found = _found(order, loaded, k, proxy.holds_loaded)
-    return found, _recall(case, loaded, found), float(proxy.per_tool[found].sum()), True
+    return found, _recall(case, loaded, found), proxy.found_cost(found), True
 
 
 def recurs(
-    unit: Sequence[int], expects: Mapping[int, set[int]], weight: np.ndarray[Any, Any]
+    unit: Sequence[int],
+    expects: Mapping[int, set[int]],
+    weight: np.ndarray[Any, Any],
+    need: int = MIN_CASES,
 ) -> bool:
     """Whether ``unit`` can recur beyond the training cases: its tools are expected by at least
-    :data:`MIN_CASES` of them together (a whole server counts its tools' cases), or the usage
-    file counts one of them."""
+    ``need`` of them together (a whole server counts its tools' cases), or the usage file counts
+    one of them."""
     cases: set[int] = set()
     for i in unit:
         cases |= expects.get(i, set())
-    return len(cases) >= MIN_CASES or any(weight[i] > 0 for i in unit)
+    return len(cases) >= need or any(weight[i] > 0 for i in unit)
 
 
 def greedy_path(
@@ -293,10 +305,12 @@ def greedy_path(
     cap: float,
     usage: IntArray | None = None,
     extra: int = 0,
+    recurrence: Recurrence = AT_LEAST_MIN,
 ) -> list[PathPoint]:
     """Loaded sets from nothing upwards. Each step loads a unit that saves tokens per task (a
     case the loaded set covers saves its search round trip), the most saving first, else the
-    unit with the most recall per token added; a step that adds tokens stops at ``cap``."""
+    unit with the most recall per token added; a step that adds tokens stops at ``cap``. Only
+    units that recur (:func:`recurs`, as many cases as ``recurrence`` asks) are loaded."""
     size = proxy.per_tool.shape[0]
     loaded = np.zeros(size, dtype=np.bool_)
     cases = [items[c] for c in case_ids]
@@ -315,7 +329,8 @@ def greedy_path(
         for group in case.groups:
             for i in group:
                 expects.setdefault(i, set()).add(c)
-    hot = [u for u in units_ if recurs(u, expects, weight)]
+    need = recurrence.need(len(cases))
+    hot = [u for u in units_ if recurs(u, expects, weight, need)]
     base = proxy.fixed + extra
     loaded_tok = 0.0
 
@@ -444,6 +459,7 @@ def _choose(
     usage: IntArray | None,
     extra: int,
     results: Sequence[int],
+    recurrence: Recurrence = AT_LEAST_MIN,
 ) -> PathPoint:
     """The setting the rule picks from ``case_ids``. For each variant and result count, the
     greedy path on every one of them; the rule picks a variant and a result count on them, then
@@ -452,7 +468,9 @@ def _choose(
     their word alone, and the figures the budget reads at the cut are held-out ones."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
     paths = {
-        (variant, k): greedy_path(proxy, items, case_ids, units_, variant, k, cap, usage, extra)
+        (variant, k): greedy_path(
+            proxy, items, case_ids, units_, variant, k, cap, usage, extra, recurrence
+        )
         for variant, proxy in proxies.items()
         for k in results
     }
@@ -468,7 +486,9 @@ def _choose(
     for fold in folds_of(len(case_ids), INNER_FOLDS):
         train = [case_ids[j] for j in fold.train]
         test = [case_ids[j] for j in fold.test]
-        trained = greedy_path(proxy, items, train, units_, variant, k, cap, usage, extra)
+        trained = greedy_path(
+            proxy, items, train, units_, variant, k, cap, usage, extra, recurrence
+        )
         for step in range(len(path)):
             loaded = trained[min(step, len(trained) - 1)].setting.loaded
             sums[step] += _held_out(proxy, items, test, loaded, k, extra)
@@ -537,7 +557,8 @@ def tune_deferred(
     proxies = {v: proxy(v) for v in plugin.variants_for(ranker)}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
-    rule = (units_, budget, tokens_all, usage, extra, plugin.results)
+    recurrence = Recurrence.of(len(items), folds)
+    rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence)
     chosen = _choose(proxies, items, everyone, *rule)
     held = cross_fit(
         len(items),

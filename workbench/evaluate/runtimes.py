@@ -34,7 +34,7 @@ import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
-from workbench.evaluate.allowlist import Surface, choose, cross_exposed, surface
+from workbench.evaluate.allowlist import Surface, choose, cross_exposed, measure, surface
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import entry_descriptions, search_tool, tune_deferred
@@ -51,7 +51,7 @@ from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.evaluate.tuner import DEFAULT_FOLDS, Recurrence, gap
 from workbench.runtimes import all_runtimes
 from workbench.tokens import TokenTable
 
@@ -60,6 +60,14 @@ T = TypeVar("T")
 
 #: How the deferred rows' tokens differ from a request's, in words (the rows' note).
 ROUND_TRIP = "a task the loaded tools do not cover takes two requests (the search, then the call)"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Hit and recall (a row's in-sample figures)."""
+
+    hit: float
+    recall: float
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,8 @@ class RuntimeRow:
     budget: int | None = None
     #: Whether its tuner found a setting within ``budget`` (False: its cheapest point, over it).
     within: bool = True
+    #: The proposal's hit and recall on every case, the cases it was chosen on (None: not given).
+    insample: tuple[float, float] | None = None
 
     @property
     def over(self) -> bool:
@@ -103,6 +113,13 @@ class RuntimeRow:
     def tokens(self) -> float:
         return float(np.mean([c.tokens for c in self.cases])) if self.cases else 0.0
 
+    @property
+    def gap(self) -> dict[str, float] | None:
+        """In-sample minus held-out hit and recall (:func:`workbench.evaluate.tuner.gap`)."""
+        if self.insample is None:
+            return None
+        return gap(Figures(*self.insample), self)
+
     def ci(self) -> dict[str, Interval]:
         return {
             "hit": wilson(sum(c.hit for c in self.cases), len(self.cases)),
@@ -121,6 +138,7 @@ class RuntimeRow:
             "note": self.note,
             "budget": self.budget,
             "within_budget": self.within,
+            "gap": self.gap,
         }
 
 
@@ -220,7 +238,8 @@ def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
     s = outcome.setting
     text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
     within = outcome.choice.within_budget
-    return RuntimeRow(name, text, s.block(), tuple(per_case), None, ctx.budget, within)
+    insample = (outcome.insample.hit, outcome.insample.recall)
+    return RuntimeRow(name, text, s.block(), tuple(per_case), None, ctx.budget, within, insample)
 
 
 def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -233,14 +252,18 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
         surf = Surface(surf.backend, mcp, ~mcp)
         note = "the catalog's servers taken as the agent's MCP entries"
     budget = Budget(max_tokens=ctx.budget)
-    held = cross_exposed(surf, cases, tokens, budget, folds)
+    recurrence = Recurrence.of(len(cases), folds)
+    held = cross_exposed(surf, cases, tokens, budget, folds, recurrence=recurrence)
     per_case = [CaseFigures(r.hit, r.recall, float(r.tokens)) for r in held.fold_order()]
-    exposed = choose(surf, cases, tokens, budget)
+    exposed = choose(surf, cases, tokens, budget, recurrence=recurrence)
     kept = int((exposed & surf.candidate).sum())
     text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
     cost = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
     within = ctx.budget is None or cost <= ctx.budget
-    return RuntimeRow(name, text, {"exposed": kept}, tuple(per_case), note, ctx.budget, within)
+    fit = measure(exposed, cases, tokens)
+    params = {"exposed": kept}
+    insample = (fit.hit, fit.recall)
+    return RuntimeRow(name, text, params, tuple(per_case), note, ctx.budget, within, insample)
 
 
 def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -263,7 +286,9 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
     figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
     note = f"{search_tool(name).figures_note(ctx.queries)}; {ROUND_TRIP}"
     within = report.within_budget
-    return RuntimeRow(name, text, s.to_json(ctx.catalog), figures, note, ctx.budget, within)
+    insample = (report.insample.hit, report.insample.recall)
+    params = s.to_json(ctx.catalog)
+    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample)
 
 
 def compare_runtimes(

@@ -90,6 +90,36 @@ class Choice:
         return sweeps[self.sweep].setting(self.method, self.top_k, self.threshold)
 
 
+@dataclass(frozen=True, slots=True)
+class Recurrence:
+    """How many training cases must expect a tool before a tuner that keeps a set may keep it:
+    :data:`MIN_CASES`, or a share of the cases the choice is made on.
+
+    The share (:meth:`of`) is :data:`MIN_CASES` per case of the k-fold's largest training set:
+    two cases in every training set, and the same share of all the cases for the proposal (3 of
+    94 with 5 folds). A bar fixed in cases is lower, relative to the cases, when the proposal is
+    chosen on all of them than when a fold is: a tool the proposal keeps on two cases' word is
+    kept by no training set that lacks one of them, so its in-sample recall is never seen
+    held-out (the gap). Proportional, the proposal keeps what the training sets keep.
+    """
+
+    share: float = 0.0
+
+    def need(self, cases: int) -> int:
+        """The fewest of ``cases`` training cases that must expect a tool."""
+        return max(MIN_CASES, math.ceil(self.share * cases - 1e-9))
+
+    @classmethod
+    def of(cls, cases: int, folds: int) -> Recurrence:
+        """The bar for a k-fold of ``cases`` cases in ``folds`` folds (module docstring)."""
+        train = cases - cases // folds
+        return cls(MIN_CASES / max(train, 1))
+
+
+#: :data:`MIN_CASES` whatever the number of cases (a choice made outside a k-fold).
+AT_LEAST_MIN = Recurrence()
+
+
 def fold_assignment(cases: int, folds: int, seed: int = FOLD_SEED) -> IntArray:
     """``out[c]``: the fold of case ``c``: a seeded shuffle dealt round-robin (deterministic)."""
     if folds < 2:

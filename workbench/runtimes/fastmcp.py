@@ -133,6 +133,21 @@ class FastMCP(SearchToolRuntime):
     ) -> SearchEngine:
         return _Billed.of(self.strategy(catalog, bill, setting), catalog, bill)
 
+    def found_tokens(self, catalog: Catalog, bill: TokenBill) -> FloatArray | None:
+        """A found tool reaches the model as ``search_tools``' JSON text (its ``list_tools``
+        definition under the proxy's name), which the engine bills as text: so is it billed here
+        (each tool's own JSON array; a search's results share one array, a token or two less)."""
+        import numpy as np
+
+        from workbench.search.strategies.base import text_tokens
+        from workbench.search.strategies.fastmcp import proxied_tools, result_text
+
+        out = np.asarray(bill.per_tool, dtype=np.float64).copy()
+        for tool in proxied_tools(catalog):
+            if tool.index is not None:
+                out[tool.index] = text_tokens(bill, result_text([tool]))
+        return out
+
     def strategy(
         self, catalog: Catalog, bill: TokenBill, setting: DeferredSetting
     ) -> FastMCPStrategy:

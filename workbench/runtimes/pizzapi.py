@@ -188,6 +188,7 @@ class PizzaPi(Runtime):
             f"{note(ctx.queries)}; {ROUND_TRIP}",
             ctx.budget,
             report.within_budget,
+            (report.insample.hit, report.insample.recall),
         )
 
     # --------------------------------------------------------------------------------- writer

@@ -11,17 +11,20 @@ searches and a second request carries those tools, the tools the search loaded a
 What decides a request is which MCP servers are deferred: PizzaPi defers every server once the
 MCP tools' characters exceed ``tokenThreshold``, but a server's ``deferLoading`` forces it either
 way. The tuner grows the set of servers kept loaded greedily (:func:`greedy_path`: the server
-that saves the most tokens per task, else the most recall per token added, within the cap),
+that saves the most tokens per task, else the most recall per token added, within the cap;
+only a server enough training cases expect: :class:`~workbench.evaluate.tuner.Recurrence`),
 with the steps taken at PizzaPi's default ``maxResults``; every setting on the path is then
 measured at ``maxResults`` 1 to 10 and the budget picks one (:func:`~workbench.evaluate.
 deferred_tune.pick`: the fewest tokens reaching ``--min-hit``, else the knee within
-``--max-tokens``). A chosen set is written with the fewest ``deferLoading`` overrides: a
-threshold the catalog exceeds plus ``false`` on the servers kept loaded, or one it does not
-exceed plus ``true`` on the deferred ones (ties: the threshold nearest PizzaPi's 10,000).
-``keepLoadedTools`` stays PizzaPi's default (true): a case is one message, and it only matters
-from a session's second turn. The rule is measured k-fold held-out (each fold's setting chosen
-on the other folds, as every tuner folds: :func:`~workbench.evaluate.folds.cross_fit`)
-and the proposal is chosen on every case.
+``--max-tokens``); with ``--max-tokens`` a point's tokens are those of the costliest third of
+the cases (an inner 3-fold), so the budget holds on new cases, not only on the average of the
+cases the choice was made on. A chosen set is written with
+the fewest ``deferLoading`` overrides: a threshold the catalog exceeds plus ``false`` on the
+servers kept loaded, or one it does not exceed plus ``true`` on the deferred ones (ties: the
+threshold nearest PizzaPi's 10,000). ``keepLoadedTools`` stays PizzaPi's default (true): a
+case is one message, and it only matters from a session's second turn. The rule is measured
+k-fold held-out (each fold's setting chosen on the other folds, as every tuner folds:
+:func:`~workbench.evaluate.folds.cross_fit`) and the proposal is chosen on every case.
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ from workbench.catalog.models import Catalog
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
-from workbench.evaluate.deferred_tune import covered, pick
-from workbench.evaluate.folds import Fold, cross_fit
+from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
+from workbench.evaluate.folds import Fold, cross_fit, folds_of
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import MIN_CASES
+from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -210,15 +213,19 @@ class Sets:
 MAX_CANDIDATES = 6
 
 
-def greedy_path(sets: Sets, case_ids: Sequence[int], cap: float) -> list[frozenset[str]]:
-    """Sets of servers kept loaded, from none upwards (module doc), at ``STEP_RESULTS``."""
+def greedy_path(
+    sets: Sets, case_ids: Sequence[int], cap: float, recurrence: Recurrence = AT_LEAST_MIN
+) -> list[frozenset[str]]:
+    """Sets of servers kept loaded, from none upwards (module doc), at ``STEP_RESULTS``; only
+    servers as many of ``case_ids`` expect as ``recurrence`` asks are tried."""
     expecting: dict[str, set[int]] = {}
     for c in case_ids:
         for group in sets.items[c].groups:
             for i in group:
                 expecting.setdefault(sets.catalog.tools[i].plugin, set()).add(c)
     # a server only the training cases' one-offs need is not kept loaded (it would not recur)
-    recurring = [s for s in sets.servers if len(expecting.get(s, ())) >= MIN_CASES]
+    need = recurrence.need(len(case_ids))
+    recurring = [s for s in sets.servers if len(expecting.get(s, ())) >= need]
     # the most recurring first, at most MAX_CANDIDATES: each trial runs every case through the
     # engine, and a server few cases need rarely pays for its tokens on every request
     recurring.sort(key=lambda s: -len(expecting[s]))
@@ -245,16 +252,44 @@ def greedy_path(sets: Sets, case_ids: Sequence[int], cap: float) -> list[frozens
         path.append(loaded)
 
 
-def choose(sets: Sets, case_ids: Sequence[int], budget: Budget, tokens_all: int) -> PizzaSetting:
+def choose(
+    sets: Sets,
+    case_ids: Sequence[int],
+    budget: Budget,
+    tokens_all: int,
+    recurrence: Recurrence = AT_LEAST_MIN,
+) -> PizzaSetting:
     """The setting the budget asks for on ``case_ids``: every set on the greedy path at every
-    ``maxResults``, picked by the budget's rule."""
+    ``maxResults``, picked by the budget's rule on their figures; with ``--max-tokens`` a
+    point's tokens are the most any third of the cases costs on average (:func:`costliest`): a
+    server kept loaded costs every request and whether a case searches varies from one set of
+    cases to the next, so a choice just within the budget on its cases is often above it on new
+    ones."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
-    points = [
-        sets.point(loaded, k, case_ids)
-        for loaded in greedy_path(sets, case_ids, cap)
+    grid = [
+        (loaded, k)
+        for loaded in greedy_path(sets, case_ids, cap, recurrence)
         for k in GRID_MAX_RESULTS
     ]
-    return points[pick(points, budget, tokens_all)].setting
+    points = [sets.point(loaded, k, case_ids) for loaded, k in grid]
+    if budget.max_tokens is None:
+        return points[pick(points, budget, tokens_all)].setting
+    held = [
+        dataclasses.replace(point, tokens=costliest(sets, loaded, k, case_ids))
+        for point, (loaded, k) in zip(points, grid, strict=True)
+    ]
+    return points[pick(held, budget, tokens_all)].setting
+
+
+def costliest(sets: Sets, loaded: frozenset[str], k: int, case_ids: Sequence[int]) -> float:
+    """The most tokens per task ``loaded`` kept loaded at ``maxResults`` ``k`` costs on average
+    over ``case_ids`` or any of their :data:`~workbench.evaluate.deferred_tune.INNER_FOLDS`
+    folds (all of them below twice as many cases)."""
+    every = sets.point(loaded, k, case_ids).tokens
+    if len(case_ids) < 2 * INNER_FOLDS:
+        return every
+    parts = [[case_ids[j] for j in fold.test] for fold in folds_of(len(case_ids), INNER_FOLDS)]
+    return max(every, *(sets.point(loaded, k, part).tokens for part in parts))
 
 
 # ---------------------------------------------------------------------------------- the tuner
@@ -311,9 +346,13 @@ def tune_pizzapi(
         return cast("list[CaseResult]", memo[key])
 
     everyone = list(range(len(items)))
-    chosen = choose(sets, everyone, budget, tokens_all)
+    recurrence = Recurrence.of(len(items), folds)
+    chosen = choose(sets, everyone, budget, tokens_all, recurrence)
     held = cross_fit(
-        len(items), folds, lambda fold: choose(sets, fold.train, budget, tokens_all), measured
+        len(items),
+        folds,
+        lambda fold: choose(sets, fold.train, budget, tokens_all, recurrence),
+        measured,
     )
     pooled = held.fold_order()
     insample = aggregate(measured(chosen, None), tokens_all)

@@ -123,6 +123,11 @@ class SearchToolRuntime(Runtime):
 
         return AnthropicStrategy(catalog, bill, setting.params(catalog))
 
+    def found_tokens(self, catalog: Catalog, bill: TokenBill) -> FloatArray | None:
+        """What each catalog tool adds to the request after a search that returns it, as the
+        tuner's greedy bills it (None: its definition, what the provider's search loads)."""
+        return None
+
     def tuner_notes(self, ws: Workspace) -> list[str]:
         """What ``tune`` says on stderr before its report (what its figures cannot cover)."""
         return []
