@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from textual.pilot import Pilot
 from tui_helpers import research_app, runtime_app, shown
 
 from workbench.runtimes.registry import all_runtimes
@@ -33,6 +35,14 @@ def _agent(tmp_path: Path) -> Path:
     return agent
 
 
+async def _write(pilot: Pilot[Any], *before: str) -> None:
+    """``before``'s keys, then ctrl+s, the plan's worker and the dialog."""
+    await pilot.press(*before, "ctrl+s")
+    await settle(pilot)
+    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
+
+
 def test_every_search_tool_runtime_with_a_file_is_covered() -> None:
     assert {"claude-code", "argus", "pizzapi", "fastmcp", "serve"} <= set(WRITERS)
 
@@ -47,10 +57,7 @@ async def test_write_plans_shows_and_writes_the_runtimes_file(
     app = runtime_app(agent, runtime=name)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "ctrl+s")
-        await settle(pilot)
-        await app.workers.wait_for_complete()
-        await settle(pilot)
+        await _write(pilot, "tab")
         dialog = app.screen
         assert isinstance(dialog, ConfigWriteScreen), type(dialog)
         plan = dialog.config
@@ -80,18 +87,12 @@ async def test_write_keeps_a_backup_and_escape_writes_nothing(tmp_path: Path) ->
     app = runtime_app(agent, runtime="serve")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "ctrl+s")
-        await settle(pilot)
-        await app.workers.wait_for_complete()
-        await settle(pilot)
+        await _write(pilot, "tab")
         assert isinstance(app.screen, ConfigWriteScreen)
         await pilot.press("escape")
         await settle(pilot)
         assert mcp_json.read_bytes() == old
-        await pilot.press("ctrl+s")
-        await settle(pilot)
-        await app.workers.wait_for_complete()
-        await settle(pilot)
+        await _write(pilot)
         assert isinstance(app.screen, ConfigWriteScreen)
         await pilot.press("y")
         await settle(pilot)

@@ -80,20 +80,22 @@ def show_and_write(
 def write_plan(
     plan: WritePlan | AllowlistPlan, *, unchanged: str, written: str, to_stdout: bool
 ) -> None:
-    """A tuner's ``--apply`` of a plan for the agent YAML: its warnings, then
-    ``PATH: no change (UNCHANGED)`` on stderr, or :func:`show_and_write` with a backup kept."""
-    for message in plan.warnings:
-        warn(message)
-    if not plan.changed:
-        _status(f"{plan.path}: no change ({unchanged})")
-        return
-    show_and_write(
+    """A tuner's ``--apply`` of a plan for the agent YAML, as :func:`show_config_write` writes
+    every plan (a backup kept)."""
+    from workbench.runtimes.base import ConfigWrite
+
+    config = ConfigWrite(
         plan.path,
         plan.diff,
+        plan.changed,
         lambda: apply_plan(plan, backup=True),
-        to_stdout=to_stdout,
+        what=str(plan.path),
         written=written,
+        unchanged=unchanged,
+        warnings=tuple(plan.warnings),
+        no_backup="no backup kept",
     )
+    show_config_write(config, to_stdout=to_stdout)
 
 
 def show_config_write(plan: ConfigWrite, *, to_stdout: bool) -> None:
