@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from workbench.runtimes import all_runtimes, default_runtime, get_runtime, runtime_names
 from workbench.runtimes.base import SOURCES, Change, Probe, Runtime, Source
-from workbench.runtimes.holodeck_versions import PACKAGE, installed_holodeck
+from workbench.runtimes.holodeck_versions import PACKAGE, installed_holodeck, installed_version
 from workbench.runtimes.holodeck_versions import find_pin as _find_pin
 from workbench.runtimes.holodeck_versions import spec_generation as _spec_generation
 
@@ -92,12 +91,7 @@ def detect_runtime(
         return RuntimeInfo(parse_runtime(explicit), "--runtime", "flag")
 
     def version(dist: str) -> str | None:
-        if dist == PACKAGE:
-            return installed()
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
+        return installed() if dist == PACKAGE else installed_version(dist)
 
     probe = Probe(Path(agent_path), data, version)
     best: tuple[int, int, RuntimeInfo] | None = None

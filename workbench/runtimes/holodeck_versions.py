@@ -35,12 +35,18 @@ def generation_of(version: Version) -> Generation:
     return "0.7" if version >= FIRST_07 else "0.6"
 
 
-def installed_holodeck() -> str | None:
-    """The version of ``holodeck-ai`` installed beside holo-tune, None when it is not."""
+def installed_version(dist: str) -> str | None:
+    """The version of the distribution ``dist`` installed beside holo-tune, None when it is
+    not."""
     try:
-        return metadata.version(PACKAGE)
+        return metadata.version(dist)
     except metadata.PackageNotFoundError:
         return None
+
+
+def installed_holodeck() -> str | None:
+    """The version of ``holodeck-ai`` installed beside holo-tune, None when it is not."""
+    return installed_version(PACKAGE)
 
 
 def holodeck_evidence(probe: Probe) -> tuple[Generation, Evidence] | None:

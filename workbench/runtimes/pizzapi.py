@@ -295,11 +295,12 @@ class PizzaPi(Runtime):
         ``$PIZZAPI_CONFIG`` or ``~/.pizzapi/config.json``."""
         from dataclasses import replace
 
-        from workbench.search.selection import match_always_include
+        from workbench.search.selection import always_included
 
         ws = request.ws
-        found = (match_always_include(ws.catalog, e) for e in request.setting.always_include)
-        kept = {ws.catalog.tools[i] for i in found if i is not None}
+        kept = [
+            ws.catalog.tools[i] for i in always_included(ws.catalog, request.setting.always_include)
+        ]
         setting = self.kept_setting(ws.agent, ws.catalog, {t.full_name for t in kept})
         plan = self.config_write(ws, config_path(argparse.Namespace()), setting)
         loaded = ", ".join(sorted({t.plugin for t in kept if t.kind == "mcp"})) or "none"

@@ -255,10 +255,9 @@ class SearchToolRuntime(Runtime):
         """The knobs' setting as this runtime's: the tools ``always_include`` names kept loaded,
         the first variant, the default results per search."""
         from workbench.evaluate.deferred_tune import DeferredSetting
-        from workbench.search.selection import match_always_include
+        from workbench.search.selection import always_included
 
-        found = (match_always_include(ws.catalog, entry) for entry in setting.always_include)
-        loaded = tuple(sorted({i for i in found if i is not None}))
+        loaded = tuple(always_included(ws.catalog, setting.always_include))
         return DeferredSetting(self.variants[0], self.default_results, loaded)
 
     def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:

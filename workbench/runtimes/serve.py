@@ -342,22 +342,13 @@ def _is_07(agent: AgentConfig) -> bool:
     """A HoloDeck 0.7 agent (serve is then its one MCP entry): the YAML says so (an ``openai:``
     block), or the installed ``holodeck-ai`` or a pin beside the agent does, as runtime
     detection reads them."""
-    from importlib import metadata
-
     from workbench.config.loader import GENERATION_0_7
     from workbench.runtimes.base import Probe
-    from workbench.runtimes.holodeck_versions import holodeck_evidence
+    from workbench.runtimes.holodeck_versions import holodeck_evidence, installed_version
 
     if agent.generation == GENERATION_0_7:
         return True
-
-    def installed(dist: str) -> str | None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    found = holodeck_evidence(Probe(Path(agent.path), agent.data, installed))
+    found = holodeck_evidence(Probe(Path(agent.path), agent.data, installed_version))
     return found is not None and found[0] == "0.7"
 
 

@@ -74,6 +74,13 @@ def match_always_include(catalog: Catalog, entry: str) -> int | None:
     return _names(catalog).match(entry)
 
 
+def always_included(catalog: Catalog, entries: Iterable[str]) -> list[int]:
+    """The catalog indices the ``always_include`` entries pick, in catalog order (entries that
+    match no tool are left out)."""
+    found = (match_always_include(catalog, entry) for entry in entries)
+    return sorted({i for i in found if i is not None})
+
+
 def ranked(ranking: Ranking, catalog: Catalog, limit: int | None = None) -> list[tuple[str, float]]:
     """``[(full_name, score)]`` best first in the runtime's tie order (the first ``limit``)."""
     order = ranking.order if limit is None else ranking.order[: max(0, limit)]

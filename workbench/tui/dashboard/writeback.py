@@ -23,7 +23,7 @@ from workbench.config.servers import as_fronted
 from workbench.config.writeback.render import render_block_text
 from workbench.errors import HoloTuneError, InputError
 from workbench.runtime import check_writable
-from workbench.search.selection import match_always_include
+from workbench.search.selection import always_included
 from workbench.tui.dashboard.runtime import instead
 from workbench.tui.dashboard.runtime_write import RuntimeWrite
 from workbench.tui.dashboard.state import LabState
@@ -55,8 +55,8 @@ class WriteBack:
             self.host.notify("The catalog is still loading.", title=f"export {runtime.name}")
             return
         ws = lab.workspace
-        found = (match_always_include(ws.catalog, e) for e in self.state.setting.always_include)
-        kept = {ws.catalog.tools[i].full_name for i in found if i is not None}
+        found = always_included(ws.catalog, self.state.setting.always_include)
+        kept = {ws.catalog.tools[i].full_name for i in found}
         try:
             config = runtime.plugin.tool_config(ws.agent, ws.catalog, kept)
         except HoloTuneError as err:
