@@ -4,9 +4,10 @@ budget stays within it on the cases left out.
 
 Real parts: the livemcpbench data set (tests/data/datasets: 94 cases, 527 tools, 70 servers) as
 an agent with one MCP entry per catalog server, the real tokenizer, each runtime's own engine.
-The bounds are docs/runtimes.md's (what the tuners keep, and the gap): 0.05 where the tuner
-reaches it on this data set; the search-tool tuners' recall gap, which a ranking cut at a budget
-leaves on 94 cases, is held where it was measured (docs/which-runtime.md).
+The bound is the issue's and docs/runtimes.md's (what the tuners keep, and the gap): 0.05, hit
+and recall. On livemcpbench the search-tool tuners reach it by asking 3 cases of each training set
+(at 2 their recall gap was 0.054-0.082); HoloDeck 0.7's allowlist on bfcl by ranking, where the
+budget cuts, what more cases expect first (docs/which-runtime.md).
 """
 
 from __future__ import annotations
@@ -29,13 +30,12 @@ from workbench.workspace import Workspace, build_workspace
 LIVE = Path(__file__).resolve().parent / "data" / "datasets" / "livemcpbench"
 #: The largest gap (in-sample minus held-out, hit and recall) a tuner may show.
 GAP = 0.05
-#: The search-tool tuners' recall gap on livemcpbench, as measured (a regression guard).
-SEARCH_RECALL_GAP = 0.09
+BFCL = LIVE.parent / "bfcl"
 
 
-def _agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """livemcpbench as an agent with one stdio MCP entry per catalog server."""
-    servers = json.loads((LIVE / "catalog.json").read_text())["servers"]
+def _agent(tmp_path_factory: pytest.TempPathFactory, data: Path = LIVE) -> Path:
+    """A data set as an agent with one stdio MCP entry per catalog server."""
+    servers = json.loads((data / "catalog.json").read_text())["servers"]
     lines = ["name: live", "model:", "  provider: openai", "  name: gpt-4o", "tools:"]
     for server in servers:
         lines += [
@@ -45,7 +45,7 @@ def _agent(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "    command: npx",
             f'    args: ["-y", "{server}"]',
         ]
-    path = tmp_path_factory.mktemp("live") / "agent.yaml"
+    path = tmp_path_factory.mktemp(data.name) / "agent.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -96,8 +96,9 @@ def test_the_search_tool_gap_stays_small(live: tuple[Workspace, CaseSet], runtim
         ranker=ws.engine,
     )
     assert report.insample.hit - report.heldout.hit <= GAP
-    assert report.insample.recall - report.heldout.recall <= SEARCH_RECALL_GAP
+    assert report.insample.recall - report.heldout.recall <= GAP
     assert report.heldout.tokens_selected_mean <= 9000
+    assert report.within_budget and report.insample.tokens_selected_mean <= 9000
 
 
 @pytest.mark.slow
@@ -131,3 +132,38 @@ def test_fastmcp_within_a_budget_is_within_it_held_out(
     assert report.insample.tokens_selected_mean <= max_tokens
     slack = 1.0 if max_tokens >= 9000 else 1.01
     assert report.heldout.tokens_selected_mean <= max_tokens * slack
+
+
+def test_at_the_first_bar_the_anthropic_gap_is_over_and_the_tuner_asks_three_cases(
+    live: tuple[Workspace, CaseSet],
+) -> None:
+    """The knee keeps what 3 cases of each training set expect, and says why: at 2 (what every
+    tuner tries first) the proposal kept tools whose own cases voted them in, and its recall
+    gap was over 0.05."""
+    ws, cases = live
+    report = tune_deferred(
+        "anthropic", ws.catalog, ws.tokens, cases, Budget(), tokens_all=int(ws.tokens.all)
+    )
+    assert [t.bar for t in report.bars.tried] == [MIN_CASES, MIN_CASES + 1]
+    assert report.bars.tried[0].recall > GAP >= report.bars.tried[1].worst
+    assert report.bars.chosen == MIN_CASES + 1 and report.bars.held
+    assert report.insample.recall - report.heldout.recall <= GAP
+    assert "only what 3 cases of each training set expect" in report.bars.text()
+
+
+@pytest.mark.slow
+def test_the_allowlist_gap_on_bfcl_at_9000_is_at_most_five_points(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """bfcl: 2,351 cases, 1,287 tools of one server; 9,000 tokens keep about 80 tools, each
+    expected by a handful of cases. Ranked on their whole gain, the tools kept at the cut were
+    those their own cases' votes lifted over it (gap 0.066 hit, 0.064 recall)."""
+    agent = load_agent(_agent(tmp_path_factory, BFCL))
+    catalog = load_catalog(agent, catalog_file=BFCL / "catalog.json")
+    ws = build_workspace(agent, catalog, embedder_spec="none")
+    cases = resolve_cases(load_cases(BFCL / "cases.jsonl"), catalog)
+    report = tune_allowlist(ws.agent, ws.catalog, ws.tokens, cases, Budget(9000))
+    assert report.insample.hit - report.heldout.hit <= GAP
+    assert report.insample.recall - report.heldout.recall <= GAP
+    assert report.within_budget and report.heldout.tokens <= 9000
+    assert report.heldout.hit > 0.39  # what it held out before: the ranking lost nothing

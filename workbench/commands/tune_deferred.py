@@ -25,6 +25,7 @@ from workbench.evaluate.deferred_tune import (
     search_tool,
     tune_deferred,
 )
+from workbench.evaluate.generalise import bars_lines
 from workbench.evaluate.metrics import Metrics
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtime import RuntimeInfo
@@ -78,6 +79,7 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
         "heldout": report.heldout.to_json(),
         "insample": report.insample.to_json(),
         "gap": gap(report.insample, report.heldout),
+        "recurrence": report.bars.to_json(),
         "default": report.default.to_json(),
         "within_budget": report.within_budget,
         "folds": [s.to_json(ws.catalog) for s in report.fold_settings],
@@ -117,6 +119,7 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",
+        *bars_lines(report.bars),
         f"default   {plugin.default_text()}: {line(report.default)}",
         plugin.write_line(report, ws),
     ]

@@ -32,6 +32,7 @@ from workbench.evaluate.allowlist import (
 )
 from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
+from workbench.evaluate.generalise import bars_lines
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtime import RuntimeInfo
 from workbench.search.usage import load_usage
@@ -75,6 +76,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
         "heldout": report.heldout.to_json(),
         "insample": report.insample.to_json(),
         "gap": gap(report.insample, report.heldout),
+        "recurrence": report.bars.to_json(),
         "current": report.current.to_json(),
         "within_budget": report.within_budget,
         "traps": traps(report.surface.backend),
@@ -114,6 +116,7 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",
+        *bars_lines(report.bars),
         f"current   {line(report.current)}",
         "traps",
         *(f"  - {t}" for t in traps(report.surface.backend)),

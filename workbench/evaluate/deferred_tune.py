@@ -38,7 +38,7 @@ case.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -50,6 +50,7 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
+from workbench.evaluate.generalise import Bars, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
@@ -442,6 +443,8 @@ class DeferredReport:
     heldout_cases: tuple[CaseResult, ...] = field(default=())
     #: What each case was searched as (its message, or the query a model wrote).
     queries: SearchQueries = field(default=MESSAGE)
+    #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
+    bars: Bars = field(default=Bars())
 
 
 #: Inner folds that choose how far down the greedy path to go (below twice this many training
@@ -460,12 +463,18 @@ def _choose(
     extra: int,
     results: Sequence[int],
     recurrence: Recurrence = AT_LEAST_MIN,
+    fits: Fits | None = None,
 ) -> PathPoint:
     """The setting the rule picks from ``case_ids``. For each variant and result count, the
     greedy path on every one of them; the rule picks a variant and a result count on them, then
     how far down that path to go by inner k-fold: each inner fold's path, measured on the cases
     it did not see, step by step. So a unit only the training cases needed is not kept loaded on
-    their word alone, and the figures the budget reads at the cut are held-out ones."""
+    their word alone, and the figures the budget reads at the cut are held-out ones.
+
+    The path's tokens are the greedy's estimate (one ranking per case, the loaded tools
+    skipped); ``fits(setting, case_ids)`` measures a pick with the engine itself, and while it
+    says the pick is over the budget the rule steps back along the path: a setting proposed
+    within the budget is within it when measured, not only by the estimate."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
     paths = {
         (variant, k): greedy_path(
@@ -479,8 +488,9 @@ def _choose(
     at = pick(points, budget, tokens_all)
     variant, k = keys[at]
     path = paths[(variant, k)]
+    step = at - keys.index((variant, k))
     if len(case_ids) < 2 * INNER_FOLDS or len(path) == 1:
-        return points[at]
+        return _fitting(path, step, case_ids, fits)
     sums = np.zeros((len(path), 3))
     proxy = proxies[variant]
     for fold in folds_of(len(case_ids), INNER_FOLDS):
@@ -493,7 +503,21 @@ def _choose(
             loaded = trained[min(step, len(trained) - 1)].setting.loaded
             sums[step] += _held_out(proxy, items, test, loaded, k, extra)
     held = [PathPoint(p.setting, *(sums[step] / len(case_ids))) for step, p in enumerate(path)]
-    return path[pick(held, budget, tokens_all)]
+    return _fitting(path, pick(held, budget, tokens_all), case_ids, fits)
+
+
+#: Whether a setting is within the budget measured on some cases (the engine's figures).
+Fits = Callable[[DeferredSetting, Sequence[int]], bool]
+
+
+def _fitting(
+    path: Sequence[PathPoint], step: int, case_ids: Sequence[int], fits: Fits | None
+) -> PathPoint:
+    """``path[step]``, or the last point before it that ``fits`` (:func:`_choose`); the path's
+    first point (nothing loaded) when none does."""
+    while fits is not None and step > 0 and not fits(path[step].setting, case_ids):
+        step -= 1
+    return path[step]
 
 
 def _held_out(
@@ -557,18 +581,36 @@ def tune_deferred(
     proxies = {v: proxy(v) for v in plugin.variants_for(ranker)}
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
-    recurrence = Recurrence.of(len(items), folds)
-    rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence)
-    chosen = _choose(proxies, items, everyone, *rule)
-    held = cross_fit(
-        len(items),
-        folds,
-        lambda fold: _choose(proxies, items, fold.train, *rule).setting,
-        measured,
-    )
-    pooled = held.fold_order()
-    heldout = aggregate(pooled, tokens_all)
-    insample = aggregate(measured(chosen.setting, None), tokens_all)
+
+    def fits(setting: DeferredSetting, case_ids: Sequence[int]) -> bool:
+        if budget.max_tokens is None:
+            return True
+        key = ("deferred-fits", runtime, setting, tuple(case_ids))
+        if key not in memo:
+            on = [items[c] for c in case_ids]
+            results = (
+                measured(setting, None)
+                if len(on) == len(items)
+                else measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
+            )
+            memo[key] = sum(r.tokens for r in results) / max(len(results), 1)
+        return cast("float", memo[key]) <= budget.max_tokens + 1e-9
+
+    def at(recurrence: Recurrence) -> _Rule:
+        rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence, fits)
+        chosen = _choose(proxies, items, everyone, *rule)
+        held = cross_fit(
+            len(items),
+            folds,
+            lambda fold: _choose(proxies, items, fold.train, *rule).setting,
+            measured,
+        )
+        pooled = held.fold_order()
+        insample = aggregate(measured(chosen.setting, None), tokens_all)
+        return _Rule(chosen.setting, held.settings, pooled, aggregate(pooled, tokens_all), insample)
+
+    rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
+    insample, heldout = rule.insample, rule.heldout
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
     default = aggregate(measured(default_setting, None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
@@ -576,7 +618,7 @@ def tune_deferred(
         within = within and insample.hit >= budget.min_hit
     return DeferredReport(
         runtime,
-        chosen.setting,
+        rule.setting,
         budget,
         heldout,
         insample,
@@ -584,10 +626,23 @@ def tune_deferred(
         folds,
         within,
         extra,
-        held.settings,
-        tuple(pooled),
+        rule.fold_settings,
+        tuple(rule.pooled),
         queries,
+        bars,
     )
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The rule at one bar: its proposal, each fold's setting, the held-out cases (fold order)
+    and the figures."""
+
+    setting: DeferredSetting
+    fold_settings: tuple[DeferredSetting, ...]
+    pooled: list[CaseResult]
+    heldout: Metrics
+    insample: Metrics
 
 
 def loaded_servers(setting: DeferredSetting, catalog: Catalog) -> list[str]:

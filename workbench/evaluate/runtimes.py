@@ -34,7 +34,7 @@ import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
-from workbench.evaluate.allowlist import Surface, choose, cross_exposed, measure, surface
+from workbench.evaluate.allowlist import Surface, allowlist_rule, surface
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import entry_descriptions, search_tool, tune_deferred
@@ -51,7 +51,7 @@ from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
-from workbench.evaluate.tuner import DEFAULT_FOLDS, Recurrence, gap
+from workbench.evaluate.tuner import DEFAULT_FOLDS, gap
 from workbench.runtimes import all_runtimes
 from workbench.tokens import TokenTable
 
@@ -252,17 +252,15 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
         surf = Surface(surf.backend, mcp, ~mcp)
         note = "the catalog's servers taken as the agent's MCP entries"
     budget = Budget(max_tokens=ctx.budget)
-    recurrence = Recurrence.of(len(cases), folds)
-    held = cross_exposed(surf, cases, tokens, budget, folds, recurrence=recurrence)
-    per_case = [CaseFigures(r.hit, r.recall, float(r.tokens)) for r in held.fold_order()]
-    exposed = choose(surf, cases, tokens, budget, recurrence=recurrence)
+    rule, _ = allowlist_rule(surf, cases, tokens, budget, folds)
+    per_case = [CaseFigures(r.hit, r.recall, float(r.tokens)) for r in rule.held.fold_order()]
+    exposed = rule.exposed
     kept = int((exposed & surf.candidate).sum())
     text = f"{kept} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
     cost = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
     within = ctx.budget is None or cost <= ctx.budget
-    fit = measure(exposed, cases, tokens)
     params = {"exposed": kept}
-    insample = (fit.hit, fit.recall)
+    insample = (rule.insample.hit, rule.insample.recall)
     return RuntimeRow(name, text, params, tuple(per_case), note, ctx.budget, within, insample)
 
 

@@ -104,16 +104,19 @@ class Recurrence:
     """
 
     share: float = 0.0
+    #: The cases of the k-fold's largest training set the share was made of (its bar there).
+    per_training: int = MIN_CASES
 
     def need(self, cases: int) -> int:
         """The fewest of ``cases`` training cases that must expect a tool."""
         return max(MIN_CASES, math.ceil(self.share * cases - 1e-9))
 
     @classmethod
-    def of(cls, cases: int, folds: int) -> Recurrence:
-        """The bar for a k-fold of ``cases`` cases in ``folds`` folds (module docstring)."""
+    def of(cls, cases: int, folds: int, per_training: int = MIN_CASES) -> Recurrence:
+        """The bar for a k-fold of ``cases`` cases in ``folds`` folds: ``per_training`` cases in
+        every training set (class docstring)."""
         train = cases - cases // folds
-        return cls(MIN_CASES / max(train, 1))
+        return cls(per_training / max(train, 1), per_training)
 
 
 #: :data:`MIN_CASES` whatever the number of cases (a choice made outside a k-fold).

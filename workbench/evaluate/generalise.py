@@ -1,0 +1,121 @@
+"""A tuner that keeps a set keeps only what its promise holds for.
+
+The tuners that keep a set (tools kept loaded, exposed, pinned, servers loaded) keep what enough
+training cases expect (:class:`~workbench.evaluate.tuner.Recurrence`: at first
+:data:`~workbench.evaluate.tuner.MIN_CASES` cases per training set). On a few cases that is not
+always enough: the proposal, chosen on every case, keeps tools that three or four cases expect,
+and each of those cases is one of the votes that kept them. Held out, a case loses its own vote,
+and a training set short of it keeps the tool less often: the proposal's in-sample figures are
+better than what its rule does on cases it has not seen (the gap), and the printed promise is
+worse than it looks.
+
+:func:`generalising` runs the rule at each bar of :data:`BARS`, least general first, and keeps
+the first whose gap (in-sample minus held-out, hit and recall) is at most :data:`MAX_GAP`; if
+none is, the one with the smallest gap. A higher bar keeps a smaller, more general set: where the
+cases are many (bfcl's 2,351) the first bar holds and nothing changes; on livemcpbench's 94 the
+search-tool tuners' recall gap falls from 0.054-0.082 to within 0.05
+(docs/runtimes.md#what-the-tuners-keep-and-the-gap). The bar is chosen on the held-out figures
+it reports (two candidates, a small selection), and the report says which bars were tried and
+their gaps (:class:`Bars`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from workbench.evaluate.tuner import MIN_CASES, Recurrence
+
+#: The largest gap (in-sample minus held-out hit or recall) a set-keeping tuner accepts before it
+#: asks more cases of what it keeps.
+MAX_GAP = 0.05
+#: The bars tried, in cases per training set of the k-fold, least general first.
+BARS = (MIN_CASES, MIN_CASES + 1)
+
+T = TypeVar("T")
+
+
+class Figures(Protocol):
+    @property
+    def hit(self) -> float: ...
+    @property
+    def recall(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """One bar tried, and the gap its rule showed."""
+
+    bar: int
+    hit: float
+    recall: float
+
+    @property
+    def worst(self) -> float:
+        return max(self.hit, self.recall)
+
+    def to_json(self) -> dict[str, Any]:
+        gap = {"hit": round(self.hit, 9), "recall": round(self.recall, 9)}
+        return {"bar": self.bar, "gap": gap}
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """The bars a tuner tried, in order; :attr:`chosen` the one it proposes."""
+
+    tried: tuple[Trial, ...] = ()
+    chosen: int = MIN_CASES
+
+    def text(self) -> str:
+        """One line on what the kept tools needed (empty when the first bar held)."""
+        others = [t for t in self.tried if t.bar != self.chosen]
+        if not others:
+            return ""
+        then = "; ".join(
+            f"at {t.bar} the gap was hit {t.hit:+.3f}, recall {t.recall:+.3f}" for t in others
+        )
+        held = "" if self.held else f"; none within {MAX_GAP:g}, the smallest gap is proposed"
+        return f"only what {self.chosen} cases of each training set expect ({then}{held})"
+
+    @property
+    def held(self) -> bool:
+        return any(t.bar == self.chosen and t.worst <= MAX_GAP + 1e-9 for t in self.tried)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bar": self.chosen,
+            "max_gap": MAX_GAP,
+            "tried": [t.to_json() for t in self.tried],
+        }
+
+
+def bars_lines(bars: Bars) -> list[str]:
+    """The report's line on the bar, under the gap (none when the first bar held)."""
+    text = bars.text()
+    return [f"  kept      {text}"] if text else []
+
+
+def generalising(
+    run: Callable[[Recurrence], T],
+    figures: Callable[[T], tuple[Figures, Figures]],
+    cases: int,
+    folds: int,
+) -> tuple[T, Bars]:
+    """``run`` (the whole rule: proposal and k-fold) at each bar of :data:`BARS` until one's gap
+    is within :data:`MAX_GAP` (module docstring). ``figures(out)``: its in-sample and held-out
+    figures."""
+    tried: list[Trial] = []
+    results: list[T] = []
+    for bar in BARS:
+        out = run(Recurrence.of(cases, folds, bar))
+        insample, heldout = figures(out)
+        trial = Trial(bar, insample.hit - heldout.hit, insample.recall - heldout.recall)
+        tried.append(trial)
+        results.append(out)
+        if trial.worst <= MAX_GAP + 1e-9:
+            break
+    best = min(range(len(tried)), key=lambda i: (round(tried[i].worst, 9), i))
+    if tried[-1].worst <= MAX_GAP + 1e-9:
+        best = len(tried) - 1
+    return results[best], Bars(tuple(tried), tried[best].bar)
