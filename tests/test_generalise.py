@@ -40,10 +40,10 @@ def test_the_first_bar_that_holds_is_kept_and_no_higher_one_is_run() -> None:
 
 
 def test_a_gap_over_the_bound_asks_more_cases_and_says_so() -> None:
-    run, runs = _rule({2: 0.073, 3: 0.049})
+    run, runs = _rule({2: 0.073, 3: 0.049, 5: 0.0})
     out, bars = generalising(run, lambda r: (r[1], r[2]), 94, 5)
     assert out[0] == 3 and bars.chosen == 3 and bars.held
-    assert [r.per_training for r in runs] == list(BARS)
+    assert [r.per_training for r in runs] == list(BARS[:2])  # five is never run
     # 94 cases in 5 folds: 3 of each 75-case training set is 4 of all 94 for the proposal
     assert runs[1].need(75) == 3 and runs[1].need(94) == 4
     assert bars.text() == (
@@ -53,10 +53,17 @@ def test_a_gap_over_the_bound_asks_more_cases_and_says_so() -> None:
 
 
 def test_when_no_bar_holds_the_smallest_gap_is_proposed_and_said() -> None:
-    run, _ = _rule({2: 0.06, 3: 0.08})
+    run, runs = _rule({2: 0.06, 3: 0.08, 5: 0.07})
     out, bars = generalising(run, lambda r: (r[1], r[2]), 94, 5)
     assert out[0] == 2 and bars.chosen == 2 and not bars.held
+    assert [r.per_training for r in runs] == list(BARS)
     assert f"none within {MAX_GAP:g}" in bars.text()
+    assert "at 3 the gap was hit +0.000, recall +0.080; at 5" in bars.text()
+
+
+def test_the_bars_ask_more_cases_each_time_starting_at_min_cases() -> None:
+    assert BARS[0] == MIN_CASES
+    assert list(BARS) == sorted(set(BARS))
 
 
 def test_a_negative_gap_holds() -> None:

@@ -335,6 +335,7 @@ class PizzaPi(Runtime):
             "heldout": report.heldout.to_json(),
             "insample": report.insample.to_json(),
             "gap": gap(report.insample, report.heldout),
+            "recurrence": report.bars.to_json(),
             "default": report.default.to_json(),
             "within_budget": report.within_budget,
             "folds": [s.to_json() for s in report.fold_settings],
@@ -343,6 +344,7 @@ class PizzaPi(Runtime):
 
     def _text(self, report: PizzaReport, ws: Workspace, info: RuntimeInfo) -> str:
         from workbench.commands.tune_deferred import _budget_text, line
+        from workbench.evaluate.generalise import bars_lines
         from workbench.evaluate.tuner import gap_text
 
         s = report.setting
@@ -363,6 +365,7 @@ class PizzaPi(Runtime):
             f"  held-out  {line(report.heldout)}",
             f"  in-sample {line(report.insample)}",
             f"  gap       {gap_text(report.insample, report.heldout)}",
+            *bars_lines(report.bars),
             f"default   PizzaPi's (threshold 10,000, 5 results, no deferLoading): "
             f"{line(report.default)}",
             f"write     --apply merges toolSearch and deferLoading into PizzaPi's config.json "

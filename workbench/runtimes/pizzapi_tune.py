@@ -43,6 +43,7 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
+from workbench.evaluate.generalise import Bars, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
@@ -312,6 +313,8 @@ class PizzaReport:
     #: Each case's figures under the setting chosen without its fold (fold order).
     heldout_cases: tuple[CaseResult, ...] = field(default=())
     queries: SearchQueries = field(default=MESSAGE)
+    #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
+    bars: Bars = field(default=Bars())
 
     @property
     def gap(self) -> float:
@@ -346,16 +349,21 @@ def tune_pizzapi(
         return cast("list[CaseResult]", memo[key])
 
     everyone = list(range(len(items)))
-    recurrence = Recurrence.of(len(items), folds)
-    chosen = choose(sets, everyone, budget, tokens_all, recurrence)
-    held = cross_fit(
-        len(items),
-        folds,
-        lambda fold: choose(sets, fold.train, budget, tokens_all, recurrence),
-        measured,
-    )
-    pooled = held.fold_order()
-    insample = aggregate(measured(chosen, None), tokens_all)
+
+    def at(recurrence: Recurrence) -> _Rule:
+        chosen = choose(sets, everyone, budget, tokens_all, recurrence)
+        held = cross_fit(
+            len(items),
+            folds,
+            lambda fold: choose(sets, fold.train, budget, tokens_all, recurrence),
+            measured,
+        )
+        pooled = held.fold_order()
+        insample = aggregate(measured(chosen, None), tokens_all)
+        return _Rule(chosen, held.settings, pooled, aggregate(pooled, tokens_all), insample)
+
+    rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
+    chosen, insample = rule.setting, rule.insample
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
@@ -363,14 +371,27 @@ def tune_pizzapi(
     return PizzaReport(
         chosen,
         budget,
-        aggregate(pooled, tokens_all),
+        rule.heldout,
         insample,
         default,
         folds,
         within,
         sets.total,
         tuple(loaded_servers(PizzaPiStrategy(catalog, bill, chosen.params), catalog)),
-        held.settings,
-        tuple(pooled),
+        rule.fold_settings,
+        tuple(rule.pooled),
         queries,
+        bars,
     )
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """The rule at one recurrence bar: its proposal, each fold's setting, the held-out cases
+    (fold order) and the figures."""
+
+    setting: PizzaSetting
+    fold_settings: tuple[PizzaSetting, ...]
+    pooled: list[CaseResult]
+    heldout: Metrics
+    insample: Metrics
