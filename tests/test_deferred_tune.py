@@ -8,6 +8,7 @@ the strategy lab's anthropic engine; ``.mcp.json`` files on disk.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import (
     DeferredSetting,
+    PathPoint,
+    _fitting,
     _Proxy,
     extra_tokens,
     greedy_path,
@@ -343,3 +346,27 @@ def test_tune_text_says_one_thing_about_the_ranker(
     assert "ranker is not published" in engine and "documented" in engine
     assert "deferred loading" in engine
     assert "approximation" in note and "does not publish its search's ranker" in note
+
+
+def test_a_pick_the_engine_measures_over_the_budget_steps_back_to_one_it_does_not() -> None:
+    """The greedy's tokens are an estimate; the engine's measure decides (serve on bfcl at 9,000
+    was proposed at 9,184 measured). Stepping back skips any point still over, and ends at the
+    path's first point when nothing fits."""
+    path = [
+        PathPoint(DeferredSetting("bm25", 5, tuple(range(n))), 0.5, 0.4, 1_000.0 * n)
+        for n in range(5)
+    ]
+    measured = {0: 500.0, 1: 9_500.0, 2: 8_900.0, 3: 9_100.0, 4: 9_300.0}
+    asked: list[int] = []
+
+    def fits(setting: DeferredSetting, case_ids: Sequence[int]) -> bool:
+        asked.append(len(setting.loaded))
+        assert list(case_ids) == [0, 1, 2]
+        return measured[len(setting.loaded)] <= 9_000
+
+    assert _fitting(path, 4, [0, 1, 2], fits) is path[2]
+    assert asked == [4, 3, 2]
+    assert _fitting(path, 2, [0, 1, 2], fits) is path[2]
+    assert _fitting(path, 1, [0, 1, 2], fits) is path[0]  # the first point is not asked
+    assert _fitting(path, 4, [0, 1, 2], None) is path[4]  # no budget: nothing measured
+    assert _fitting(path, 4, [0, 1, 2], lambda s, c: False) is path[0]

@@ -57,13 +57,21 @@ def test_when_no_bar_holds_the_smallest_gap_is_proposed_and_said() -> None:
     out, bars = generalising(run, lambda r: (r[1], r[2]), 94, 5)
     assert out[0] == 2 and bars.chosen == 2 and not bars.held
     assert [r.per_training for r in runs] == list(BARS)
-    assert f"none within {MAX_GAP:g}" in bars.text()
+    assert f"no bar held the gap within {MAX_GAP:g}" in bars.text()
     assert "at 3 the gap was hit +0.000, recall +0.080; at 5" in bars.text()
 
 
 def test_the_bars_ask_more_cases_each_time_starting_at_min_cases() -> None:
     assert BARS[0] == MIN_CASES
     assert list(BARS) == sorted(set(BARS))
+
+
+def test_when_no_bar_holds_a_middle_bar_with_the_smallest_gap_is_proposed() -> None:
+    run, runs = _rule({2: 0.08, 3: 0.06, 5: 0.07})
+    out, bars = generalising(run, lambda r: (r[1], r[2]), 94, 5)
+    assert out[0] == 3 and bars.chosen == 3 and not bars.held
+    assert len(runs) == len(BARS)
+    assert bars.text().startswith("what 3 cases of each training set expect: no bar held")
 
 
 def test_a_negative_gap_holds() -> None:

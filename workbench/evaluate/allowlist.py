@@ -171,11 +171,11 @@ def choose(
     is skipped (a cheaper one may); stops at the hit target when there is one, or when nothing
     left gains anything.
 
-    Where the budget cuts, the gain is counted as a training set short of ``recurrence``'s bar of
-    the candidate's cases would count it (``(k - bar) / k`` of it, for a tool ``k`` cases
-    expect): of two tools with the same gain per token the one more cases expect comes first, so
-    the set kept at the cut does not hang on the votes of the few cases it was chosen on (on bfcl
-    at 9,000 tokens the gap fell from 0.066 to within 0.05, held-out hit from 0.394 to 0.400).
+    Above the first bar (:meth:`~workbench.evaluate.tuner.Recurrence.discount`) the gain is
+    counted as a training set short of the bar's share of the candidate's cases would count it
+    (``(k - d) / k`` of it, for a tool ``k`` cases expect): of two tools with the same gain per
+    token the one more cases expect comes first, so the set kept where the budget cuts does not
+    hang on the votes of the few cases it was chosen on (docs/runtimes.md, what the tuners keep).
     """
     per_tool = np.asarray(tokens.per_tool, dtype=np.float64)
     exposed = surf.fixed.copy()
@@ -189,7 +189,9 @@ def choose(
     for case in cases.cases:
         expected_by[sorted({i for group in case.groups for i in group})] += 1
     recurs = (expected_by >= recurrence.need(len(cases))) | (weight > 0)
-    short = np.maximum(expected_by - recurrence.per_training, 0) / np.maximum(expected_by, 1)
+    short = np.maximum(expected_by - recurrence.discount(len(cases)), 0) / np.maximum(
+        expected_by, 1
+    )
     while True:
         if budget.min_hit is not None and _hit(exposed, cases) >= budget.min_hit:
             break
@@ -203,7 +205,7 @@ def choose(
         if not fits.any():
             break
         # Counted short of the bar; the whole gain breaks ties (a tool at the bar still fills
-        # what budget is left).
+        # what budget is left). At the first bar nothing is discounted: short is 1.
         counted = np.where(weight > 0, gain, gain * short + 1e-6 * gain)
         ratio = np.where(fits, counted / np.maximum(per_tool, 1.0), -1.0)
         best = int(np.argmax(ratio))  # ties: the first in catalog order

@@ -50,7 +50,7 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
-from workbench.evaluate.generalise import Bars, generalising
+from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
@@ -473,8 +473,9 @@ def _choose(
 
     The path's tokens are the greedy's estimate (one ranking per case, the loaded tools
     skipped); ``fits(setting, case_ids)`` measures a pick with the engine itself, and while it
-    says the pick is over the budget the rule steps back along the path: a setting proposed
-    within the budget is within it when measured, not only by the estimate."""
+    says the pick is over the budget the rule steps back along the path to the nearest point
+    that fits, or to the path's first (nothing loaded), which the report's ``within_budget``
+    then reads as it measures."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
     paths = {
         (variant, k): greedy_path(
@@ -596,7 +597,7 @@ def tune_deferred(
             memo[key] = sum(r.tokens for r in results) / max(len(results), 1)
         return cast("float", memo[key]) <= budget.max_tokens + 1e-9
 
-    def at(recurrence: Recurrence) -> _Rule:
+    def at(recurrence: Recurrence) -> Rule[DeferredSetting]:
         rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence, fits)
         chosen = _choose(proxies, items, everyone, *rule)
         held = cross_fit(
@@ -607,7 +608,8 @@ def tune_deferred(
         )
         pooled = held.fold_order()
         insample = aggregate(measured(chosen.setting, None), tokens_all)
-        return _Rule(chosen.setting, held.settings, pooled, aggregate(pooled, tokens_all), insample)
+        heldout = aggregate(pooled, tokens_all)
+        return Rule(chosen.setting, held.settings, tuple(pooled), heldout, insample)
 
     rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
     insample, heldout = rule.insample, rule.heldout
@@ -627,22 +629,10 @@ def tune_deferred(
         within,
         extra,
         rule.fold_settings,
-        tuple(rule.pooled),
+        rule.pooled,
         queries,
         bars,
     )
-
-
-@dataclass(frozen=True)
-class _Rule:
-    """The rule at one bar: its proposal, each fold's setting, the held-out cases (fold order)
-    and the figures."""
-
-    setting: DeferredSetting
-    fold_settings: tuple[DeferredSetting, ...]
-    pooled: list[CaseResult]
-    heldout: Metrics
-    insample: Metrics
 
 
 def loaded_servers(setting: DeferredSetting, catalog: Catalog) -> list[str]:

@@ -15,31 +15,36 @@ none is, the one with the smallest gap. A higher bar keeps a smaller, more gener
 cases are many (bfcl's 2,351) the first bar holds and nothing changes; on livemcpbench's 94 the
 search-tool tuners' recall gap falls from 0.054-0.082 to within 0.05 at three cases, and
 PizzaPi's knee (whole servers) from 0.056 to none at five
-(docs/runtimes.md#what-the-tuners-keep-and-the-gap). The bar is chosen on the held-out figures
-it reports (two candidates, a small selection), and the report says which bars were tried and
-their gaps (:class:`Bars`).
+(docs/runtimes.md#what-the-tuners-keep-and-the-gap).
+
+The bar is chosen on the held-out figures it then reports, among at most three, and the bars
+themselves were found on livemcpbench: a small selection, and its bias is upward (a run whose
+held-out figures came out high is the likelier to hold). The report says which bars were tried
+and their gaps (:class:`Bars`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from workbench.evaluate.metrics import CaseResult, Metrics
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
 
 #: The largest gap (in-sample minus held-out hit or recall) a set-keeping tuner accepts before it
 #: asks more cases of what it keeps.
 MAX_GAP = 0.05
-#: The bars tried, in cases per training set of the k-fold, least general first: each asks about
-#: half again as many cases as the one before (PizzaPi's servers, each expected by many cases,
-#: pass three; five is where its knee's gap holds).
+#: The bars tried, in cases per training set of the k-fold, least general first. Three and five
+#: were found on livemcpbench: three is where the search-tool tuners' gaps hold; PizzaPi's
+#: servers, each expected by many cases, pass three, and five is where its knee's gap holds.
 BARS = (MIN_CASES, MIN_CASES + 1, MIN_CASES + 3)
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
-class Figures(Protocol):
+class HitRecall(Protocol):
     @property
     def hit(self) -> float: ...
     @property
@@ -78,8 +83,12 @@ class Bars:
         then = "; ".join(
             f"at {t.bar} the gap was hit {t.hit:+.3f}, recall {t.recall:+.3f}" for t in others
         )
-        held = "" if self.held else f"; none within {MAX_GAP:g}, the smallest gap is proposed"
-        return f"only what {self.chosen} cases of each training set expect ({then}{held})"
+        if not self.held:
+            return (
+                f"what {self.chosen} cases of each training set expect: no bar held the gap "
+                f"within {MAX_GAP:g}, this one's is the smallest ({then})"
+            )
+        return f"only what {self.chosen} cases of each training set expect ({then})"
 
     @property
     def held(self) -> bool:
@@ -101,7 +110,7 @@ def bars_lines(bars: Bars) -> list[str]:
 
 def generalising(
     run: Callable[[Recurrence], T],
-    figures: Callable[[T], tuple[Figures, Figures]],
+    figures: Callable[[T], tuple[HitRecall, HitRecall]],
     cases: int,
     folds: int,
 ) -> tuple[T, Bars]:
@@ -118,7 +127,19 @@ def generalising(
         results.append(out)
         if trial.worst <= MAX_GAP + 1e-9:
             break
+    # the last one run when it held (the loop stopped there), else the smallest gap (ties: the
+    # lower bar)
     best = min(range(len(tried)), key=lambda i: (round(tried[i].worst, 9), i))
-    if tried[-1].worst <= MAX_GAP + 1e-9:
-        best = len(tried) - 1
     return results[best], Bars(tuple(tried), tried[best].bar)
+
+
+@dataclass(frozen=True)
+class Rule(Generic[S]):
+    """A tuner's rule run at one bar: its proposal, each fold's setting, the held-out cases
+    (fold order) and the figures :func:`generalising` reads."""
+
+    setting: S
+    fold_settings: tuple[S, ...]
+    pooled: tuple[CaseResult, ...]
+    heldout: Metrics
+    insample: Metrics

@@ -111,6 +111,12 @@ class Recurrence:
         """The fewest of ``cases`` training cases that must expect a tool."""
         return max(MIN_CASES, math.ceil(self.share * cases - 1e-9))
 
+    def discount(self, cases: int) -> float:
+        """How many of a tool's ``cases`` votes a tuner that ranks by them sets aside: none at
+        the first bar; above it, the bar's share of ``cases`` (what a training set short of
+        them would count; :mod:`workbench.evaluate.generalise`)."""
+        return 0.0 if self.per_training <= MIN_CASES else self.share * cases
+
     @classmethod
     def of(cls, cases: int, folds: int, per_training: int = MIN_CASES) -> Recurrence:
         """The bar for a k-fold of ``cases`` cases in ``folds`` folds: ``per_training`` cases in

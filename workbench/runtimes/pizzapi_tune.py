@@ -43,7 +43,7 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
-from workbench.evaluate.generalise import Bars, generalising
+from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
@@ -350,7 +350,7 @@ def tune_pizzapi(
 
     everyone = list(range(len(items)))
 
-    def at(recurrence: Recurrence) -> _Rule:
+    def at(recurrence: Recurrence) -> Rule[PizzaSetting]:
         chosen = choose(sets, everyone, budget, tokens_all, recurrence)
         held = cross_fit(
             len(items),
@@ -360,7 +360,8 @@ def tune_pizzapi(
         )
         pooled = held.fold_order()
         insample = aggregate(measured(chosen, None), tokens_all)
-        return _Rule(chosen, held.settings, pooled, aggregate(pooled, tokens_all), insample)
+        heldout = aggregate(pooled, tokens_all)
+        return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
 
     rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
     chosen, insample = rule.setting, rule.insample
@@ -379,19 +380,7 @@ def tune_pizzapi(
         sets.total,
         tuple(loaded_servers(PizzaPiStrategy(catalog, bill, chosen.params), catalog)),
         rule.fold_settings,
-        tuple(rule.pooled),
+        rule.pooled,
         queries,
         bars,
     )
-
-
-@dataclass(frozen=True)
-class _Rule:
-    """The rule at one recurrence bar: its proposal, each fold's setting, the held-out cases
-    (fold order) and the figures."""
-
-    setting: PizzaSetting
-    fold_settings: tuple[PizzaSetting, ...]
-    pooled: list[CaseResult]
-    heldout: Metrics
-    insample: Metrics
