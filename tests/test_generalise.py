@@ -49,7 +49,29 @@ def test_a_gap_over_the_bound_asks_more_cases_and_says_so() -> None:
     assert bars.text() == (
         "only what 3 cases of each training set expect (at 2 the gap was hit +0.000, recall +0.073)"
     )
-    assert bars.to_json()["tried"][0] == {"bar": 2, "gap": {"hit": 0.0, "recall": 0.073}}
+    assert bars.to_json()["tried"][0] == {
+        "bar": 2,
+        "gap": {"hit": 0.0, "recall": 0.073},
+        "heldout_worse": False,
+    }
+
+
+def test_a_bar_that_loses_held_out_is_never_proposed_and_stops_the_climb() -> None:
+    """On a few cases a high bar keeps nothing: its gap is zero, but its held-out recall fell
+    more than the bound below the first bar's, so it is not a held-out tie of it."""
+    runs: list[Recurrence] = []
+
+    def run(recurrence: Recurrence) -> tuple[int, Fig, Fig]:
+        runs.append(recurrence)
+        held = {2: Fig(0.8, 0.6), 3: Fig(0.8, 0.54)}[recurrence.per_training]
+        gap = {2: 0.09, 3: 0.0}[recurrence.per_training]
+        return recurrence.per_training, Fig(held.hit, held.recall + gap), held
+
+    out, bars = generalising(run, lambda r: (r[1], r[2]), 94, 5)
+    assert out[0] == 2 and bars.chosen == 2 and not bars.held
+    assert [r.per_training for r in runs] == [2, 3]  # five is not run
+    assert bars.tried[1].worse
+    assert "held-out fell more than 0.05" in bars.text()
 
 
 def test_when_no_bar_holds_the_smallest_gap_is_proposed_and_said() -> None:

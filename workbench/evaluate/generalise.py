@@ -11,11 +11,13 @@ worse than it looks.
 
 :func:`generalising` runs the rule at each bar of :data:`BARS`, least general first, and keeps
 the first whose gap (in-sample minus held-out, hit and recall) is at most :data:`MAX_GAP`; if
-none is, the one with the smallest gap. A higher bar keeps a smaller, more general set: where the
-cases are many (bfcl's 2,351) the first bar holds and nothing changes; on livemcpbench's 94 the
-search-tool tuners' recall gap falls from 0.054-0.082 to within 0.05 at three cases, and
-PizzaPi's knee (whole servers) from 0.056 to none at five
-(docs/runtimes.md#what-the-tuners-keep-and-the-gap).
+none is, the one with the smallest gap. A bar whose held-out hit or recall falls more than
+:data:`MAX_GAP` below the first bar's is not a held-out tie of it and is never proposed (on a
+few cases a high bar keeps nothing, and its gap of zero would otherwise win). A higher bar
+keeps a smaller, more general set: where the cases are many (bfcl's 2,351) the first bar holds
+and nothing changes; on livemcpbench's 94 the search-tool tuners' recall gap falls from
+0.054-0.082 to within 0.05 at three cases, and PizzaPi's knee (whole servers) from 0.056 to
+none at five (docs/runtimes.md#what-the-tuners-keep-and-the-gap).
 
 The bar is chosen on the held-out figures it then reports, among at most three, and the bars
 themselves were found on livemcpbench: a small selection, and its bias is upward (a run whose
@@ -58,6 +60,9 @@ class Trial:
     bar: int
     hit: float
     recall: float
+    #: Its held-out hit or recall fell more than :data:`MAX_GAP` below the first bar's: a set
+    #: that general is not a held-out tie of the first, so it is never proposed.
+    worse: bool = False
 
     @property
     def worst(self) -> float:
@@ -65,7 +70,11 @@ class Trial:
 
     def to_json(self) -> dict[str, Any]:
         gap = {"hit": round(self.hit, 9), "recall": round(self.recall, 9)}
-        return {"bar": self.bar, "gap": gap}
+        return {"bar": self.bar, "gap": gap, "heldout_worse": self.worse}
+
+    def text(self) -> str:
+        said = f"at {self.bar} the gap was hit {self.hit:+.3f}, recall {self.recall:+.3f}"
+        return f"{said} but held-out fell more than {MAX_GAP:g}" if self.worse else said
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +89,7 @@ class Bars:
         others = [t for t in self.tried if t.bar != self.chosen]
         if not others:
             return ""
-        then = "; ".join(
-            f"at {t.bar} the gap was hit {t.hit:+.3f}, recall {t.recall:+.3f}" for t in others
-        )
+        then = "; ".join(t.text() for t in others)
         if not self.held:
             return (
                 f"what {self.chosen} cases of each training set expect: no bar held the gap "
@@ -119,17 +126,24 @@ def generalising(
     figures."""
     tried: list[Trial] = []
     results: list[T] = []
+    first: HitRecall | None = None
     for bar in BARS:
         out = run(Recurrence.of(cases, folds, bar))
         insample, heldout = figures(out)
-        trial = Trial(bar, insample.hit - heldout.hit, insample.recall - heldout.recall)
+        first = first or heldout
+        worse = (
+            heldout.hit < first.hit - MAX_GAP - 1e-9
+            or heldout.recall < first.recall - MAX_GAP - 1e-9
+        )
+        trial = Trial(bar, insample.hit - heldout.hit, insample.recall - heldout.recall, worse)
         tried.append(trial)
         results.append(out)
-        if trial.worst <= MAX_GAP + 1e-9:
-            break
-    # the last one run when it held (the loop stopped there), else the smallest gap (ties: the
-    # lower bar)
-    best = min(range(len(tried)), key=lambda i: (round(tried[i].worst, 9), i))
+        if worse or trial.worst <= MAX_GAP + 1e-9:
+            break  # a higher bar keeps less still
+    # the last one run when it held (the loop stopped there), else the smallest gap among the
+    # held-out ties of the first bar (ties: the lower bar)
+    ties = [i for i, t in enumerate(tried) if not t.worse]
+    best = min(ties, key=lambda i: (round(tried[i].worst, 9), i))
     return results[best], Bars(tuple(tried), tried[best].bar)
 
 
