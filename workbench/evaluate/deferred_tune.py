@@ -584,8 +584,7 @@ def tune_deferred(
     everyone = list(range(len(items)))
 
     def fits(setting: DeferredSetting, case_ids: Sequence[int]) -> bool:
-        if budget.max_tokens is None:
-            return True
+        assert budget.max_tokens is not None
         key = ("deferred-fits", runtime, setting, tuple(case_ids))
         if key not in memo:
             on = [items[c] for c in case_ids]
@@ -598,7 +597,8 @@ def tune_deferred(
         return cast("float", memo[key]) <= budget.max_tokens + 1e-9
 
     def at(recurrence: Recurrence) -> Rule[DeferredSetting]:
-        rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence, fits)
+        check = None if budget.max_tokens is None else fits  # no budget: nothing to measure
+        rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence, check)
         chosen = _choose(proxies, items, everyone, *rule)
         held = cross_fit(
             len(items),

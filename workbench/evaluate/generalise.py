@@ -68,6 +68,11 @@ class Trial:
     def worst(self) -> float:
         return max(self.hit, self.recall)
 
+    @property
+    def holds(self) -> bool:
+        """Its gap is within :data:`MAX_GAP`, hit and recall."""
+        return self.worst <= MAX_GAP + 1e-9
+
     def to_json(self) -> dict[str, Any]:
         gap = {"hit": round(self.hit, 9), "recall": round(self.recall, 9)}
         return {"bar": self.bar, "gap": gap, "heldout_worse": self.worse}
@@ -99,7 +104,7 @@ class Bars:
 
     @property
     def held(self) -> bool:
-        return any(t.bar == self.chosen and t.worst <= MAX_GAP + 1e-9 for t in self.tried)
+        return any(t.bar == self.chosen and t.holds for t in self.tried)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,7 +143,7 @@ def generalising(
         trial = Trial(bar, insample.hit - heldout.hit, insample.recall - heldout.recall, worse)
         tried.append(trial)
         results.append(out)
-        if worse or trial.worst <= MAX_GAP + 1e-9:
+        if worse or trial.holds:
             break  # a higher bar keeps less still
     # the last one run when it held (the loop stopped there), else the smallest gap among the
     # held-out ties of the first bar (ties: the lower bar)
