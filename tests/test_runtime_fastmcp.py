@@ -382,3 +382,26 @@ def test_apply_writes_once_then_keeps_a_backup_and_detection_follows(
     assert main(tune) == 0
     assert (tmp_path / "fastmcp_proxy.py.bak").read_text() != written
     assert proxy.read_text() == written
+
+
+def test_an_agent_with_no_mcp_entry_is_tuned_but_has_nothing_to_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A data set's agent lists its tools in a catalog, not MCP entries: the proxy has nothing
+    to mount, yet the figures stand. ``tune`` reports them with the reason on stderr; ``--apply``
+    stops on that reason (exit 2) and writes nothing."""
+    data = REPO / "tests" / "data" / "livemcpbench_slice"
+    agent = tmp_path / "agent.yaml"
+    shutil.copy(data / "agent.yaml", agent)
+    tune = ["tune", str(agent), "--runtime", "fastmcp", "--embedder", "none", "--folds", "2"]
+    tune += ["--catalog", str(data / "catalog.json"), "--cases", str(data / "cases.jsonl")]
+    assert main([*tune, "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["transform"] is None and report["heldout"]["hit"] > 0
+    assert "no MCP entry FastMCP can proxy" in captured.err
+    assert "no configuration to write" in captured.err
+    assert main([*tune, "--apply"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("holo-tune: error: the fastmcp proxy would break")
+    assert not (tmp_path / "fastmcp_proxy.py").exists()

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from workbench.commands.common import max_tokens_of, print_json, search_queries, warn, with_runtime
+from workbench.errors import InputError
 from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
@@ -56,7 +58,7 @@ def run_deferred(
     plugin = search_tool(runtime.name)
     for message in plugin.tuner_notes(ws):
         warn(message)
-    config = plugin.tuned_doc(report, ws)
+    config = _config(plugin.tuned_doc, report, ws, apply=args.apply)
     if args.json:
         print_json(with_runtime(report_json(report, ws, config), runtime), stream=sys.stdout)
     else:
@@ -64,6 +66,26 @@ def run_deferred(
     if args.apply:
         plugin.apply(args, ws, report, config)
     return 0
+
+
+def _config(
+    tuned_doc: Callable[[DeferredReport, Workspace], Any],
+    report: DeferredReport,
+    ws: Workspace,
+    *,
+    apply: bool,
+) -> Any:
+    """The runtime's configuration for the proposal, or None when the agent cannot have one
+    (a data set's agent with no MCP entry to proxy, names a provider's namespace refuses): the
+    figures still stand, so the report is printed with the reason on stderr; ``--apply`` has
+    nothing to write and stops with the reason (exit 2)."""
+    try:
+        return tuned_doc(report, ws)
+    except InputError as exc:
+        if apply:
+            raise
+        warn(f"{exc}; the figures below stand, but there is no configuration to write")
+        return None
 
 
 def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:

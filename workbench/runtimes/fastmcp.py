@@ -370,7 +370,7 @@ class FastMCP(SearchToolRuntime):
             "always_visible": pinned_names(ws.catalog, s.loaded),
             "max_results": s.max_results,
             "variant": s.variant,
-            "transform": config["transform"]["class"],
+            "transform": None if config is None else config["transform"]["class"],
             "file": FILE_NAME,
             "export": self.export_command(report, ws),
         }
