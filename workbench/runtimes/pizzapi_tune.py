@@ -154,10 +154,12 @@ def measure(
     bill: TokenBill,
     items: Sequence[ResolvedCase],
     queries: SearchQueries = MESSAGE,
+    scores: Sequence[Any] | None = None,
 ) -> list[CaseResult]:
-    """Each case at ``setting``, through the engine built with it."""
+    """Each case at ``setting``, through the engine built with it (``scores``: each case's
+    query scores, when already made: :meth:`Sets.scores`)."""
     engine = PizzaPiStrategy(catalog, bill, setting.params)
-    return run_cases(engine, bill, items, queries, [setting.max_results])[0]
+    return run_cases(engine, bill, items, queries, [setting.max_results], scores)[0]
 
 
 @dataclass(frozen=True)
@@ -184,16 +186,21 @@ class Sets:
         self._scores: list[Any] | None = None
         self._made: dict[tuple[frozenset[str], int], list[CaseResult]] = {}
 
+    def scores(self) -> list[Any]:
+        """Each case's query scores: the same at every setting, so made once (on a large
+        catalog they are most of a measurement's time)."""
+        if self._scores is None:
+            self._scores = [
+                self._base.query_scores(self.queries.query(c.query, "bm25")) for c in self.items
+            ]
+        return self._scores
+
     def results(self, loaded: frozenset[str], limits: Sequence[int]) -> dict[int, list[CaseResult]]:
         missing = [k for k in limits if (loaded, k) not in self._made]
         if missing:
             setting = expressed(loaded, missing[0], self.servers, self.total)
             engine = self._base.with_params(setting.params)
-            if self._scores is None:
-                self._scores = [
-                    engine.query_scores(self.queries.query(c.query, "bm25")) for c in self.items
-                ]
-            rows = run_cases(engine, self.bill, self.items, self.queries, missing, self._scores)
+            rows = run_cases(engine, self.bill, self.items, self.queries, missing, self.scores())
             for k, row in zip(missing, rows, strict=True):
                 self._made[(loaded, k)] = row
         return {k: self._made[(loaded, k)] for k in limits}
@@ -344,8 +351,10 @@ def tune_pizzapi(
     def measured(setting: PizzaSetting, fold: Fold | None) -> list[CaseResult]:
         key = ("pizzapi-measure", setting, folds, None if fold is None else fold.index)
         if key not in memo:
-            on = items if fold is None else [items[c] for c in fold.test]
-            memo[key] = measure(setting, catalog, bill, on, queries)
+            ids = range(len(items)) if fold is None else fold.test
+            scores = sets.scores()
+            on, made = [items[c] for c in ids], [scores[c] for c in ids]
+            memo[key] = measure(setting, catalog, bill, on, queries, made)
         return cast("list[CaseResult]", memo[key])
 
     everyone = list(range(len(items)))
