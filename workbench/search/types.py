@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 Reason = Literal["always_include", "top_n_used", "search"]
 

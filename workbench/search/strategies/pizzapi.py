@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -45,7 +46,7 @@ from workbench.search.strategies.base import (
     source_description,
     text_tokens,
 )
-from workbench.search.types import FloatArray, IntArray
+from workbench.search.types import BoolArray, FloatArray, IntArray
 
 NAME_MAX = 64
 #: The ``max_results`` values ``run_grid`` covers.
@@ -234,38 +235,86 @@ def score_lowered(tool: tuple[str, str, str], words: Sequence[str], query_lower:
     return score
 
 
+#: The most words a column keeps the answer of (a byte per tool each: 2.6 MB at 1,287 tools).
+ASKED_WORDS = 2048
+#: What parts the tools' strings in a :class:`Column`'s text: no keyword or query holds it.
+_SEPARATOR = "\x00"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field of every tool (lowercased), as an array and as one text with each tool's
+    string at its own offset, so that which tools contain a word is a few ``str.find`` calls."""
+
+    values: npt.NDArray[np.str_]
+    text: str
+    #: Where each tool's string starts in ``text`` (and, last, the text's length plus one).
+    starts: list[int]
+    #: :meth:`contains` of the words already asked (queries share most of theirs).
+    _asked: dict[str, BoolArray] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, strings: Sequence[str]) -> Column:
+        starts, at = [], 0
+        for string in strings:
+            starts.append(at)
+            at += len(string) + len(_SEPARATOR)
+        starts.append(at)
+        return cls(np.array(strings, dtype=np.str_), _SEPARATOR.join(strings), starts)
+
+    def contains(self, needle: str) -> BoolArray:
+        """Whether each tool's string contains ``needle`` (Python's ``in``; read-only: kept for
+        the next query that asks the same word)."""
+        found = self._asked.get(needle)
+        if found is None:
+            if len(self._asked) >= ASKED_WORDS:
+                self._asked.clear()
+            found = self._asked[needle] = self._contains(needle)
+            found.setflags(write=False)
+        return found
+
+    def _contains(self, needle: str) -> BoolArray:
+        size = len(self.starts) - 1
+        if not needle or _SEPARATOR in needle:  # the text cannot answer: each string, one by one
+            return np.array([needle in v for v in self.values.tolist()], dtype=np.bool_)
+        out = np.zeros(size, dtype=np.bool_)
+        text, starts = self.text, self.starts
+        at = text.find(needle)
+        while at >= 0:
+            tool = bisect_right(starts, at) - 1
+            out[tool] = True
+            at = text.find(needle, starts[tool + 1])  # the next tool's string on
+        return out
+
+
 @dataclass(frozen=True)
 class LoweredColumns:
-    """Every tool's lowercased name, description and joined parameter names, as numpy arrays."""
+    """Every tool's lowercased name, description and joined parameter names."""
 
-    names: npt.NDArray[np.str_]
-    descriptions: npt.NDArray[np.str_]
-    parameters: npt.NDArray[np.str_]
+    names: Column
+    descriptions: Column
+    parameters: Column
 
     @classmethod
     def of(cls, lowered: Sequence[tuple[str, str, str]]) -> LoweredColumns:
-        columns = [np.array([t[k] for t in lowered], dtype=np.str_) for k in range(3)]
-        return cls(*columns)
+        return cls(*(Column.of([t[k] for t in lowered]) for k in range(3)))
 
 
 def score_columns(columns: LoweredColumns, words: Sequence[str], query_lower: str) -> IntArray:
-    """``score_lowered`` for every tool in numpy's string loops (same rules, same integers)."""
-    size = columns.names.shape[0]
+    """``score_lowered`` for every tool, a column at a time (same rules, same integers)."""
+    size = columns.names.values.shape[0]
     score = np.zeros(size, dtype=np.int64)
     if not words or not size:
         return score
+    names = columns.names
     for word in words:
-        exact = columns.names == word
-        score += np.where(exact, 10, np.where(_contains(columns.names, word), 5, 0))
-        score += 3 * _contains(columns.descriptions, word)
-        score += _contains(columns.parameters, word)
-    score += 8 * _contains(columns.names, query_lower)
-    score += 4 * _contains(columns.descriptions, query_lower)
+        exact = names.values == word
+        score += np.where(exact, 10, np.where(names.contains(word), 5, 0))
+        score += 3 * columns.descriptions.contains(word)
+        score += columns.parameters.contains(word)
+    score += 8 * names.contains(query_lower)
+    score += 4 * columns.descriptions.contains(query_lower)
     return score
-
-
-def _contains(column: npt.NDArray[np.str_], needle: str) -> IntArray:
-    return (np.char.find(column, needle) >= 0).astype(np.int64)
 
 
 def js_slice(text: str, units: int) -> str:
