@@ -532,9 +532,8 @@ def _choose(
     The path's tokens are the greedy's estimate (one ranking per case, the loaded tools
     skipped); ``fits(setting, case_ids)`` measures a pick with the engine itself, and while it
     says the pick is over the budget the rule steps back along the path to the nearest point
-    that fits. When no point of that path fits, the rule picks again among the other variants
-    and result counts; when none fits at all, the first pick stands, and the report's
-    ``within_budget`` says so as it measures."""
+    that fits, or to the path's first (nothing loaded), which the report's ``within_budget``
+    then reads as it measures."""
     cap = float(budget.max_tokens) if budget.max_tokens is not None else float(tokens_all)
     paths = {
         (variant, k): greedy_path(
@@ -543,39 +542,27 @@ def _choose(
         for variant, proxy in proxies.items()
         for k in results
     }
-    # The greedy's estimate can be under the budget where the engine is over (serve's results
-    # are definitions its estimate bills from one ranking); such a path is set aside.
-    first: PathPoint | None = None
-    rejected: set[tuple[str, int]] = set()
-    while True:
-        keys = [key for key in paths if key not in rejected for _ in paths[key]]
-        points = [p for key in paths if key not in rejected for p in paths[key]]
-        at = pick(points, budget, tokens_all)
-        variant, k = keys[at]
-        path = paths[(variant, k)]
-        step = at - keys.index((variant, k))
-        if len(case_ids) >= 2 * INNER_FOLDS and len(path) > 1:
-            sums = np.zeros((len(path), 3))
-            proxy = proxies[variant]
-            for fold in folds_of(len(case_ids), INNER_FOLDS):
-                train = [case_ids[j] for j in fold.train]
-                test = [case_ids[j] for j in fold.test]
-                trained = greedy_path(
-                    proxy, items, train, units_, variant, k, cap, usage, extra, recurrence
-                )
-                for step in range(len(path)):
-                    loaded = trained[min(step, len(trained) - 1)].setting.loaded
-                    sums[step] += _held_out(proxy, items, test, loaded, k, extra)
-            held = [PathPoint(p.setting, *(sums[i] / len(case_ids))) for i, p in enumerate(path)]
-            step = pick(held, budget, tokens_all)
-        chosen = _fitting(path, step, case_ids, fits)
-        if fits is None or fits(chosen.setting, case_ids):
-            return chosen
-        if first is None:
-            first = chosen
-        rejected.add((variant, k))
-        if len(rejected) == len(paths):
-            return first
+    keys = [key for key in paths for _ in paths[key]]
+    points = [p for key in paths for p in paths[key]]
+    at = pick(points, budget, tokens_all)
+    variant, k = keys[at]
+    path = paths[(variant, k)]
+    step = at - keys.index((variant, k))
+    if len(case_ids) < 2 * INNER_FOLDS or len(path) == 1:
+        return _fitting(path, step, case_ids, fits)
+    sums = np.zeros((len(path), 3))
+    proxy = proxies[variant]
+    for fold in folds_of(len(case_ids), INNER_FOLDS):
+        train = [case_ids[j] for j in fold.train]
+        test = [case_ids[j] for j in fold.test]
+        trained = greedy_path(
+            proxy, items, train, units_, variant, k, cap, usage, extra, recurrence
+        )
+        for step in range(len(path)):
+            loaded = trained[min(step, len(trained) - 1)].setting.loaded
+            sums[step] += _held_out(proxy, items, test, loaded, k, extra)
+    held = [PathPoint(p.setting, *(sums[step] / len(case_ids))) for step, p in enumerate(path)]
+    return _fitting(path, pick(held, budget, tokens_all), case_ids, fits)
 
 
 #: Whether a setting is within the budget measured on some cases (the engine's figures).
