@@ -370,3 +370,19 @@ def test_a_pick_the_engine_measures_over_the_budget_steps_back_to_one_it_does_no
     assert _fitting(path, 1, [0, 1, 2], fits) is path[0]  # the first point is not asked
     assert _fitting(path, 4, [0, 1, 2], None) is path[4]  # no budget: nothing measured
     assert _fitting(path, 4, [0, 1, 2], lambda s, c: False) is path[0]
+
+
+def test_serve_bills_a_found_tool_as_the_json_text_it_returns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Serve returns found tools as JSON text, which costs more than their definitions: billed
+    as definitions, its greedy's estimate at top_k 2 was under 3,000 tokens on the research agent
+    where the engine measured 3,397 (✗). Billed as serve sends them, the pick is within."""
+    monkeypatch.setenv("BRAVE_API_KEY", "x")
+    root = Path(__file__).resolve().parents[1] / "sample_configs"
+    args = ["tune", str(root / "research-agent.yaml"), "--runtime", "serve", "--json"]
+    args += ["--catalog", str(root / "research-agent.catalog.json"), "--embedder", "none"]
+    assert main([*args, "--max-tokens", "3000"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["within_budget"] is True
+    assert report["insample"]["tokens_selected_mean"] <= 3000

@@ -111,6 +111,20 @@ class Serve(SearchToolRuntime):
     #: serve's search ranks every tool, pinned ones too (they take a result's place).
     index_holds_loaded: ClassVar[bool] = True
 
+    def found_tokens(self, catalog: Catalog, bill: TokenBill) -> FloatArray | None:
+        """A found tool reaches the model in ``search_tools``' JSON text (its definition, as
+        :class:`ServeSearch` bills it), not as a definition in the request: so is it billed
+        here (each tool's own JSON array; a search's results share one, a token or two less)."""
+        import numpy as np
+
+        from workbench.search.strategies.base import text_tokens
+
+        out = np.asarray(bill.per_tool, dtype=np.float64).copy()
+        for i, tool in enumerate(catalog.tools):
+            text = json.dumps([dict(tool.definition)], separators=(",", ":"), ensure_ascii=False)
+            out[i] = text_tokens(bill, text)
+        return out
+
     def units(self, catalog: Catalog) -> list[tuple[int, ...]]:
         """An MCP tool (only what is behind serve can be pinned)."""
         return [(i,) for i, tool in enumerate(catalog.tools) if tool.kind == "mcp"]
