@@ -31,7 +31,7 @@ from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
 
 if TYPE_CHECKING:
-    from workbench.catalog.models import Catalog
+    from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
     from workbench.config.filtering import SearchMethod, ToolFiltering
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
@@ -121,8 +121,7 @@ class Serve(SearchToolRuntime):
 
         out = np.asarray(bill.per_tool, dtype=np.float64).copy()
         for i, tool in enumerate(catalog.tools):
-            text = json.dumps([dict(tool.definition)], separators=(",", ":"), ensure_ascii=False)
-            out[i] = text_tokens(bill, text)
+            out[i] = text_tokens(bill, result_text([tool]))
         return out
 
     def units(self, catalog: Catalog) -> list[tuple[int, ...]]:
@@ -366,6 +365,13 @@ def _is_07(agent: AgentConfig) -> bool:
     return found is not None and found[0] == "0.7"
 
 
+def result_text(tools: Sequence[Tool]) -> str:
+    """What ``search_tools`` returns for ``tools``: their definitions as one JSON array (the
+    search's bill, and the tuner's estimate of a found tool: one text, so they cannot differ)."""
+    definitions = [dict(t.definition) for t in tools]
+    return json.dumps(definitions, separators=(",", ":"), ensure_ascii=False)
+
+
 class ServeSearch:
     """serve's search as the tuner bills it: what ``holo-tune search`` selects under serve's
     flags (the holodeck engine's ranking by ``method``, with the workspace's embedder, and
@@ -414,8 +420,7 @@ class ServeSearch:
         ranked = self.engine.rank(query, self.method)
         chosen = set(select(ranked, self.setting, self.catalog).indices)
         found = [int(i) for i in ranked.order if int(i) in chosen]
-        defs = [dict(self.catalog.tools[i].definition) for i in found]
-        text = json.dumps(defs, separators=(",", ":"), ensure_ascii=False)
+        text = result_text([self.catalog.tools[i] for i in found])
         meta = self.meta_tokens + text_tokens(self.bill, text)
         sent = self.pins + tuple(i for i in found if i not in self.pins)
         return StrategyResult(
