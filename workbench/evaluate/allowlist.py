@@ -297,13 +297,17 @@ def allowlist_rule(
     """The proposal chosen on every case and the rule measured k-fold, at the first bar whose
     gap holds (:func:`~workbench.evaluate.generalise.generalising`)."""
 
-    def at(recurrence: Recurrence) -> AllowlistRule:
-        exposed = choose(surf, cases, tokens, budget, usage, recurrence)
-        held = cross_exposed(surf, cases, tokens, budget, folds, usage, recurrence)
+    def at(recurrence: Recurrence, cap: float | None) -> AllowlistRule:
+        within = budget.capped(cap)
+        exposed = choose(surf, cases, tokens, within, usage, recurrence)
+        held = cross_exposed(surf, cases, tokens, within, folds, usage, recurrence)
         heldout = pooled([static_metrics(results, tokens) for results in held.measured], tokens)
         return AllowlistRule(exposed, held, heldout, measure(exposed, cases, tokens))
 
-    return generalising(at, lambda r: (r.insample, r.heldout), len(cases), folds)
+    def figures(rule: AllowlistRule) -> tuple[StaticMetrics, StaticMetrics]:
+        return rule.insample, rule.heldout
+
+    return generalising(at, figures, lambda r: float(r.heldout.tokens), len(cases), folds)
 
 
 def cross_exposed(

@@ -56,6 +56,15 @@ class Budget:
         given = (self.max_tokens, self.min_reduction, self.min_hit)
         return any(value is not None for value in given)
 
+    def capped(self, tokens: float | None) -> Budget:
+        """This budget, also within ``tokens`` (rounded up to a whole token; None: as it is)."""
+        if tokens is None:
+            return self
+        cap = math.ceil(tokens - 1e-9)
+        if self.max_tokens is not None:
+            cap = min(cap, self.max_tokens)
+        return Budget(max(cap, 0), self.min_reduction, self.min_hit)
+
     def limit(self, tokens_all: int) -> float:
         """The largest mean tokens sent allowed: the smallest cap given, none (infinite) for a
         hit target alone, the default share when no budget is given."""

@@ -643,8 +643,8 @@ def tune_deferred(
     units_ = units(runtime, catalog)
     everyone = list(range(len(items)))
 
-    def fits(setting: DeferredSetting, case_ids: Sequence[int]) -> bool:
-        assert budget.max_tokens is not None
+    def spent(setting: DeferredSetting, case_ids: Sequence[int]) -> float:
+        """The engine's mean tokens per task of ``setting`` on ``case_ids``."""
         key = ("deferred-fits", runtime, setting, tuple(case_ids))
         if key not in memo:
             on = [items[c] for c in case_ids]
@@ -654,11 +654,16 @@ def tune_deferred(
                 else measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
             )
             memo[key] = sum(r.tokens for r in results) / max(len(results), 1)
-        return cast("float", memo[key]) <= budget.max_tokens + 1e-9
+        return cast("float", memo[key])
 
-    def at(recurrence: Recurrence) -> Rule[DeferredSetting]:
-        check = None if budget.max_tokens is None else fits  # no budget: nothing to measure
-        rule = (units_, budget, tokens_all, usage, extra, plugin.results, recurrence, check)
+    def fits_within(limit: int) -> Fits:
+        return lambda setting, case_ids: spent(setting, case_ids) <= limit + 1e-9
+
+    def at(recurrence: Recurrence, cap: float | None) -> Rule[DeferredSetting]:
+        within = budget.capped(cap)
+        # no budget: nothing to measure
+        check = None if within.max_tokens is None else fits_within(within.max_tokens)
+        rule = (units_, within, tokens_all, usage, extra, plugin.results, recurrence, check)
         chosen = _choose(proxies, items, everyone, *rule)
         held = cross_fit(
             len(items),
@@ -671,7 +676,7 @@ def tune_deferred(
         heldout = aggregate(pooled, tokens_all)
         return Rule(chosen.setting, held.settings, tuple(pooled), heldout, insample)
 
-    rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
+    rule, bars = generalising(at, Rule.figures, Rule.cost, len(items), folds)
     insample, heldout = rule.insample, rule.heldout
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
     default = aggregate(measured(default_setting, None), tokens_all)

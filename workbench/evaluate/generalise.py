@@ -11,13 +11,20 @@ worse than it looks.
 
 :func:`generalising` runs the rule at each bar of :data:`BARS`, least general first, and keeps
 the first whose gap (in-sample minus held-out, hit and recall) is at most :data:`MAX_GAP`; if
-none is, the one with the smallest gap. A bar whose held-out hit or recall falls more than
-:data:`MAX_GAP` below the first bar's is not a held-out tie of it and is never proposed (on a
-few cases a high bar keeps nothing, and its gap of zero would otherwise win). A higher bar
-keeps a smaller, more general set: where the cases are many (bfcl's 2,351) the first bar holds
-and nothing changes; on livemcpbench's 94 the search-tool tuners' recall gap falls from
-0.054-0.082 to within 0.05 at three cases, and PizzaPi's knee (whole servers) from 0.056 to
-none at five (docs/runtimes.md#what-the-tuners-keep-and-the-gap).
+none is, the one with the smallest gap. A higher bar keeps a smaller, more general set: on
+livemcpbench's 94 cases the search-tool tuners' recall gap falls from 0.054-0.082 to within
+0.05 at three cases, and PizzaPi's knee (whole servers) from 0.056 to none at five
+(docs/runtimes.md#what-the-tuners-keep-and-the-gap).
+
+A higher bar is proposed only when it is a held-out tie of the first bar *at its own cost*. It
+keeps less, so it spends less: when its held-out hit or recall falls more than :data:`MAX_GAP`
+below the first bar's, the first bar's rule is run again within the tokens the higher bar
+spends (a point on the first bar's held-out front), and a bar more than :data:`MAX_GAP` below
+that has lost recall to generality, not to the budget, and is never proposed. Compared at the
+first bar's own tokens, a bar that keeps fewer tools would always look worse: at bfcl's knee
+HoloDeck 0.7's allowlist at five cases (0.396 recall at 9,054 tokens, gap 0.000) was turned
+down for the first bar's 0.589 at 36,625 (gap 0.063), though the first bar's rule within those
+tokens holds out 0.388 (at 9,026).
 
 The bar is chosen on the held-out figures it then reports, among at most three, and the bars
 themselves were found on livemcpbench: a small selection, and its bias is upward (a run whose
@@ -54,15 +61,31 @@ class HitRecall(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Point:
+    """Held-out figures at a cost: what the first bar's rule holds out within a higher bar's
+    tokens."""
+
+    tokens: float
+    hit: float
+    recall: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tokens": round(self.tokens, 3), "hit": self.hit, "recall": self.recall}
+
+
+@dataclass(frozen=True, slots=True)
 class Trial:
     """One bar tried, and the gap its rule showed."""
 
     bar: int
     hit: float
     recall: float
-    #: Its held-out hit or recall fell more than :data:`MAX_GAP` below the first bar's: a set
-    #: that general is not a held-out tie of the first, so it is never proposed.
+    #: Its held-out hit or recall fell more than :data:`MAX_GAP` below the first bar's rule's
+    #: at its cost: it is not a held-out tie of the first, so it is never proposed.
     worse: bool = False
+    #: The first bar's rule tuned within this bar's held-out tokens, held out (None: not run,
+    #: this bar's held-out figures were within :data:`MAX_GAP` of the first bar's own).
+    against: Point | None = None
 
     @property
     def worst(self) -> float:
@@ -75,11 +98,26 @@ class Trial:
 
     def to_json(self) -> dict[str, Any]:
         gap = {"hit": round(self.hit, 9), "recall": round(self.recall, 9)}
-        return {"bar": self.bar, "gap": gap, "heldout_worse": self.worse}
+        out: dict[str, Any] = {"bar": self.bar, "gap": gap, "heldout_worse": self.worse}
+        if self.against is not None:
+            out["first_bar_at_its_tokens"] = self.against.to_json()
+        return out
 
     def text(self) -> str:
         said = f"at {self.bar} the gap was hit {self.hit:+.3f}, recall {self.recall:+.3f}"
-        return f"{said} but held-out fell more than {MAX_GAP:g}" if self.worse else said
+        if not self.worse:
+            return said
+        return f"{said} but held-out fell more than {MAX_GAP:g} below {self._against()}"
+
+    def cost_text(self, first: int) -> str:
+        """Why a higher bar that holds out less than the first is still a tie of it."""
+        return f"within its tokens the rule at {first} holds out {self._against()}"
+
+    def _against(self) -> str:
+        a = self.against
+        if a is None:
+            return "the first bar's"
+        return f"hit {a.hit:.3f}, recall {a.recall:.3f} at {a.tokens:,.0f} tokens"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +134,16 @@ class Bars:
             return ""
         then = "; ".join(t.text() for t in others)
         if not self.held:
-            return (
+            said = (
                 f"what {self.chosen} cases of each training set expect: no bar held the gap "
                 f"within {MAX_GAP:g}, this one's is the smallest ({then})"
             )
-        return f"only what {self.chosen} cases of each training set expect ({then})"
+        else:
+            said = f"only what {self.chosen} cases of each training set expect ({then})"
+        chosen = next(t for t in self.tried if t.bar == self.chosen)
+        if chosen.against is not None and self.tried:
+            said += f"; {chosen.cost_text(self.tried[0].bar)}"
+        return said
 
     @property
     def held(self) -> bool:
@@ -120,27 +163,41 @@ def bars_lines(bars: Bars) -> list[str]:
     return [f"  kept      {text}"] if text else []
 
 
+def _below(heldout: HitRecall, than: HitRecall) -> bool:
+    """``heldout`` more than :data:`MAX_GAP` below ``than``, hit or recall."""
+    return heldout.hit < than.hit - MAX_GAP - 1e-9 or heldout.recall < than.recall - MAX_GAP - 1e-9
+
+
 def generalising(
-    run: Callable[[Recurrence], T],
+    run: Callable[[Recurrence, float | None], T],
     figures: Callable[[T], tuple[HitRecall, HitRecall]],
+    cost: Callable[[T], float],
     cases: int,
     folds: int,
 ) -> tuple[T, Bars]:
-    """``run`` (the whole rule: proposal and k-fold) at each bar of :data:`BARS` until one's gap
-    is within :data:`MAX_GAP` (module docstring). ``figures(out)``: its in-sample and held-out
-    figures."""
+    """``run(recurrence, cap)`` (the whole rule: proposal and k-fold; ``cap``: None for the
+    budget as given, else tuned within at most that many tokens too) at each bar of
+    :data:`BARS` until one's gap is within :data:`MAX_GAP` (module docstring).
+    ``figures(out)``: its in-sample and held-out figures; ``cost(out)``: its held-out tokens."""
     tried: list[Trial] = []
     results: list[T] = []
     first: HitRecall | None = None
     for bar in BARS:
-        out = run(Recurrence.of(cases, folds, bar))
+        out = run(Recurrence.of(cases, folds, bar), None)
         insample, heldout = figures(out)
-        first = first or heldout
-        worse = (
-            heldout.hit < first.hit - MAX_GAP - 1e-9
-            or heldout.recall < first.recall - MAX_GAP - 1e-9
+        against: Point | None = None
+        worse = False
+        if first is None:
+            first = heldout
+        elif _below(heldout, first):
+            # below the first bar's own point: compare at this bar's cost, on the first's front
+            there = run(Recurrence.of(cases, folds, BARS[0]), cost(out))
+            held_there = figures(there)[1]
+            against = Point(cost(there), held_there.hit, held_there.recall)
+            worse = _below(heldout, held_there)
+        trial = Trial(
+            bar, insample.hit - heldout.hit, insample.recall - heldout.recall, worse, against
         )
-        trial = Trial(bar, insample.hit - heldout.hit, insample.recall - heldout.recall, worse)
         tried.append(trial)
         results.append(out)
         if worse or trial.holds:
@@ -162,3 +219,11 @@ class Rule(Generic[S]):
     pooled: tuple[CaseResult, ...]
     heldout: Metrics
     insample: Metrics
+
+    def figures(self) -> tuple[Metrics, Metrics]:
+        """In-sample and held-out (what :func:`generalising` reads)."""
+        return self.insample, self.heldout
+
+    def cost(self) -> float:
+        """Held-out mean tokens per task."""
+        return self.heldout.tokens_selected_mean

@@ -359,12 +359,13 @@ def tune_pizzapi(
 
     everyone = list(range(len(items)))
 
-    def at(recurrence: Recurrence) -> Rule[PizzaSetting]:
-        chosen = choose(sets, everyone, budget, tokens_all, recurrence)
+    def at(recurrence: Recurrence, cap: float | None) -> Rule[PizzaSetting]:
+        within = budget.capped(cap)
+        chosen = choose(sets, everyone, within, tokens_all, recurrence)
         held = cross_fit(
             len(items),
             folds,
-            lambda fold: choose(sets, fold.train, budget, tokens_all, recurrence),
+            lambda fold: choose(sets, fold.train, within, tokens_all, recurrence),
             measured,
         )
         pooled = held.fold_order()
@@ -372,7 +373,7 @@ def tune_pizzapi(
         heldout = aggregate(pooled, tokens_all)
         return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
 
-    rule, bars = generalising(at, lambda r: (r.insample, r.heldout), len(items), folds)
+    rule, bars = generalising(at, Rule.figures, Rule.cost, len(items), folds)
     chosen, insample = rule.setting, rule.insample
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
