@@ -146,6 +146,26 @@ def test_a_cheaper_bar_on_the_first_bars_front_is_a_tie_and_proposed() -> None:
     }
 
 
+def test_within_a_budget_a_bar_below_the_first_bars_own_point_is_never_proposed() -> None:
+    """With a budget the user gave, the first bar's own point within it is the one to tie: a
+    higher bar that keeps less leaves budget unspent and loses recall for it, and no rule is run
+    again at its cost."""
+    run, runs = _front(
+        {2: Fig(0.8, 0.6), 3: Fig(0.8, 0.53)},
+        {2: 0.09, 3: 0.0},
+        {2: 4000.0, 3: 3000.0},
+        first_within=Fig(0.8, 0.53),  # would be a tie at its cost
+    )
+    out, bars = generalising(run, _figures, None, 94, 5)
+    assert out.bar == 2 and bars.chosen == 2 and not bars.held
+    assert runs == [(2, None), (3, None)]
+    assert bars.tried[1].worse and bars.tried[1].against is None
+    assert bars.text().endswith(
+        "(at 3 the gap was hit +0.000, recall +0.000 but held-out fell more than 0.05 below the "
+        "first bar's)"
+    )
+
+
 def test_when_no_bar_holds_the_smallest_gap_is_proposed_and_said() -> None:
     run, runs = _rule({2: 0.06, 3: 0.08, 5: 0.07})
     out, bars = _choose(run)

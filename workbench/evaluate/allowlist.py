@@ -307,7 +307,11 @@ def allowlist_rule(
     def figures(rule: AllowlistRule) -> tuple[StaticMetrics, StaticMetrics]:
         return rule.insample, rule.heldout
 
-    return generalising(at, figures, lambda r: float(r.heldout.tokens), len(cases), folds)
+    def cost(rule: AllowlistRule) -> float:
+        return float(rule.heldout.tokens)
+
+    at_cost = None if budget.explicit else cost
+    return generalising(at, figures, at_cost, len(cases), folds)
 
 
 def cross_exposed(

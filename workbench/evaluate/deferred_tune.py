@@ -676,7 +676,8 @@ def tune_deferred(
         heldout = aggregate(pooled, tokens_all)
         return Rule(chosen.setting, held.settings, tuple(pooled), heldout, insample)
 
-    rule, bars = generalising(at, Rule.figures, Rule.cost, len(items), folds)
+    at_cost = None if budget.explicit else Rule.cost  # no budget: compared at equal cost
+    rule, bars = generalising(at, Rule.figures, at_cost, len(items), folds)
     insample, heldout = rule.insample, rule.heldout
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
     default = aggregate(measured(default_setting, None), tokens_all)

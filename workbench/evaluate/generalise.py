@@ -16,15 +16,18 @@ livemcpbench's 94 cases the search-tool tuners' recall gap falls from 0.054-0.08
 0.05 at three cases, and PizzaPi's knee (whole servers) from 0.056 to none at five
 (docs/runtimes.md#what-the-tuners-keep-and-the-gap).
 
-A higher bar is proposed only when it is a held-out tie of the first bar *at its own cost*. It
-keeps less, so it spends less: when its held-out hit or recall falls more than :data:`MAX_GAP`
-below the first bar's, the first bar's rule is run again within the tokens the higher bar
-spends (a point on the first bar's held-out front), and a bar more than :data:`MAX_GAP` below
-that has lost recall to generality, not to the budget, and is never proposed. Compared at the
-first bar's own tokens, a bar that keeps fewer tools would always look worse: at bfcl's knee
-HoloDeck 0.7's allowlist at five cases (0.396 recall at 9,054 tokens, gap 0.000) was turned
-down for the first bar's 0.589 at 36,625 (gap 0.063), though the first bar's rule within those
-tokens holds out 0.388 (at 9,026).
+A higher bar is proposed only when it is a held-out tie of the first bar. Within a budget the
+user gave, that is the first bar's own point: a bar whose held-out hit or recall falls more than
+:data:`MAX_GAP` below it leaves budget the user would spend unspent and loses recall for it, so
+it is never proposed (on the sample agent's few cases a high bar keeps nothing). With no budget
+the tuner's point is its own (at most 30 % of all tokens), and a higher bar keeps less, so it
+spends less: it is compared *at its own cost*, with the first bar's rule run again within the
+tokens the higher bar spends (a point on the first bar's held-out front), and a bar more than
+:data:`MAX_GAP` below that has lost recall to generality, not to the tokens it spends. Compared
+at the first bar's own tokens, it would always look worse: at bfcl's knee HoloDeck 0.7's
+allowlist at five cases (0.396 recall at 9,054 tokens, gap 0.000) was turned down for the
+first bar's 0.589 at 36,625 (gap 0.063), though the first bar's rule within those tokens holds
+out 0.388 (at 9,026).
 
 The bar is chosen on the held-out figures it then reports, among at most three, and the bars
 themselves were found on livemcpbench: a small selection, and its bias is upward (a run whose
@@ -171,14 +174,16 @@ def _below(heldout: HitRecall, than: HitRecall) -> bool:
 def generalising(
     run: Callable[[Recurrence, float | None], T],
     figures: Callable[[T], tuple[HitRecall, HitRecall]],
-    cost: Callable[[T], float],
+    cost: Callable[[T], float] | None,
     cases: int,
     folds: int,
 ) -> tuple[T, Bars]:
     """``run(recurrence, cap)`` (the whole rule: proposal and k-fold; ``cap``: None for the
     budget as given, else tuned within at most that many tokens too) at each bar of
     :data:`BARS` until one's gap is within :data:`MAX_GAP` (module docstring).
-    ``figures(out)``: its in-sample and held-out figures; ``cost(out)``: its held-out tokens."""
+    ``figures(out)``: its in-sample and held-out figures; ``cost(out)``: its held-out tokens,
+    to compare a higher bar with the first at its cost (None: a budget was given, and every bar
+    is compared with the first bar's own point within it)."""
     tried: list[Trial] = []
     results: list[T] = []
     first: HitRecall | None = None
@@ -189,6 +194,8 @@ def generalising(
         worse = False
         if first is None:
             first = heldout
+        elif cost is None:
+            worse = _below(heldout, first)
         elif _below(heldout, first):
             # below the first bar's own point: compare at this bar's cost, on the first's front
             there = run(Recurrence.of(cases, folds, BARS[0]), cost(out))

@@ -373,7 +373,8 @@ def tune_pizzapi(
         heldout = aggregate(pooled, tokens_all)
         return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
 
-    rule, bars = generalising(at, Rule.figures, Rule.cost, len(items), folds)
+    at_cost = None if budget.explicit else Rule.cost  # no budget: compared at equal cost
+    rule, bars = generalising(at, Rule.figures, at_cost, len(items), folds)
     chosen, insample = rule.setting, rule.insample
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
