@@ -80,6 +80,20 @@ def test_the_06_row_is_tunes_own_held_out_figure(
     assert row["heldout"]["hit"] == pytest.approx(tuned["heldout"]["hit"], abs=1e-9)
 
 
+def test_each_set_keeping_row_carries_the_bar_tune_proposes_at(
+    capsys: pytest.CaptureFixture[str], no_budget: dict[str, Any]
+) -> None:
+    """A row's ``recurrence`` is its tuner's (the bar ``tune --json`` reports on the same
+    cases); a runtime that keeps no set has none."""
+    rows = {r["runtime"]: r for r in no_budget["rows"]}
+    assert rows["holodeck-0.6"]["recurrence"] is None
+    for name in ("holodeck-0.7", "anthropic", "pizzapi"):
+        assert main(["tune", *_compare()[1:-1], "--runtime", name, "--json"]) == 0
+        tuned = json.loads(capsys.readouterr().out)
+        assert rows[name]["recurrence"] == tuned["recurrence"], name
+        assert rows[name]["recurrence"]["bar"] in (2, 3, 5)
+
+
 def test_compare_runtimes_text_has_the_table_and_one_plot(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -101,6 +115,11 @@ def test_compare_runtimes_text_has_the_table_and_one_plot(
         assert mark in out
     assert out.count("tokens per task (mean)") == 1
     assert "takes two requests (the search, then the call)" in out
+    header = next(line for line in out.splitlines() if line.startswith("runtime  "))
+    assert header.endswith("gap hit recall  bar")
+    row = next(line for line in out.splitlines() if line.startswith("anthropic "))
+    assert row.split()[-1] in ("2", "3", "5")  # the bar its tuner proposed at
+    assert "bar: cases of each training set that must expect a tool or server it keeps" in out
 
 
 def test_runtimes_with_the_same_figures_are_both_drawn() -> None:

@@ -21,6 +21,7 @@ from workbench.errors import InputError
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.front_grid import DOT, free_column, front_grid
 from workbench.evaluate.fronts import at_table, budget_mark, front_lines, point_cell
+from workbench.evaluate.generalise import BARS, MAX_GAP
 from workbench.evaluate.runtimes import (
     RuntimeRow,
     RuntimesReport,
@@ -75,6 +76,27 @@ def gap_cell(row: RuntimeRow) -> str:
     return "" if g is None else f"{g['hit']:+.3f} {g['recall']:+.3f}"
 
 
+def bar_cell(row: RuntimeRow) -> str:
+    """The cases of each training set what the row keeps needed (blank: it keeps no set)."""
+    return "" if row.bars is None else str(row.bars.chosen)
+
+
+def bar_lines(report: RuntimesReport) -> list[str]:
+    """What the bar column means, and why each row above the first bar is there."""
+    kept = [row for row in report.rows if row.bars is not None]
+    if not kept:
+        return []
+    lines = [
+        f"bar: cases of each training set that must expect a tool or server it keeps ({BARS[0]}; "
+        f"{', then '.join(map(str, BARS[1:]))} while the gap is over {MAX_GAP:g})"
+    ]
+    for row in kept:
+        assert row.bars is not None
+        if row.bars.text():
+            lines.append(f"{row.runtime} kept {row.bars.text()}")
+    return lines
+
+
 def table(report: RuntimesReport, ws: Workspace) -> str:
     header = (
         "runtime",
@@ -83,6 +105,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
         "recall (95% CI)",
         "tokens (95% CI)",
         "gap hit recall",
+        "bar",
     )
     body = []
     for row in report.rows:
@@ -95,6 +118,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
                 f"{row.recall:.3f} {_interval(*ci['recall'], '.3f')}",
                 f"{row.tokens:,.0f} {_interval(*ci['tokens'], ',.0f')} {budget_mark(row)}",
                 gap_cell(row),
+                bar_cell(row),
             )
         )
     lines = [
@@ -109,6 +133,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
         "gap: the tuner's in-sample hit and recall (its proposal on the cases it was chosen on) "
         "minus the held-out ones"
     )
+    lines += bar_lines(report)
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
     return "\n".join(lines) + "\n"

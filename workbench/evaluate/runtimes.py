@@ -47,6 +47,7 @@ from workbench.evaluate.fronts import (
     row_at,
     table_budgets,
 )
+from workbench.evaluate.generalise import Bars
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
 from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
@@ -90,6 +91,9 @@ class RuntimeRow:
     within: bool = True
     #: The proposal's hit and recall on every case, the cases it was chosen on (None: not given).
     insample: tuple[float, float] | None = None
+    #: The recurrence bars its tuner tried and the one it proposes at (None: a runtime that keeps
+    #: no set; :mod:`workbench.evaluate.generalise`).
+    bars: Bars | None = None
 
     @property
     def over(self) -> bool:
@@ -139,6 +143,7 @@ class RuntimeRow:
             "budget": self.budget,
             "within_budget": self.within,
             "gap": self.gap,
+            "recurrence": None if self.bars is None else self.bars.to_json(),
         }
 
 
@@ -252,7 +257,7 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
         surf = Surface(surf.backend, mcp, ~mcp)
         note = "the catalog's servers taken as the agent's MCP entries"
     budget = Budget(max_tokens=ctx.budget)
-    rule, _ = allowlist_rule(surf, cases, tokens, budget, folds)
+    rule, bars = allowlist_rule(surf, cases, tokens, budget, folds)
     per_case = [CaseFigures(r.hit, r.recall, float(r.tokens)) for r in rule.held.fold_order()]
     exposed = rule.exposed
     kept = int((exposed & surf.candidate).sum())
@@ -261,7 +266,8 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
     within = ctx.budget is None or cost <= ctx.budget
     params = {"exposed": kept}
     insample = (rule.insample.hit, rule.insample.recall)
-    return RuntimeRow(name, text, params, tuple(per_case), note, ctx.budget, within, insample)
+    figures = tuple(per_case)
+    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
 
 
 def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -286,7 +292,8 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
     within = report.within_budget
     insample = (report.insample.hit, report.insample.recall)
     params = s.to_json(ctx.catalog)
-    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample)
+    bars = report.bars
+    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
 
 
 def compare_runtimes(

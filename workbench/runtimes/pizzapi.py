@@ -189,6 +189,7 @@ class PizzaPi(Runtime):
             ctx.budget,
             report.within_budget,
             (report.insample.hit, report.insample.recall),
+            report.bars,
         )
 
     # --------------------------------------------------------------------------------- writer
