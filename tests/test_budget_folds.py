@@ -32,6 +32,18 @@ def test_limit_is_the_smallest_cap_or_the_knee() -> None:
     assert Budget(max_tokens=700, min_hit=0.9).limit(ALL) == 700.0
 
 
+def test_capped_keeps_the_smaller_cap_and_the_other_fields() -> None:
+    """A rule run again within a higher bar's tokens (workbench.evaluate.generalise): the knee
+    becomes a cap of those tokens, rounded up; a smaller cap given stays; the hit target and
+    the reduction stay."""
+    assert Budget().capped(None) == Budget()
+    assert Budget().capped(9053.2) == Budget(max_tokens=9054)
+    assert Budget().capped(9054.0) == Budget(max_tokens=9054)
+    assert Budget(max_tokens=5000).capped(9053.2) == Budget(max_tokens=5000)
+    assert Budget(min_reduction=0.5, min_hit=0.8).capped(100.5) == Budget(101, 0.5, 0.8)
+    assert Budget().capped(9053.2).explicit
+
+
 def test_explicit_and_tolerance() -> None:
     assert not Budget().explicit
     assert Budget().tolerance == KNEE_TOLERANCE

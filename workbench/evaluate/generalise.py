@@ -83,11 +83,13 @@ class Trial:
     bar: int
     hit: float
     recall: float
-    #: Its held-out hit or recall fell more than :data:`MAX_GAP` below the first bar's rule's
-    #: at its cost: it is not a held-out tie of the first, so it is never proposed.
+    #: Its held-out hit or recall fell more than :data:`MAX_GAP` below the first bar's (with no
+    #: budget: the first bar's rule within its tokens, :attr:`against`): it is not a held-out tie
+    #: of the first, so it is never proposed.
     worse: bool = False
-    #: The first bar's rule tuned within this bar's held-out tokens, held out (None: not run,
-    #: this bar's held-out figures were within :data:`MAX_GAP` of the first bar's own).
+    #: The first bar's rule tuned within this bar's held-out tokens, held out (None: not run: a
+    #: budget was given, or this bar's held-out figures were within :data:`MAX_GAP` of the first
+    #: bar's own).
     against: Point | None = None
 
     @property
@@ -144,7 +146,7 @@ class Bars:
         else:
             said = f"only what {self.chosen} cases of each training set expect ({then})"
         chosen = next(t for t in self.tried if t.bar == self.chosen)
-        if chosen.against is not None and self.tried:
+        if chosen.against is not None:
             said += f"; {chosen.cost_text(self.tried[0].bar)}"
         return said
 
