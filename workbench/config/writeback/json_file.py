@@ -3,8 +3,10 @@
 What the JSON writers share (Claude Code's ``.mcp.json``, PizzaPi's ``config.json``): a file
 that exists is read under the input limits and must be a JSON object (else one line naming the
 file and the line, exit 2); the caller changes a deep copy of it, so every key it does not touch
-keeps its value and its place; the new text keeps the file's indent (two spaces for a new file)
-and non-ASCII characters as they are, and a document that did not change keeps the file's own
+keeps its value and its place; only the members whose values changed are written again
+(:mod:`~workbench.config.writeback.json_splice`: an entry it did not touch keeps its bytes, its
+one-line arrays too), with the file's indent (two spaces for a new file) and non-ASCII characters
+as they are, and a document that did not change keeps the file's own
 bytes. :func:`apply_json` writes the plan atomically, with a backup beside an existing file,
 through a symbolic link to its target and with the file's mode, and refuses (nothing written) a
 file changed since it was read.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.json_splice import same, splice
 from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -60,6 +63,8 @@ def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> Json
         line = getattr(err, "lineno", None)
         cause = f"not JSON: {err}".splitlines()[0]
         raise ConfigError(cause, file=str(path), line=line) from None
+    except RecursionError:
+        raise ConfigError("not read: its JSON is nested too deep", file=str(path)) from None
     if not isinstance(loaded, dict):
         raise ConfigError(f"not a {what}: the document is not a JSON object", file=str(path))
     return JsonFile(path, old, text, loaded)
@@ -67,10 +72,13 @@ def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> Json
 
 def plan_json(read: JsonFile, doc: dict[str, Any]) -> JsonPlan:
     """The plan that turns ``read`` into ``doc`` (the same bytes when nothing changed)."""
-    if read.old is not None and doc == read.doc:
+    indent = indent_of(read.text)
+    if read.old is not None and same(doc, read.doc):
         new_text = read.text
     else:
-        new_text = json.dumps(doc, ensure_ascii=False, indent=indent_of(read.text)) + "\n"
+        spliced = None if read.old is None else splice(read.text, read.doc, doc, indent)
+        dumped = json.dumps(doc, ensure_ascii=False, indent=indent) + "\n"
+        new_text = dumped if spliced is None else spliced
     return JsonPlan(
         path=read.path,
         old=read.old,

@@ -3,9 +3,10 @@
 A file that exists keeps every key and every server it has; each of the agent's servers gets
 ``"alwaysLoad": true`` when it is kept loaded and loses the key when it is not; an agent server
 the file lacks is added as :func:`workbench.deferred.mcp_json` renders it. A missing file is
-created from the agent's servers. The JSON is written with two-space indents (JSON keeps no
-comments to lose). A file that is not a JSON object with an ``mcpServers`` object is refused.
-Reading, the diff and the write are :mod:`workbench.config.writeback.json_file`'s.
+created from the agent's servers, with two-space indents; in a file that exists only the
+entries that change are written again (in its indent), every other byte is kept. A file that is
+not a JSON object with an ``mcpServers`` object is refused. Reading, the diff and the write are
+:mod:`workbench.config.writeback.json_file`'s.
 """
 
 from __future__ import annotations

@@ -1,0 +1,239 @@
+"""A JSON text changed only where its document changed.
+
+A writer that merges into a user's JSON file (``.mcp.json``, PizzaPi's ``config.json``) changes
+a few members of an object. Dumping the whole new document re-indents every entry it did not
+touch: a one-line ``"args": ["-y", "server"]`` becomes four lines, and the diff the user reads is
+mostly noise. :func:`splice` instead replaces, removes or appends only the members whose values
+changed, each new value dumped with the file's indent at its own depth, and leaves every other
+byte as it was.
+
+It returns None when it cannot (the text is not one JSON object, or a scan does not find what
+the document says is there); the caller then dumps the whole document. Whatever it returns parses
+to exactly the new document (checked before it is returned), so a splice is never worse than a
+dump.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_SPACE = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+
+
+class _Unscannable(Exception):
+    """The text is not what the scanner expects (the caller dumps the whole document)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Member:
+    """One ``"key": value`` of an object: where the member starts and its value's span."""
+
+    key: str
+    start: int
+    value_start: int
+    value_end: int
+
+
+def _space(text: str, pos: int) -> int:
+    found = _SPACE.match(text, pos)
+    assert found is not None  # the pattern matches the empty string
+    return found.end()
+
+
+def _value_end(text: str, pos: int) -> int:
+    """The end of the JSON value starting at ``pos``."""
+    if pos >= len(text):
+        raise _Unscannable
+    first = text[pos]
+    if first == '"':
+        found = _STRING.match(text, pos)
+        if found is None:
+            raise _Unscannable
+        return found.end()
+    if first in "{[":
+        close = "}" if first == "{" else "]"
+        pos = _space(text, pos + 1)
+        if pos < len(text) and text[pos] == close:
+            return pos + 1
+        while True:
+            if first == "{":
+                pos = _space(text, _value_end(text, pos))  # the key
+                if pos >= len(text) or text[pos] != ":":
+                    raise _Unscannable
+                pos = _space(text, pos + 1)
+            pos = _space(text, _value_end(text, pos))
+            if pos >= len(text):
+                raise _Unscannable
+            if text[pos] == close:
+                return pos + 1
+            if text[pos] != ",":
+                raise _Unscannable
+            pos = _space(text, pos + 1)
+    found = _SCALAR.match(text, pos)
+    if found is None:
+        raise _Unscannable
+    return found.end()
+
+
+def _members(text: str, start: int) -> tuple[list[_Member], int]:
+    """The members of the object at ``start`` and the offset of its closing brace."""
+    if text[start] != "{":
+        raise _Unscannable
+    members: list[_Member] = []
+    pos = _space(text, start + 1)
+    if pos < len(text) and text[pos] == "}":
+        return members, pos
+    while True:
+        key_end = _value_end(text, pos)
+        key = json.loads(text[pos:key_end])
+        colon = _space(text, key_end)
+        if colon >= len(text) or text[colon] != ":":
+            raise _Unscannable
+        value_start = _space(text, colon + 1)
+        value_end = _value_end(text, value_start)
+        members.append(_Member(key, pos, value_start, value_end))
+        pos = _space(text, value_end)
+        if pos >= len(text):
+            raise _Unscannable
+        if text[pos] == "}":
+            return members, pos
+        if text[pos] != ",":
+            raise _Unscannable
+        pos = _space(text, pos + 1)
+
+
+def same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same JSON: equal, and of the same types all the way down (Python
+    has ``True == 1`` and ``1 == 1.0``; a file that said ``1`` does not say ``true``). An
+    object's members in any order."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _elements(text: str, start: int) -> list[tuple[int, int]]:
+    """The spans of the elements of the array at ``start``."""
+    if text[start] != "[":
+        raise _Unscannable
+    spans: list[tuple[int, int]] = []
+    pos = _space(text, start + 1)
+    if pos < len(text) and text[pos] == "]":
+        return spans
+    while True:
+        end = _value_end(text, pos)
+        spans.append((pos, end))
+        pos = _space(text, end)
+        if pos >= len(text):
+            raise _Unscannable
+        if text[pos] == "]":
+            return spans
+        if text[pos] != ",":
+            raise _Unscannable
+        pos = _space(text, pos + 1)
+
+
+def _value_edits(
+    text: str, start: int, end: int, was: Any, now: Any, indent: str
+) -> list[tuple[int, int, str]]:
+    """The replacements that turn the value at ``start:end`` from ``was`` into ``now``: into an
+    object, member by member; into an array of the same length, element by element; else the
+    value written again."""
+    if same(was, now):
+        return []
+    if isinstance(was, dict) and isinstance(now, dict):
+        return _edits(text, start, was, now, indent)
+    if isinstance(was, list) and isinstance(now, list) and len(was) == len(now) and was:
+        spans = _elements(text, start)
+        if len(spans) != len(was):
+            raise _Unscannable
+        edits: list[tuple[int, int, str]] = []
+        for (a, b), old_item, new_item in zip(spans, was, now, strict=True):
+            edits += _value_edits(text, a, b, old_item, new_item, indent)
+        return edits
+    return [(start, end, _dump(now, indent, _line_indent(text, start)))]
+
+
+def _line_indent(text: str, pos: int) -> str:
+    """The whitespace that starts the line ``pos`` is on."""
+    line_start = text.rfind("\n", 0, pos) + 1
+    found = _SPACE.match(text, line_start)
+    assert found is not None
+    return text[line_start : found.end()].replace("\n", "").replace("\r", "")
+
+
+def _dump(value: Any, indent: str, column: str) -> str:
+    """``value`` as the file writes it, its nested lines indented from ``column``."""
+    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
+    return dumped.replace("\n", "\n" + column)
+
+
+def _edits(
+    text: str, start: int, old: dict[str, Any], new: dict[str, Any], indent: str
+) -> list[tuple[int, int, str]]:
+    """The replacements ``(start, end, text)`` that turn the object at ``start`` from ``old``
+    into ``new``."""
+    members, close = _members(text, start)
+    if [m.key for m in members] != list(old):
+        raise _Unscannable  # duplicate keys, or a document that is not this text's
+    if not members:
+        if not new:
+            return []
+        column = _line_indent(text, start)
+        return [(start, close + 1, _dump(new, indent, column))]
+    edits: list[tuple[int, int, str]] = []
+    kept = [m for m in members if m.key in new]
+    if not kept:  # every member goes: write the object again
+        column = _line_indent(text, start)
+        return [(start, close + 1, _dump(new, indent, column))]
+    last = kept[-1]
+    if members[-1] is not last:  # the members after the last kept one go with the comma before
+        edits.append((last.value_end, members[-1].value_end, ""))
+    for i, member in enumerate(members):
+        if member.start > last.start:
+            break
+        if member.key not in new:  # the member and the comma after it
+            edits.append((member.start, members[i + 1].start, ""))
+            continue
+        was, now = old[member.key], new[member.key]
+        edits += _value_edits(text, member.value_start, member.value_end, was, now, indent)
+    added = [key for key in new if key not in old]
+    if added:
+        column = _line_indent(text, last.start)
+        between = text[members[-2].value_end : members[-1].start] if len(members) > 1 else None
+        separator = between if between is not None else ",\n" + column
+        inserted = "".join(
+            f"{separator}{json.dumps(key, ensure_ascii=False)}: {_dump(new[key], indent, column)}"
+            for key in added
+        )
+        edits.append((last.value_end, last.value_end, inserted))
+    return edits
+
+
+def splice(text: str, old: dict[str, Any], new: dict[str, Any], indent: str | int) -> str | None:
+    """``text`` (a JSON object that parses to ``old``) changed to parse to ``new``, every member
+    whose value did not change left byte for byte (module docstring); None when it cannot."""
+    pad = " " * indent if isinstance(indent, int) else indent
+    try:
+        start = _space(text, 0)
+        end = _value_end(text, start)
+        if text[_space(text, end) :].strip():
+            return None
+        edits = _edits(text, start, old, new, pad)
+    except (_Unscannable, json.JSONDecodeError, RecursionError):
+        return None
+    out = text
+    for edit_start, edit_end, replacement in sorted(edits, reverse=True):
+        out = out[:edit_start] + replacement + out[edit_end:]
+    try:
+        return out if same(json.loads(out), new) else None
+    except json.JSONDecodeError:
+        return None
