@@ -77,6 +77,57 @@ def test_an_array_of_the_same_length_changes_element_by_element() -> None:
     )
 
 
+def test_a_crlf_file_keeps_crlf_in_what_is_added() -> None:
+    text = '{\r\n  "a": 1\r\n}\r\n'
+    out = splice(text, {"a": 1}, {"a": 1, "b": {"c": [1]}}, indent_of(text))
+    assert out == '{\r\n  "a": 1,\r\n  "b": {\r\n    "c": [\r\n      1\r\n    ]\r\n  }\r\n}\r\n'
+
+
+def test_a_one_line_object_gets_one_line_members_with_its_own_separators() -> None:
+    """A minified PizzaPi config stays minified; a one-line server entry in a pretty file stays
+    one line when it gains an object."""
+    text = '{"defaultModel":{"provider":"anthropic","id":"claude-sonnet-4"}}'
+    old = json.loads(text)
+    new = {**old, "toolSearch": {"enabled": True, "maxResults": 5}}
+    assert splice(text, old, new, indent_of(text)) == (
+        '{"defaultModel":{"provider":"anthropic","id":"claude-sonnet-4"},'
+        '"toolSearch":{"enabled":true,"maxResults":5}}'
+    )
+    old = json.loads(MCP_JSON)
+    new = copy.deepcopy(old)
+    new["mcpServers"]["brave"]["env"] = {"K": "v"}
+    new["mcpServers"]["brave"]["args"] = ["-y", "s", "--flag"]
+    out = splice(MCP_JSON, old, new, indent_of(MCP_JSON))
+    assert out is not None
+    assert '"brave": {"command": "npx", "args": ["-y", "s", "--flag"], "env": {"K": "v"}},' in out
+
+
+def test_the_indent_is_read_from_the_lines_when_the_first_holds_more_than_a_bracket() -> None:
+    text = '{"mcpServers": {\n    "a": {"command": "x"}\n}}\n'
+    assert indent_of(text) == "    "
+    old = json.loads(text)
+    new = copy.deepcopy(old)
+    new["mcpServers"]["b"] = {"command": "y"}
+    out = splice(text, old, new, indent_of(text))
+    assert out == (
+        '{"mcpServers": {\n    "a": {"command": "x"},\n    "b": {\n        "command": "y"\n'
+        "    }\n}}\n"
+    )
+
+
+def test_a_deeply_nested_file_is_planned_not_a_traceback(tmp_path: Path) -> None:
+    """Nested as deep as the parser reads (400 levels): the comparison walks it without
+    recursion, and an untouched deep member keeps its bytes."""
+    deep = "[" * 400 + "]" * 400
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"x": ' + deep + ', "mcpServers": {}}\n')
+    read = read_json_object(path, ".mcp.json", {"mcpServers": {}})
+    doc = read.copy()
+    doc["mcpServers"]["a"] = {"command": "x"}
+    plan = plan_json(read, doc)
+    assert deep in plan.new.decode() and same(json.loads(plan.new), doc)
+
+
 def test_text_that_is_not_one_object_is_left_to_the_full_dump() -> None:
     assert splice("[1, 2]", {}, {"a": 1}, 2) is None
     dup = '{"a": 1, "a": 2}'
@@ -166,16 +217,21 @@ def edits(draw: st.DrawFn) -> Case:
     old = draw(OBJECTS)
     style = {**draw(STYLES), "ensure_ascii": draw(st.booleans())}
     text = json.dumps(old, **style) + draw(st.sampled_from(["", "\n"]))
+    if draw(st.booleans()):
+        style["newline"] = "\r\n"
+        text = text.replace("\n", "\r\n")
     return text, old, _changed(draw, old), style
 
 
 def _as_written(value: Any, style: dict[str, Any]) -> str:
     """A top-level member's value as the style wrote it (nested lines one indent deeper)."""
-    text = json.dumps(value, **style)
+    args = {k: v for k, v in style.items() if k != "newline"}
+    text = json.dumps(value, **args)
     indent = style["indent"]
     if indent is None:
         return text
-    return text.replace("\n", "\n" + (" " * indent if isinstance(indent, int) else indent))
+    pad = " " * indent if isinstance(indent, int) else indent
+    return text.replace("\n", style.get("newline", "\n") + pad)
 
 
 @settings(max_examples=300, deadline=None)
@@ -185,6 +241,8 @@ def test_a_splice_parses_to_the_new_document_and_keeps_untouched_members(case: C
     out = splice(text, old, new, indent_of(text))
     assert out is not None, "a file json.dumps wrote is always spliced"
     assert same(json.loads(out), new)
+    if style.get("newline") == "\r\n":
+        assert "\n" not in out.replace("\r\n", ""), "a CRLF file gets no bare line break"
     for key, value in old.items():
         if key in new and same(new[key], value):
             assert _as_written(value, style) in out  # byte for byte as it was

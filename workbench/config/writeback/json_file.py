@@ -29,6 +29,7 @@ from workbench.errors import ConfigError
 from workbench.limits import read_input
 
 _INDENT = re.compile(r"^[{\[]\s*\n([ \t]+)\S", re.MULTILINE)
+_LEAD = re.compile(r"\n([ \t]+)[^ \t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,13 @@ def plan_json(read: JsonFile, doc: dict[str, Any]) -> JsonPlan:
 
 
 def indent_of(text: str) -> str | int:
-    """The indent of a JSON text's first nested line (two spaces when it has none)."""
+    """The indent of a JSON text's first nested line; when its first line holds more than a
+    bracket, the shortest indent of any line; two spaces when no line is indented."""
     found = _INDENT.search(text)
-    return found.group(1) if found else 2
+    if found:
+        return found.group(1)
+    leads = _LEAD.findall(text)
+    return min(leads, key=len) if leads else 2
 
 
 #: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file

@@ -35,6 +35,7 @@ class _Member:
 
     key: str
     start: int
+    key_end: int
     value_start: int
     value_end: int
 
@@ -96,7 +97,7 @@ def _members(text: str, start: int) -> tuple[list[_Member], int]:
             raise _Unscannable
         value_start = _space(text, colon + 1)
         value_end = _value_end(text, value_start)
-        members.append(_Member(key, pos, value_start, value_end))
+        members.append(_Member(key, pos, key_end, value_start, value_end))
         pos = _space(text, value_end)
         if pos >= len(text):
             raise _Unscannable
@@ -110,14 +111,23 @@ def _members(text: str, start: int) -> tuple[list[_Member], int]:
 def same(a: Any, b: Any) -> bool:
     """``a`` and ``b`` are the same JSON: equal, and of the same types all the way down (Python
     has ``True == 1`` and ``1 == 1.0``; a file that said ``1`` does not say ``true``). An
-    object's members in any order."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    object's members in any order; NaN is NaN. Iterative: as deep as the parser reads."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            stack += [(v, y[k]) for k, v in x.items()]
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            stack += list(zip(x, y, strict=True))
+        elif x != y and not (isinstance(x, float) and x != x and y != y):
+            return False
+    return True
 
 
 def _elements(text: str, start: int) -> list[tuple[int, int]]:
@@ -142,24 +152,55 @@ def _elements(text: str, start: int) -> list[tuple[int, int]]:
 
 
 def _value_edits(
-    text: str, start: int, end: int, was: Any, now: Any, indent: str
+    text: str, start: int, end: int, was: Any, now: Any, style: _Style, layout: _Layout
 ) -> list[tuple[int, int, str]]:
-    """The replacements that turn the value at ``start:end`` from ``was`` into ``now``: into an
-    object, member by member; into an array of the same length, element by element; else the
-    value written again."""
+    """The replacements that turn the value at ``start:end`` (in a container of ``layout``)
+    from ``was`` into ``now``: into an object, member by member; into an array of the same
+    length, element by element; else the value written again."""
     if same(was, now):
         return []
     if isinstance(was, dict) and isinstance(now, dict):
-        return _edits(text, start, was, now, indent)
+        return _edits(text, start, was, now, style)
     if isinstance(was, list) and isinstance(now, list) and len(was) == len(now) and was:
         spans = _elements(text, start)
         if len(spans) != len(was):
             raise _Unscannable
+        inner = _layout(text, start, end)
         edits: list[tuple[int, int, str]] = []
         for (a, b), old_item, new_item in zip(spans, was, now, strict=True):
-            edits += _value_edits(text, a, b, old_item, new_item, indent)
+            edits += _value_edits(text, a, b, old_item, new_item, style, inner)
         return edits
-    return [(start, end, _dump(now, indent, _line_indent(text, start)))]
+    return [(start, end, _dump(now, style, _line_indent(text, start), layout))]
+
+
+@dataclass(frozen=True, slots=True)
+class _Style:
+    """How the file writes: its indent unit and its line break."""
+
+    indent: str
+    newline: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """How one container is written: on one line or not, its separators."""
+
+    inline: bool
+    item: str = ", "
+    key: str = ": "
+
+
+def _layout(text: str, start: int, end: int, members: list[_Member] | None = None) -> _Layout:
+    """The layout of the container at ``start:end`` (its members, for an object's separators)."""
+    inline = "\n" not in text[start:end]
+    item, key = ", ", ": "
+    if members:
+        key = text[members[0].key_end : members[0].value_start]
+        # one member: a file compact after its keys is compact after its items too
+        item = ", " if key.endswith(" ") else ","
+        if len(members) > 1:
+            item = text[members[0].value_end : members[1].start]
+    return _Layout(inline, item if inline else ", ", key)
 
 
 def _line_indent(text: str, pos: int) -> str:
@@ -170,30 +211,31 @@ def _line_indent(text: str, pos: int) -> str:
     return text[line_start : found.end()].replace("\n", "").replace("\r", "")
 
 
-def _dump(value: Any, indent: str, column: str) -> str:
-    """``value`` as the file writes it, its nested lines indented from ``column``."""
-    dumped = json.dumps(value, ensure_ascii=False, indent=indent)
-    return dumped.replace("\n", "\n" + column)
+def _dump(value: Any, style: _Style, column: str, layout: _Layout) -> str:
+    """``value`` as the file writes it where it goes: on one line in a one-line container (with
+    its separators), else indented from ``column``."""
+    if layout.inline:
+        separators = (layout.item.strip() + " " * (" " in layout.item), layout.key)
+        return json.dumps(value, ensure_ascii=False, separators=separators)
+    dumped = json.dumps(value, ensure_ascii=False, indent=style.indent)
+    return dumped.replace("\n", style.newline + column)
 
 
 def _edits(
-    text: str, start: int, old: dict[str, Any], new: dict[str, Any], indent: str
+    text: str, start: int, old: dict[str, Any], new: dict[str, Any], style: _Style
 ) -> list[tuple[int, int, str]]:
     """The replacements ``(start, end, text)`` that turn the object at ``start`` from ``old``
     into ``new``."""
     members, close = _members(text, start)
     if [m.key for m in members] != list(old):
         raise _Unscannable  # duplicate keys, or a document that is not this text's
-    if not members:
-        if not new:
-            return []
-        column = _line_indent(text, start)
-        return [(start, close + 1, _dump(new, indent, column))]
-    edits: list[tuple[int, int, str]] = []
+    layout = _layout(text, start, close + 1, members)
     kept = [m for m in members if m.key in new]
-    if not kept:  # every member goes: write the object again
-        column = _line_indent(text, start)
-        return [(start, close + 1, _dump(new, indent, column))]
+    if not kept:  # every member goes (or there were none): write the object again
+        if not members and not new:
+            return []
+        return [(start, close + 1, _dump(new, style, _line_indent(text, start), layout))]
+    edits: list[tuple[int, int, str]] = []
     last = kept[-1]
     if members[-1] is not last:  # the members after the last kept one go with the comma before
         edits.append((last.value_end, members[-1].value_end, ""))
@@ -204,14 +246,18 @@ def _edits(
             edits.append((member.start, members[i + 1].start, ""))
             continue
         was, now = old[member.key], new[member.key]
-        edits += _value_edits(text, member.value_start, member.value_end, was, now, indent)
+        span = (member.value_start, member.value_end)
+        edits += _value_edits(text, *span, was, now, style, layout)
     added = [key for key in new if key not in old]
     if added:
         column = _line_indent(text, last.start)
-        between = text[members[-2].value_end : members[-1].start] if len(members) > 1 else None
-        separator = between if between is not None else ",\n" + column
+        if len(members) > 1:
+            separator = text[members[-2].value_end : members[-1].start]
+        else:
+            separator = layout.item if layout.inline else "," + style.newline + column
         inserted = "".join(
-            f"{separator}{json.dumps(key, ensure_ascii=False)}: {_dump(new[key], indent, column)}"
+            f"{separator}{json.dumps(key, ensure_ascii=False)}{layout.key}"
+            f"{_dump(new[key], style, column, layout)}"
             for key in added
         )
         edits.append((last.value_end, last.value_end, inserted))
@@ -222,18 +268,26 @@ def splice(text: str, old: dict[str, Any], new: dict[str, Any], indent: str | in
     """``text`` (a JSON object that parses to ``old``) changed to parse to ``new``, every member
     whose value did not change left byte for byte (module docstring); None when it cannot."""
     pad = " " * indent if isinstance(indent, int) else indent
+    style = _Style(pad, "\r\n" if "\r\n" in text else "\n")
     try:
         start = _space(text, 0)
         end = _value_end(text, start)
         if text[_space(text, end) :].strip():
             return None
-        edits = _edits(text, start, old, new, pad)
+        edits = _edits(text, start, old, new, style)
     except (_Unscannable, json.JSONDecodeError, RecursionError):
         return None
-    out = text
-    for edit_start, edit_end, replacement in sorted(edits, reverse=True):
-        out = out[:edit_start] + replacement + out[edit_end:]
+    parts: list[str] = []
+    pos = 0
+    # ascending; at one offset an insertion (empty span) before a removal that starts there
+    for edit_start, edit_end, replacement in sorted(edits, key=lambda e: (e[0], e[1])):
+        if edit_start < pos:
+            return None  # overlapping edits: leave it to the full dump
+        parts += (text[pos:edit_start], replacement)
+        pos = edit_end
+    parts.append(text[pos:])
+    out = "".join(parts)
     try:
         return out if same(json.loads(out), new) else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return None
