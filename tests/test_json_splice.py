@@ -13,6 +13,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from json_values import VALUES
 
 from workbench.config.writeback.json_file import indent_of, plan_json, read_json_object
 from workbench.config.writeback.json_splice import same, splice
@@ -149,20 +150,6 @@ def test_the_writers_plan_keeps_untouched_entries(tmp_path: Path) -> None:
     assert len(changed) <= 10, plan.diff
 
 
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(10**6), 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False, width=32)
-    | st.text(max_size=6)
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
 OBJECTS = st.dictionaries(st.text(max_size=4), VALUES, max_size=4)
 STYLES = st.sampled_from(
     [

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_values import VALUES
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
@@ -410,38 +411,24 @@ def test_tune_apply_writes_the_reported_setting(
 
 # ------------------------------------------------------------------------- the merge, any file
 
-_scalar = (
-    st.none()
-    | st.booleans()
-    | st.integers(-(10**12), 10**12)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=6)
-)
-_value = st.recursive(
-    _scalar,
-    lambda kids: (
-        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3)
-    ),
-    max_leaves=10,
-)
 _names = st.sampled_from(["brave_search", "memory", "github", "ünï"])
 _entry = st.dictionaries(
-    st.sampled_from(["command", "args", "deferLoading", "env", "url", "x"]), _value, max_size=4
+    st.sampled_from(["command", "args", "deferLoading", "env", "url", "x"]), VALUES, max_size=4
 )
 _document = st.fixed_dictionaries(
     {},
     optional={
-        "toolSearch": st.dictionaries(st.sampled_from([*KNOBS, "other"]), _value, max_size=4)
-        | _value,
+        "toolSearch": st.dictionaries(st.sampled_from([*KNOBS, "other"]), VALUES, max_size=4)
+        | VALUES,
         "mcpServers": st.dictionaries(_names, _entry, min_size=1, max_size=4)
-        | st.dictionaries(_names, _value, max_size=2)
-        | _value,
+        | st.dictionaries(_names, VALUES, max_size=2)
+        | VALUES,
         "mcp": st.fixed_dictionaries(
-            {"servers": st.lists(st.fixed_dictionaries({"name": _names}, optional={"y": _value}))}
+            {"servers": st.lists(st.fixed_dictionaries({"name": _names}, optional={"y": VALUES}))}
         )
-        | _value,
-        "other": _value,
-        "ключ": _value,
+        | VALUES,
+        "other": VALUES,
+        "ключ": VALUES,
     },
 )
 _setting = st.builds(

@@ -83,18 +83,14 @@ def bar_cell(row: RuntimeRow) -> str:
 
 def bar_lines(report: RuntimesReport) -> list[str]:
     """What the bar column means, and why each row above the first bar is there."""
-    kept = [row for row in report.rows if row.bars is not None]
-    if not kept:
+    bars = [(row.runtime, row.bars) for row in report.rows if row.bars is not None]
+    if not bars:
         return []
-    lines = [
+    return [
         f"bar: cases of each training set that must expect a tool or server it keeps ({BARS[0]}; "
-        f"{', then '.join(map(str, BARS[1:]))} while the gap is over {MAX_GAP:g})"
+        f"{', then '.join(map(str, BARS[1:]))} while the gap is over {MAX_GAP:g})",
+        *(f"{name} kept {kept.text()}" for name, kept in bars if kept.text()),
     ]
-    for row in kept:
-        assert row.bars is not None
-        if row.bars.text():
-            lines.append(f"{row.runtime} kept {row.bars.text()}")
-    return lines
 
 
 def table(report: RuntimesReport, ws: Workspace) -> str:

@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 _SPACE = re.compile(r"[ \t\r\n]*")
+_LEAD = re.compile(r"[ \t]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+#: A string, a bracket, or a run of anything else: a container's end is where its brackets close.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]|[^"{}\[\]]+', re.DOTALL)
 
 
 class _Unscannable(Exception):
@@ -30,10 +33,12 @@ class _Unscannable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class _Member:
-    """One ``"key": value`` of an object: where the member starts and its value's span."""
+class _Item:
+    """One member of an object (``"key": value``) or element of an array: where it starts, where
+    its key ends and its value's span (in an array the key is None and every offset but the
+    value's end is where it starts)."""
 
-    key: str
+    key: str | None
     start: int
     key_end: int
     value_start: int
@@ -47,62 +52,56 @@ def _space(text: str, pos: int) -> int:
 
 
 def _value_end(text: str, pos: int) -> int:
-    """The end of the JSON value starting at ``pos``."""
+    """The end of the JSON value starting at ``pos`` (a container by counting its brackets,
+    outside strings: no recursion, however deep)."""
     if pos >= len(text):
         raise _Unscannable
-    first = text[pos]
-    if first == '"':
-        found = _STRING.match(text, pos)
+    if text[pos] not in "{[":
+        found = (_STRING if text[pos] == '"' else _SCALAR).match(text, pos)
         if found is None:
             raise _Unscannable
         return found.end()
-    if first in "{[":
-        close = "}" if first == "{" else "]"
-        pos = _space(text, pos + 1)
-        if pos < len(text) and text[pos] == close:
-            return pos + 1
-        while True:
-            if first == "{":
-                pos = _space(text, _value_end(text, pos))  # the key
-                if pos >= len(text) or text[pos] != ":":
-                    raise _Unscannable
-                pos = _space(text, pos + 1)
-            pos = _space(text, _value_end(text, pos))
-            if pos >= len(text):
-                raise _Unscannable
-            if text[pos] == close:
-                return pos + 1
-            if text[pos] != ",":
-                raise _Unscannable
-            pos = _space(text, pos + 1)
-    found = _SCALAR.match(text, pos)
-    if found is None:
-        raise _Unscannable
-    return found.end()
+    depth = 0
+    for token in _TOKEN.finditer(text, pos):
+        bracket = token.group()
+        if bracket == "{" or bracket == "[":
+            depth += 1
+        elif bracket == "}" or bracket == "]":
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    raise _Unscannable
 
 
-def _members(text: str, start: int) -> tuple[list[_Member], int]:
-    """The members of the object at ``start`` and the offset of its closing brace."""
-    if text[start] != "{":
+def _items(text: str, start: int) -> tuple[list[_Item], int]:
+    """The members of the object (or the elements of the array) at ``start``, and the offset of
+    its closing bracket."""
+    opening = text[start] if start < len(text) else ""
+    if opening not in ("{", "["):
         raise _Unscannable
-    members: list[_Member] = []
+    close = "}" if opening == "{" else "]"
+    items: list[_Item] = []
     pos = _space(text, start + 1)
-    if pos < len(text) and text[pos] == "}":
-        return members, pos
+    if pos < len(text) and text[pos] == close:
+        return items, pos
     while True:
-        key_end = _value_end(text, pos)
-        key = json.loads(text[pos:key_end])
-        colon = _space(text, key_end)
-        if colon >= len(text) or text[colon] != ":":
-            raise _Unscannable
-        value_start = _space(text, colon + 1)
+        key, key_end, value_start = None, pos, pos
+        if opening == "{":
+            if pos >= len(text) or text[pos] != '"':
+                raise _Unscannable
+            key_end = _value_end(text, pos)
+            key = json.loads(text[pos:key_end])
+            colon = _space(text, key_end)
+            if colon >= len(text) or text[colon] != ":":
+                raise _Unscannable
+            value_start = _space(text, colon + 1)
         value_end = _value_end(text, value_start)
-        members.append(_Member(key, pos, key_end, value_start, value_end))
+        items.append(_Item(key, pos, key_end, value_start, value_end))
         pos = _space(text, value_end)
         if pos >= len(text):
             raise _Unscannable
-        if text[pos] == "}":
-            return members, pos
+        if text[pos] == close:
+            return items, pos
         if text[pos] != ",":
             raise _Unscannable
         pos = _space(text, pos + 1)
@@ -130,27 +129,6 @@ def same(a: Any, b: Any) -> bool:
     return True
 
 
-def _elements(text: str, start: int) -> list[tuple[int, int]]:
-    """The spans of the elements of the array at ``start``."""
-    if text[start] != "[":
-        raise _Unscannable
-    spans: list[tuple[int, int]] = []
-    pos = _space(text, start + 1)
-    if pos < len(text) and text[pos] == "]":
-        return spans
-    while True:
-        end = _value_end(text, pos)
-        spans.append((pos, end))
-        pos = _space(text, end)
-        if pos >= len(text):
-            raise _Unscannable
-        if text[pos] == "]":
-            return spans
-        if text[pos] != ",":
-            raise _Unscannable
-        pos = _space(text, pos + 1)
-
-
 def _value_edits(
     text: str, start: int, end: int, was: Any, now: Any, style: _Style, layout: _Layout
 ) -> list[tuple[int, int, str]]:
@@ -162,13 +140,14 @@ def _value_edits(
     if isinstance(was, dict) and isinstance(now, dict):
         return _edits(text, start, was, now, style)
     if isinstance(was, list) and isinstance(now, list) and len(was) == len(now) and was:
-        spans = _elements(text, start)
-        if len(spans) != len(was):
+        elements, _ = _items(text, start)
+        if len(elements) != len(was):
             raise _Unscannable
         inner = _layout(text, start, end)
         edits: list[tuple[int, int, str]] = []
-        for (a, b), old_item, new_item in zip(spans, was, now, strict=True):
-            edits += _value_edits(text, a, b, old_item, new_item, style, inner)
+        for element, old_item, new_item in zip(elements, was, now, strict=True):
+            span = (element.value_start, element.value_end)
+            edits += _value_edits(text, *span, old_item, new_item, style, inner)
         return edits
     return [(start, end, _dump(now, style, _line_indent(text, start), layout))]
 
@@ -190,7 +169,7 @@ class _Layout:
     key: str = ": "
 
 
-def _layout(text: str, start: int, end: int, members: list[_Member] | None = None) -> _Layout:
+def _layout(text: str, start: int, end: int, members: list[_Item] | None = None) -> _Layout:
     """The layout of the container at ``start:end`` (its members, for an object's separators)."""
     inline = "\n" not in text[start:end]
     item, key = ", ", ": "
@@ -206,9 +185,9 @@ def _layout(text: str, start: int, end: int, members: list[_Member] | None = Non
 def _line_indent(text: str, pos: int) -> str:
     """The whitespace that starts the line ``pos`` is on."""
     line_start = text.rfind("\n", 0, pos) + 1
-    found = _SPACE.match(text, line_start)
-    assert found is not None
-    return text[line_start : found.end()].replace("\n", "").replace("\r", "")
+    found = _LEAD.match(text, line_start)
+    assert found is not None  # the pattern matches the empty string
+    return found.group()
 
 
 def _dump(value: Any, style: _Style, column: str, layout: _Layout) -> str:
@@ -226,8 +205,8 @@ def _edits(
 ) -> list[tuple[int, int, str]]:
     """The replacements ``(start, end, text)`` that turn the object at ``start`` from ``old``
     into ``new``."""
-    members, close = _members(text, start)
-    if [m.key for m in members] != list(old):
+    members, close = _items(text, start)
+    if text[start] != "{" or [m.key for m in members] != list(old):
         raise _Unscannable  # duplicate keys, or a document that is not this text's
     layout = _layout(text, start, close + 1, members)
     kept = [m for m in members if m.key in new]
@@ -269,13 +248,9 @@ def splice(text: str, old: dict[str, Any], new: dict[str, Any], indent: str | in
     whose value did not change left byte for byte (module docstring); None when it cannot."""
     pad = " " * indent if isinstance(indent, int) else indent
     style = _Style(pad, "\r\n" if "\r\n" in text else "\n")
-    try:
-        start = _space(text, 0)
-        end = _value_end(text, start)
-        if text[_space(text, end) :].strip():
-            return None
-        edits = _edits(text, start, old, new, style)
-    except (_Unscannable, json.JSONDecodeError, RecursionError):
+    try:  # text after the object, or a text that is not ``old``'s, fails the check at the end
+        edits = _edits(text, _space(text, 0), old, new, style)
+    except (_Unscannable, json.JSONDecodeError):
         return None
     parts: list[str] = []
     pos = 0
