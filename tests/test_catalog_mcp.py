@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import shutil
 import socket
 import subprocess
 import sys
@@ -420,3 +421,86 @@ def test_the_sdk_process_spawn_is_tracked() -> None:
 
     spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
     assert spawn is not None and getattr(spawn, "_holo_tune_tracked", False)
+
+
+STDERR = Path(__file__).resolve().parent / "data" / "stderr"
+
+
+@pytest.mark.parametrize(
+    ("capture", "picked"),
+    [
+        (  # uv 0.13: the generic line first, the cause under it
+            "uvx-not-found.txt",
+            "cause: Because mcp-server-sqlitex was not found in the package registry and you "
+            "require mcp-server-sqlitex, we can conclude that your requirements are "
+            "unsatisfiable.",
+        ),
+        (  # older uv's tree, with a hint after the cause
+            "uvx-not-found-fancy.txt",
+            "╰─▶ Because mcp-server-calculatr was not found in the package registry and you "
+            "require mcp-server-calculatr, we can conclude that your requirements are "
+            "unsatisfiable.",
+        ),
+        ("uvx-certificate.txt", "cause: invalid peer certificate: UnknownIssuer"),
+        ("uvx-certificate-caused-by.txt", "Caused by: invalid peer certificate: UnknownIssuer"),
+        (  # npm 10: the 404's advice and the log's path are left out
+            "npx-not-found.txt",
+            "npm error 404  The requested resource '@modelcontextprotocol/server-everythng@*' "
+            "could not be found or you do not have permission to access it.",
+        ),
+        (
+            "npx-not-found-npm9.txt",
+            "npm ERR! 404  '@modelcontextprotocol/server-sequential-thinkng@*' is not in this "
+            "registry.",
+        ),
+        (
+            "npx-certificate.txt",
+            "npm error request to https://registry.npmjs.org/@modelcontextprotocol%2fserver-"
+            "everything failed, reason: unable to get local issuer certificate",
+        ),
+        (  # Node's stack and its version line come after the error
+            "node-module-not-found.txt",
+            "Error: Cannot find module '/home/user/servers/everything/dist/index.js'",
+        ),
+    ],
+)
+def test_the_line_that_says_why_is_quoted(tmp_path: Path, capture: str, picked: str) -> None:
+    """Captured stderr of uvx, npx and node failing to start a server: the quoted line is the
+    cause (package not found, certificate), not the generic failure around it."""
+    from workbench.catalog.serverlogs import stderr_tail
+
+    log = tmp_path / "s.log"
+    log.write_bytes((STDERR / capture).read_bytes())
+    assert stderr_tail(log) == f"; stderr: {picked[:200]!r}"
+
+
+def test_real_uvx_and_npx_failures_quote_their_cause(tmp_path: Path) -> None:
+    """Real launchers that cannot start the server (offline, an empty cache, a package that
+    does not exist): the failed server's line says the package was not found."""
+    uvx = Path(sys.executable).with_name("uvx")
+    npx = shutil.which("npx")
+    if not uvx.exists() or npx is None:
+        pytest.skip("needs uvx (the dev extra's uv) and npx")
+    package = "holo-tune-test-no-such-server"
+    specs = [
+        McpServerSpec(
+            name="uvx",
+            command=str(uvx),
+            args=("--offline", package),
+            env={"UV_CACHE_DIR": str(tmp_path / "uv-cache"), "UV_NO_CONFIG": "1"},
+            request_timeout=30,
+        ),
+        McpServerSpec(
+            name="npx",
+            command=npx,
+            args=("--offline", "-y", f"@holo-tune-test/{package}"),
+            env={"npm_config_cache": str(tmp_path / "npm-cache")},
+            request_timeout=30,
+        ),
+    ]
+    results = _list(specs, tmp_path)
+    uv_error = results["uvx"].status.error or ""
+    assert f"stderr: 'cause: Because {package} was not found in the cache" in uv_error, uv_error
+    npm_error = results["npx"].status.error or ""
+    assert 'stderr: "npm error request to https://' in npm_error, npm_error
+    assert "no cached response is available" in npm_error, npm_error

@@ -59,17 +59,61 @@ def log_name(server: str) -> str:
     return stem + ".log"
 
 
-_ERROR_LINE = re.compile(r"^\s*(npm\s+)?(\w*error\b|fatal\b)", re.IGNORECASE)
+#: A line of an error report: ``error:``, ``npm error`` (``npm ERR!``), ``fatal:``, a Python
+#: or Node ``...Error:``, or a cause in uv's chain (``cause:``, ``Caused by:``, ``╰─▶``, ``×``).
+_ERROR_LINE = re.compile(
+    r"^[\s│]*(npm\s+)?(\w*error\b|err!|fatal\b|caused by\b|cause:|×\s|╰─▶)",
+    re.IGNORECASE,
+)
+#: Words of a line that names why (a package not found, a certificate refused, a missing key),
+#: as opposed to a generic failure ("No solution found when resolving tool dependencies",
+#: "Failed to fetch", "Request failed after 3 retries").
+_CAUSE = re.compile(
+    r"not found|could not be found|cannot find|can't find|no such|no module named|"
+    r"not in this registry|certificate|\bssl\b|\btls\b|permission denied|access denied|"
+    r"\bdenied\b|refused|unauthori[sz]ed|forbidden|\b40[134]\b|\bmissing\b|\brequired\b|"
+    r"\binvalid\b|\bexpired\b|\bbecause\b|unsatisfiable|timed out|\bnot set\b|"
+    r"\bunknown\b|unable to|"
+    r"no space left|out of memory",
+    re.IGNORECASE,
+)
+#: Lines that never say why: npm's pointer to its log, and its advice after a 404.
+_NOISE = re.compile(
+    r"complete log of this run|^\s*npm\s+(error|err!)\s*(404|\S+\.log)?\s*$|"
+    r"you can also install from a|tarball, folder, http url, or git url",
+    re.IGNORECASE,
+)
+#: How many of the last lines of a server's stderr are read for the telling one.
+TAIL_LINES = 20
+
+
+def telling_line(text: str) -> str:
+    """The line of a server's stderr that says why it failed (empty when it wrote nothing).
+
+    Of the last :data:`TAIL_LINES` non-blank lines (npm's log pointer and its 404 advice left
+    out), the one that names a cause (:data:`_CAUSE`: "not found", "certificate", "because",
+    "missing", ...) and is part of an error report (:data:`_ERROR_LINE`) wins; else a line that
+    names a cause; else an error line; else the last line. Among equals, the last: a chain of
+    causes ends with the root one, a traceback with the exception.
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    tail = [ln for ln in lines[-TAIL_LINES:] if not _NOISE.search(ln)]
+    if not tail:
+        return ""
+
+    def weight(position: int) -> tuple[bool, bool, int]:
+        line = tail[position]
+        return bool(_CAUSE.search(line)), bool(_ERROR_LINE.match(line)), position
+
+    return tail[max(range(len(tail)), key=weight)]
 
 
 def stderr_tail(path: Path) -> str:
-    """The telling line of a server's stderr: the last error line near the end, else the last."""
+    """``; stderr: '<the telling line>'`` (:func:`telling_line`, at most 200 characters) of a
+    server's log, or empty."""
     try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+        text = path.read_text(errors="replace")
     except OSError:
         return ""
-    tail = [ln for ln in lines[-8:] if "complete log" not in ln]
-    if not tail:
-        return ""
-    errors = [ln for ln in tail if _ERROR_LINE.match(ln)]
-    return f"; stderr: {(errors or tail)[-1][:200]!r}"
+    line = telling_line(text)
+    return f"; stderr: {line[:200]!r}" if line else ""
