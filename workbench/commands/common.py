@@ -15,6 +15,7 @@ from workbench.catalog.models import Catalog, ServerStatus
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.namesfile import read_names
+from workbench.config.notices import for_servers_only
 from workbench.config.validation import problems
 from workbench.errors import InputError, ServersFailed, WriteBackError
 from workbench.progress import ProgressLine
@@ -139,6 +140,14 @@ def open_catalog(
     return catalog
 
 
+def agent_warnings(agent: AgentConfig, *, servers_start: bool = True) -> list[str]:
+    """The loader's warnings a command says. When no server is started (``--catalog``), an
+    unset ``${VAR}`` that only the MCP entries use is left out: nothing reads it."""
+    if servers_start:
+        return list(agent.warnings)
+    return [w for w in agent.warnings if not for_servers_only(w, agent.data)]
+
+
 def load_command_agent(
     args: argparse.Namespace, *, warnings: bool = True, stream: TextIO | None = None
 ) -> AgentConfig:
@@ -150,7 +159,7 @@ def load_command_agent(
 
     agent = load_agent(args.agent, missing_env="warn")
     if warnings:
-        for warning in agent.warnings:
+        for warning in agent_warnings(agent, servers_start=not getattr(args, "catalog", None)):
             warn(warning, stream)
     agent, fronted = as_fronted(agent)
     if fronted is not None:

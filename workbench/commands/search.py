@@ -31,7 +31,7 @@ from workbench.commands.common import (
 from workbench.commands.search_ranked import run_ranked
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.evaluate.diagnostics import Finding
+from workbench.evaluate.diagnostics import Finding, search_cannot_vary
 from workbench.evaluate.query_findings import QueryReader
 from workbench.limits import read_input
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
+    for finding in search_cannot_vary(workspace, setting, usage):
+        warn(finding.message)
     warned: set[str] = set()
     reader = QueryReader(workspace.catalog)
     embeds = runtime_embeds(workspace, setting)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
+import sys
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,24 +23,35 @@ import anyio
 
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import specs_from_agent
-from workbench.commands.common import open_catalog, setting_from_args, warn
+from workbench.commands.common import agent_warnings, open_catalog, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import with_servers
-from workbench.errors import HoloTuneError
+from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
 from workbench.workspace import preflight
 
 if TYPE_CHECKING:
     from workbench.serve.index import ServeIndex
 
-MISSING_EXTRA = "holo-tune serve needs the serve extra: pip install 'holo-tune[serve]'"
+#: The serve extra's requirement (pyproject.toml's ``serve``; a test keeps them equal).
+SERVE_REQUIREMENT = "fastmcp>=4.1.6,<5"
+
+
+def missing_extra() -> str:
+    """What to run without the serve extra: no package index has holo-tune, so the hint
+    installs FastMCP itself into the Python that runs holo-tune (a clone or an installed
+    package alike), and names the clone's own way."""
+    return (
+        f"holo-tune serve needs the serve extra (FastMCP): {shlex.quote(sys.executable)} -m pip "
+        f"install '{SERVE_REQUIREMENT}' (in a clone of holo-tune: pip install -e '.[serve]')"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         import fastmcp  # noqa: F401  (the serve extra)
     except ImportError:
-        raise HoloTuneError(MISSING_EXTRA) from None
+        raise HoloTuneError(missing_extra()) from None
     from workbench.serve.app import Transport, serve_live, serve_snapshot
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
@@ -53,9 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
         pins += read_names(args.pin_file, "--pin-file")
     if args.catalog:
-        anyio.run(serve_snapshot, snapshot_index(args, agent, setting), pins, transport)
-        return 0
-    anyio.run(
+        code = anyio.run(serve_snapshot, snapshot_index(args, agent, setting), pins, transport)
+        return _left(code)
+    code = anyio.run(
         partial(
             serve_live,
             agent,
@@ -67,7 +80,16 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
     )
-    return 0
+    return _left(code)
+
+
+def _left(code: int) -> int:
+    """serve's exit code, with the CLI's line after Ctrl-C (130)."""
+    if code == EXIT_INTERRUPTED:
+        from workbench.serve.app import INTERRUPTED
+
+        sys.stderr.write(INTERRUPTED)
+    return code
 
 
 def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
@@ -75,7 +97,7 @@ def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFilter
     the flags, else the YAML's block, else HoloDeck's defaults; the files and the embedder are
     checked before any server starts (bad input: one line, exit 2)."""
     agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent.warnings:
+    for warning in agent_warnings(agent, servers_start=not args.catalog):
         warn(warning)
     if getattr(args, "servers", None):
         agent = with_servers(agent, Path(args.servers))

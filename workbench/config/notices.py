@@ -8,6 +8,7 @@ error, while ``tools``, ``eval`` and the rest go on with a warning.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 WarningKind = Literal[
@@ -62,3 +63,37 @@ class ConfigWarning(str):
         """``{"file": ..., "line": ..., "field": ...}`` with the known parts."""
         found = {"file": self.file, "line": self.line, "field": self.field}
         return {key: value for key, value in found.items() if value is not None}
+
+
+def for_servers_only(warning: str, data: Any) -> bool:
+    """Whether ``warning`` is an unset ``${VAR}`` that only the agent's MCP entries use (its
+    placeholder stands nowhere else in ``data``, the loaded agent): a server's key or argument,
+    which nothing reads when no server is started (``--catalog``)."""
+    if getattr(warning, "kind", None) != "unset-variable":
+        return False
+    from workbench.config.envsubst import PLACEHOLDER
+
+    name = getattr(warning, "evidence", {}).get("variable")
+    if not isinstance(name, str) or not isinstance(data, Mapping):
+        return False
+    placeholder = PLACEHOLDER.format(name=name)
+    tools = data.get("tools")
+    places = 0
+    todo: list[tuple[Any, bool]] = [(value, False) for key, value in data.items() if key != "tools"]
+    if isinstance(tools, list):
+        for entry in tools:
+            is_server = isinstance(entry, Mapping) and entry.get("type") == "mcp"
+            todo.append((entry, is_server))
+    while todo:  # iterative: a deep document is no recursion
+        value, in_server = todo.pop()
+        if isinstance(value, str):
+            if placeholder in value:
+                if not in_server:
+                    return False
+                places += 1
+        elif isinstance(value, Mapping):
+            todo += [(key, in_server) for key in value if isinstance(key, str)]
+            todo += [(item, in_server) for item in value.values()]
+        elif isinstance(value, list):
+            todo += [(item, in_server) for item in value]
+    return places > 0

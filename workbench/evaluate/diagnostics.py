@@ -148,6 +148,25 @@ def diagnose(
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
+def search_cannot_vary(
+    parts: Parts, setting: ToolFiltering, usage: IntArray | None = None
+) -> list[Finding]:
+    """:func:`check_top_k`'s warning for ``setting`` alone (empty when the search can add a
+    tool): every query gets the same tools. ``check`` says it among its findings; ``search``
+    and ``serve`` say it as they start."""
+    ctx = Context(
+        agent=parts.agent,
+        catalog=parts.catalog,
+        tokens=parts.tokens,
+        setting=setting,
+        model_id=None,
+        rankings=(),
+        usage=usage,
+        runtime=detect_runtime(parts.agent.path, parts.agent.data),
+    )
+    return check_top_k(ctx)
+
+
 def has_errors(findings: Sequence[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
 

@@ -239,8 +239,8 @@ class Serve(SearchToolRuntime):
             f"this is {Path(agent.path).name} pointed at serve; its MCP entries ({moved}) go to "
             f"{side.name}, which serve reads: `holo-tune tune {agent.path} --runtime {NAME} "
             "--apply` writes both (diff, backup)",
-            "HoloDeck 0.7 starts the entry with uvx: `uv tool install 'holo-tune[serve]'` once "
-            "(from a checkout: `uv tool install -e '.[serve]'`)",
+            "HoloDeck 0.7 starts the entry with uvx: install holo-tune as a uv tool once, from "
+            "a checkout: `uv tool install -e '.[serve]'` (no package index has holo-tune)",
         )
         return ToolConfig(self.name, text, {"agent": text}, plan.warnings, advice)
 

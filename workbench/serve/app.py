@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from anyio.abc import TaskGroup, TaskStatus
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
+from workbench.errors import EXIT_INTERRUPTED
+from workbench.evaluate.diagnostics import search_cannot_vary
 from workbench.serve.calls import Router
 from workbench.serve.index import ServeIndex, live_catalog
 from workbench.serve.upstream import UpstreamPool
@@ -33,6 +36,8 @@ logger = logging.getLogger("holo_tune.serve")
 #: Seconds a stop by signal waits for the transport to end before the process leaves anyway
 #: (uvicorn's graceful shutdown takes up to 2 s).
 EXIT_GRACE = {"stdio": 1.0, "http": 4.0}
+#: The line every command ends with on Ctrl-C (``workbench.cli``'s).
+INTERRUPTED = "holo-tune: interrupted\n"
 #: The streamable-HTTP endpoint's path (FastMCP's default).
 HTTP_PATH = "/mcp"
 
@@ -51,13 +56,15 @@ class Transport:
         return f"http://{host}:{self.port}{HTTP_PATH}"
 
 
-async def serve_snapshot(index: ServeIndex, pins: Sequence[str], transport: Transport) -> None:
-    """Serve a snapshot's index: search works, every call says it needs the live servers."""
+async def serve_snapshot(index: ServeIndex, pins: Sequence[str], transport: Transport) -> int:
+    """Serve a snapshot's index: search works, every call says it needs the live servers.
+    Returns the exit code (:meth:`_Stopping.exit_code`)."""
+    stopping = _Stopping()
     async with anyio.create_task_group() as group:
-        stopping = _Stopping()
         await group.start(_stop_on_signal, group, stopping, transport)
         await _run(index, Router(index, None), pins, transport, stopping)
         group.cancel_scope.cancel()
+    return stopping.exit_code()
 
 
 async def serve_live(
@@ -69,16 +76,17 @@ async def serve_live(
     transport: Transport,
     log_dir: Path,
     timeout: float | None,
-) -> None:
-    """Start the agent's servers, index what they list, serve, and stop them all at the end."""
+) -> int:
+    """Start the agent's servers, index what they list, serve, and stop them all at the end.
+    Returns the exit code (:meth:`_Stopping.exit_code`)."""
     changed = anyio.Event()
     specs = specs_from_agent(agent).mcp()
 
     def on_change() -> None:
         changed.set()
 
+    stopping = _Stopping()
     async with anyio.create_task_group() as group:
-        stopping = _Stopping()
         await group.start(_stop_on_signal, group, stopping, transport)
         logger.info("starting %d servers", len(specs))
         pool = UpstreamPool(specs, log_dir=log_dir, timeout=timeout, on_change=on_change)
@@ -102,6 +110,7 @@ async def serve_live(
             group.start_soon(reindex)
             await _run(index, Router(index, pool), pins, transport, stopping)
         group.cancel_scope.cancel()
+    return stopping.exit_code()
 
 
 def _say_down(pool: UpstreamPool) -> None:
@@ -141,10 +150,17 @@ async def _run(
 
 
 class _Stopping:
-    """What a signal stops first (the pool, once there is one), and whether the transport runs."""
+    """What a signal stops first (the pool, once there is one), whether the transport runs, and
+    the signal that stopped serve (None: the client left)."""
 
     pool: UpstreamPool | None = None
     serving: bool = False
+    signum: int | None = None
+
+    def exit_code(self) -> int:
+        """130 after SIGINT (Ctrl-C: interrupted, as every command), else 0 (the client left, or
+        SIGTERM: a service's ordinary stop)."""
+        return EXIT_INTERRUPTED if self.signum == signal.SIGINT else 0
 
 
 async def _stop_on_signal(
@@ -162,23 +178,27 @@ async def _stop_on_signal(
         task_status.started()
         async for signum in signals:
             logger.info("%s: stopping", signal.Signals(signum).name)
+            stopping.signum = signum
             if stopping.pool is not None:
                 await stopping.pool.stop()
-            _exit_after(EXIT_GRACE[transport.kind])
+            _exit_after(EXIT_GRACE[transport.kind], stopping.exit_code())
             if transport.kind == "stdio" or not stopping.serving:
                 group.cancel_scope.cancel()
             return
 
 
-def _exit_after(seconds: float) -> None:
-    """End the process in ``seconds`` unless it has ended by then: the stdio transport reads
-    stdin in a thread that no cancellation reaches while the client keeps its pipe open.
-    Called once every server has stopped, so nothing is left behind."""
+def _exit_after(seconds: float, code: int) -> None:
+    """End the process in ``seconds`` with ``code`` unless it has ended by then: the stdio
+    transport reads stdin in a thread that no cancellation reaches while the client keeps its
+    pipe open. Called once every server has stopped, so nothing is left behind."""
 
     def leave() -> None:
         logger.info("stopped")
         logging.shutdown()
-        os._exit(0)
+        if code == EXIT_INTERRUPTED:
+            sys.stderr.write(INTERRUPTED)
+            sys.stderr.flush()
+        os._exit(code)
 
     timer = threading.Timer(seconds, leave)
     timer.daemon = True
@@ -197,6 +217,8 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
     )
     if index.workspace.embedder.note:
         logger.info("embedder: %s", index.workspace.embedder.note)
+    for finding in search_cannot_vary(index.workspace, setting):
+        logger.warning("%s", finding.message)  # as search and check say it
     unmatched = [pin for pin in pins if not index.pinned([pin])]
     for pin in unmatched:
         logger.warning("--pin %s matches no tool: it is not listed", pin)

@@ -9,6 +9,7 @@ exited. The server's own error result (``isError``) is passed through as it is.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from mcp import types
 from workbench.serve.index import ServeIndex
 from workbench.serve.upstream import CallFailed, UpstreamPool
 
+ARGUMENTS = "arguments must be an object, or a JSON string of one"
 SNAPSHOT = "served from a snapshot: calls need the live servers (run serve without --catalog)"
 
 
@@ -28,10 +30,10 @@ class Router:
         self.index = index
         self.pool = pool
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+    async def call(self, name: str, arguments: object) -> types.CallToolResult:
         if self.pool is None:
             raise CallFailed(SNAPSHOT)
-        args = dict(arguments or {})
+        args = call_arguments(arguments)
         tool = self.index.tool(name)
         if tool is not None and tool.kind != "mcp":
             raise CallFailed(
@@ -52,6 +54,40 @@ class Router:
             )
         check_arguments(name, listed.get("inputSchema"), args)
         return await upstream.call(str(listed["name"]), args)
+
+
+def call_arguments(value: object) -> dict[str, Any]:
+    """A call's arguments: an object, none (no arguments), or a JSON string that parses to an
+    object (clients differ: the MCP Inspector's CLI sends a string). Anything else is refused
+    with one line saying what came."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            raise CallFailed(f"{ARGUMENTS}: the string is not JSON") from None
+        if isinstance(parsed, dict):
+            return parsed
+        raise CallFailed(f"{ARGUMENTS}: the string holds {_json_kind(parsed)}")
+    raise CallFailed(f"{ARGUMENTS}: got {_json_kind(value)}")
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words (for the refusal)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return type(value).__name__
 
 
 def check_arguments(name: str, schema: Any, arguments: dict[str, Any]) -> None:

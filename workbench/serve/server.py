@@ -25,6 +25,7 @@ from fastmcp.tools import Tool as FastTool
 from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.versions import VersionSpec
 from mcp.types import TextContent
+from pydantic import WithJsonSchema
 
 from workbench.serve.calls import Router
 from workbench.serve.index import QueryTooLong, ServeIndex, definition
@@ -41,6 +42,15 @@ INSTRUCTIONS = (
 )
 
 
+#: ``call_tool``'s ``arguments`` as FastMCP lists it (an object, or null). A JSON string that
+#: parses to an object is taken too (the MCP Inspector's CLI sends one), and anything else gets
+#: one clear error from the router (:func:`~workbench.serve.calls.call_arguments`), not
+#: pydantic's, so the value is not validated here.
+ARGUMENTS_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"additionalProperties": True, "type": "object"}, {"type": "null"}]
+}
+
+
 class ForwardedTool(FastTool):
     """A tool of an upstream server under its full name: a call goes through the router."""
 
@@ -55,7 +65,7 @@ class ForwardedTool(FastTool):
         return await forward(self._router, self.name, arguments)
 
 
-async def forward(router: Router, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+async def forward(router: Router, name: str, arguments: object) -> ToolResult:
     """Call ``name`` through the router: its result, or its one-line refusal as an MCP error."""
     started = time.perf_counter()
     try:
@@ -107,7 +117,9 @@ class ServeProvider(Provider):
 
         async def call_tool(
             name: Annotated[str, "The name of the tool to call"],
-            arguments: Annotated[dict[str, Any] | None, "Arguments to pass to the tool"] = None,
+            arguments: Annotated[
+                Any, WithJsonSchema(ARGUMENTS_SCHEMA), "Arguments to pass to the tool"
+            ] = None,
         ) -> ToolResult:
             """Call a tool by name with the given arguments.
 

@@ -1,0 +1,172 @@
+"""``holo-tune serve`` as a user starts and stops it: the real command in a process.
+
+At its start serve says on stderr and in serve.log what ``search`` and ``check`` say of a
+setting whose search cannot vary (every query answered with the same tools), and, under
+``--catalog`` (no server started), nothing of a server's unset key. Ctrl-C (SIGINT) ends it with
+``holo-tune: interrupted`` and exit code 130, over stdio and over HTTP; ``call_tool`` takes its
+``arguments`` as an object or as a JSON string that parses to one (the MCP Inspector's CLI
+sends a string), and refuses anything else in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from serve_client import free_port, serve_argv, serve_env, serve_stdio, start_http, text_of
+
+needs_fastmcp = pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"])
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_configs"
+SNAPSHOT = [
+    str(SAMPLE / "research-agent.yaml"),
+    "--catalog",
+    str(SAMPLE / "research-agent.catalog.json"),
+    "--embedder",
+    "none",
+]
+TOOLSERVER = str(REPO / "tests" / "servers" / "toolserver.py")
+#: What check's top-k-no-search finding says of the sample agent at --top-k 3 (its file keeps
+#: search_papers always and the 3 most used tools, which are the first 3 after a restart).
+CANNOT_VARY = (
+    "top_k 3 <= 3 always-sent tools: search adds nothing, every request carries the same tools "
+    "(vectorstore-search_papers, brave_search-brave_image_search, "
+    "brave_search-brave_llm_context)"
+)
+
+
+def without_brave_key() -> dict[str, str]:
+    env = serve_env()
+    env.pop("BRAVE_API_KEY", None)
+    return env
+
+
+def wait_for(path: Path, text: str, proc: subprocess.Popen[bytes], seconds: float = 60) -> str:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        seen = path.read_text(errors="replace")
+        if text in seen:
+            return seen
+        assert proc.poll() is None, seen
+        time.sleep(0.1)
+    raise AssertionError(f"no {text!r} in: {path.read_text(errors='replace')}")
+
+
+@needs_fastmcp
+@pytest.mark.slow
+def test_stdio_start_warns_and_sigint_exits_130(tmp_path: Path) -> None:
+    err = tmp_path / "serve.err"
+    with err.open("wb") as errlog:
+        proc = subprocess.Popen(
+            serve_argv([*SNAPSHOT, "--top-k", "3"]),
+            env=without_brave_key(),
+            stdin=subprocess.PIPE,  # kept open: the client is still there
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+        )
+    try:
+        started = wait_for(err, "serving on stdio", proc)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.close()
+        proc.stdout.close()
+    assert f"holo-tune serve: {CANNOT_VARY}\n" in started
+    assert "BRAVE_API_KEY" not in started  # no server starts: nothing reads the key
+    text = err.read_text()
+    assert "SIGINT: stopping" in text and text.endswith("holo-tune: interrupted\n")
+    found = re.search(r"holo-tune serve: log: (\S+)", started)
+    assert found is not None
+    assert f"WARNING holo_tune.serve: {CANNOT_VARY}\n" in Path(found[1]).read_text()
+
+
+def test_search_says_it_too_and_only_when_the_search_cannot_vary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``search`` warns with the same core function (in-process: the command's own path)."""
+    from workbench.cli import main
+
+    assert main(["search", *SNAPSHOT[:1], "papers", *SNAPSHOT[1:], "--top-k", "3"]) == 0
+    assert f"holo-tune: warning: {CANNOT_VARY}\n" in capsys.readouterr().err
+    assert main(["search", *SNAPSHOT[:1], "papers", *SNAPSHOT[1:], "--top-k", "4"]) == 0
+    assert "search adds nothing" not in capsys.readouterr().err
+
+
+@needs_fastmcp
+@pytest.mark.slow
+def test_http_sigint_exits_130(tmp_path: Path) -> None:
+    port = free_port()
+    log = tmp_path / "serve.err"
+    proc = start_http([*SNAPSHOT], port, log)
+    try:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    assert "SIGINT: stopping" in text and text.endswith("holo-tune: interrupted\n")
+
+
+@needs_fastmcp
+@pytest.mark.slow
+def test_call_tool_takes_arguments_as_a_json_string(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    args = [TOOLSERVER, "--tools", "2", "--callable"]
+    agent.write_text(
+        "name: served\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: x\n"
+        "tools:\n  - name: good\n    type: mcp\n    description: a test server\n"
+        f"    command: {json.dumps(sys.executable)}\n    args: {json.dumps(args)}\n"
+    )
+
+    async def run() -> list[tuple[bool, str]]:
+        out = []
+        with (tmp_path / "serve.err").open("w") as errlog:
+            async with serve_stdio([str(agent), "--embedder", "none"], errlog) as session:
+                for arguments in ('{"query": "x"}', {"query": "x"}, None, "[1, 2]", "{oops", 5):
+                    result = await session.call_tool(
+                        "call_tool", {"name": "good-tool_01", "arguments": arguments}
+                    )
+                    out.append((result.is_error, text_of(result)))
+        return out
+
+    answers = anyio.run(run)
+    called = 'tool_01 called with {"query": "x"}'
+    refused = "arguments must be an object, or a JSON string of one: "
+    assert answers == [
+        (False, called),  # a string that parses to an object: what the client meant
+        (False, called),
+        (True, "arguments for good-tool_01 break its input schema: 'query' is a required property"),
+        (True, refused + "the string holds an array"),
+        (True, refused + "the string is not JSON"),
+        (True, refused + "got a number"),
+    ]
+
+
+def test_the_missing_extra_hint_installs_what_the_extra_holds() -> None:
+    """No index has holo-tune: the hint names FastMCP's requirement, which must be the serve
+    extra's own, for the Python that runs holo-tune."""
+    import tomllib
+
+    from workbench.commands.serve import SERVE_REQUIREMENT, missing_extra
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["optional-dependencies"]["serve"] == [SERVE_REQUIREMENT]
+    hint = missing_extra()
+    assert f"{sys.executable} -m pip install '{SERVE_REQUIREMENT}'" in hint
+    assert "holo-tune[serve]" not in hint and "pip install -e '.[serve]'" in hint
+    assert os.path.isabs(sys.executable)
