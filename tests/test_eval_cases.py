@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from workbench.catalog.build import mcp_tools
 from workbench.catalog.models import Catalog
@@ -123,7 +125,9 @@ def test_unknown_names_are_reported_and_empty_cases_skipped() -> None:
     assert [c.query for c in resolved.skipped] == ["q2"]
     warnings = resolved.warnings()
     assert "c.jsonl:1: unknown expected tool 'nope'" in warnings
-    assert any("1 case(s) skipped" in w for w in warnings)
+    assert warnings[-1] == (
+        "1 of 2 cases kept; 1 dropped: none of their expected tools is in the catalog (c.jsonl:2)"
+    )
 
 
 def test_substring_only_for_holodeck_test_cases() -> None:
@@ -225,7 +229,7 @@ def test_an_unknown_expected_name_is_reported_at_its_own_line(tmp_path: Path) ->
         f"{path}:5: unknown expected tool 'no_such_tool'",
         f"{path}:7: unknown expected tool 'also_missing'",
         f"{path}:10: unknown expected tool 'gone'",
-        "1 case(s) skipped: none of their expected tools is in the catalog",
+        f"2 of 3 cases kept; 1 dropped: none of their expected tools is in the catalog ({path}:8)",
     ]
 
 
@@ -277,3 +281,90 @@ def test_a_missing_key_with_nothing_like_it_says_no_more(tmp_path: Path) -> None
     with pytest.raises(CasesError) as caught:
         load_cases(path)
     assert "misspelled" not in str(caught.value)
+
+
+def test_a_misspelled_name_gets_the_closest_catalog_name() -> None:
+    cases = [
+        Case("q1", ("brave_nws_search",), source="c.jsonl:1"),  # bare
+        Case("q2", ("memory-read_grph", "search_nodes"), source="c.jsonl:2"),  # full
+        Case("q3", ("zzzzzz",), source="c.jsonl:3"),  # nothing close
+    ]
+    resolved = resolve_cases(cases, CATALOG)
+    assert resolved.warnings() == [
+        "c.jsonl:1: unknown expected tool 'brave_nws_search' (did you mean 'brave_news_search'?)",
+        "c.jsonl:2: unknown expected tool 'memory-read_grph' (did you mean 'memory-read_graph'?)",
+        "c.jsonl:3: unknown expected tool 'zzzzzz'",
+        "1 of 3 cases kept; 2 dropped: none of their expected tools is in the catalog "
+        "(c.jsonl:1, c.jsonl:3)",
+    ]
+
+
+def test_the_count_is_said_when_no_case_is_dropped() -> None:
+    resolved = resolve_cases([Case("q", ("read_graph", "read_grap"), source="c:1")], CATALOG)
+    assert resolved.warnings()[-1] == (
+        "1 of 1 cases kept; the unknown names are left out of their cases' recall"
+    )
+    assert resolve_cases([Case("q", ("read_graph",))], CATALOG).warnings() == []
+
+
+NAMES = [t.full_name for t in CATALOG.tools] + [t.name for t in CATALOG.tools]
+
+
+@st.composite
+def expected_name(draw: st.DrawFn) -> tuple[str, bool]:
+    """A name a user writes: one of the catalog's (full or bare), the same with one letter
+    dropped (a typo), or something else; and whether it should resolve."""
+    name = draw(st.sampled_from(NAMES))
+    kind = draw(st.sampled_from(["exact", "typo", "other"]))
+    if kind == "exact":
+        return name, True
+    if kind == "typo":
+        at = draw(st.integers(0, len(name) - 1))
+        return name[:at] + name[at + 1 :], False
+    return draw(st.text(alphabet="qxzjk_", min_size=1, max_size=12)), False
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.lists(expected_name(), min_size=1, max_size=3), min_size=1, max_size=8))
+def test_a_cases_file_counts_what_it_keeps_and_drops(
+    tmp_path: Path, rows: list[list[tuple[str, bool]]]
+) -> None:
+    """Any cases file of right, misspelled and made-up names: every case is kept or dropped
+    (kept: one of its names resolves), every unknown name is reported with a catalog name or
+    none, a one-letter typo of a long name gets a suggestion, and the count line adds up."""
+    path = tmp_path / "cases.jsonl"
+    lines = [
+        json.dumps({"query": f"q{i}", "expected": [name for name, _ in row]})
+        for i, row in enumerate(rows)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    resolved = resolve_cases(load_cases(path), CATALOG)
+    assert len(resolved) + len(resolved.skipped) == len(rows)
+    keeps = [any(resolve_cases([Case("q", (n,))], CATALOG).cases for n, _ in row) for row in rows]
+    assert len(resolved) == sum(keeps)
+    assert [c.query for c in resolved.skipped] == [f"q{i}" for i, k in enumerate(keeps) if not k]
+    for row in rows:
+        for name, exact in row:
+            assert not exact or resolve_cases([Case("q", (name,))], CATALOG).cases
+    for unknown in resolved.unknown:
+        assert unknown.suggestion is None or unknown.suggestion in NAMES
+    for row in rows:
+        for name, _ in row:
+            typo_of = [n for n in NAMES if len(n) >= 10 and _one_letter_dropped(n, name)]
+            found = [u for u in resolved.unknown if u.name == name]
+            if typo_of and found:
+                assert found[0].suggestion is not None
+    warnings = resolved.warnings()
+    if resolved.unknown or resolved.skipped:
+        assert warnings[-1].startswith(f"{len(resolved)} of {len(rows)} cases kept")
+        assert len(warnings) == len(resolved.unknown) + 1
+    else:
+        assert warnings == []
+
+
+def _one_letter_dropped(name: str, typo: str) -> bool:
+    return len(typo) == len(name) - 1 and any(
+        name[:i] + name[i + 1 :] == typo for i in range(len(name))
+    )

@@ -121,7 +121,9 @@ def test_unknown_names_warn_with_file_and_line(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["cases"] == len(CASES) + 1
     assert f"{world['cases']}:11: unknown expected tool 'no_such_tool'" in captured.err
-    assert "1 case(s) skipped" in captured.err
+    kept = len(CASES) + 1
+    line = f"{kept} of {kept + 1} cases kept; 1 dropped: none of their expected tools"
+    assert line in captured.err
 
 
 def test_without_cases_the_agents_test_cases_are_used(
@@ -226,7 +228,35 @@ def test_a_missing_variable_does_not_stop_a_measurement(
     assert main(_args(world, "eval", "--json")) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["cases"] == len(CASES)
-    assert "HOLO_TUNE_TEST_UNSET_KEY" in captured.err
+    # Under --catalog no server starts: a key only the server's entry uses is not said.
+    assert "HOLO_TUNE_TEST_UNSET_KEY" not in captured.err
+
+
+def test_under_catalog_only_a_servers_unset_key_goes_unsaid(
+    world: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No BRAVE_API_KEY warning where no server starts; a variable used elsewhere in the agent
+    (here its instructions) is still said, and so is the server's key once servers start."""
+    monkeypatch.delenv("HOLO_TUNE_TEST_UNSET_KEY", raising=False)
+    monkeypatch.delenv("HOLO_TUNE_TEST_UNSET_TEXT", raising=False)
+    text = world["agent"].read_text()
+    text = text.replace(
+        "tool_filtering:",
+        "tools:\n  - name: mail\n    type: mcp\n    description: mail\n    command: npx\n"
+        "    args: [mail-server, --key, '${HOLO_TUNE_TEST_UNSET_KEY}']\n"
+        "    env:\n      KEY: ${HOLO_TUNE_TEST_UNSET_KEY}\n"
+        "tool_filtering:",
+    ).replace("  inline: hi\n", "  inline: hi ${HOLO_TUNE_TEST_UNSET_TEXT}\n")
+    world["agent"].write_text(text)
+    from workbench.commands.common import agent_warnings
+    from workbench.config import load_agent
+
+    agent = load_agent(world["agent"], missing_env="warn")
+    everything = agent_warnings(agent)
+    assert [w for w in everything if "HOLO_TUNE_TEST_UNSET_KEY" in w]  # servers start: said
+    quiet = agent_warnings(agent, servers_start=False)
+    assert not [w for w in quiet if "HOLO_TUNE_TEST_UNSET_KEY" in w]
+    assert [w for w in quiet if "HOLO_TUNE_TEST_UNSET_TEXT" in w]
 
 
 def test_tune_says_whether_the_proposal_is_distinguishable(
@@ -251,3 +281,40 @@ def test_tune_says_whether_the_proposal_is_distinguishable(
         assert "change" in verdict[0]
     else:
         assert "keep the current setting" in verdict[0] and "include 0" in out
+
+
+def test_too_few_resolvable_cases_name_their_cause_not_a_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One case left after a misspelled name: the error says so and names the file; --folds
+    only when the user passed it."""
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        "cases:\n"
+        "  - query: find the attention paper\n    expected: [search_papers]\n"
+        "  - query: remember Ada\n    expected: [create_entites]\n"
+        "  - query: what do we know of Ada\n    expected: [read_graph]\n"
+    )
+    argv = [
+        "tune",
+        str(sample / "research-agent.yaml"),
+        "--catalog",
+        str(sample / "research-agent.catalog.json"),
+        "--embedder",
+        "none",
+        "--cases",
+        str(cases),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{cases}:5: unknown expected tool 'create_entites' (did you mean " in err
+    assert "2 of 3 cases kept; 1 dropped: none of their expected tools is in the catalog" in err
+    assert err.endswith(
+        f"holo-tune: error: {cases}: only 2 case(s) name a tool of this catalog; 1 more were "
+        "dropped: none of their expected tools is in the catalog (the names warned about "
+        "above): the held-out figures (5-fold) need at least 5, one per fold\n"
+    )
+    assert "--folds" not in err
+    assert main([*argv, "--folds", "3"]) == 2
+    assert "--folds 3 needs at least 3, one per fold" in capsys.readouterr().err

@@ -231,3 +231,69 @@ def test_eval_engine_fastmcp(
     assert data["engine"] == "fastmcp" and data["setting"]["max_results"] == 1
     assert all(len(case["selected"]) <= 1 for case in data["per_case"])
     assert np.mean([bool(case["selected"]) for case in data["per_case"]]) > 0
+
+
+def test_a_search_dearer_than_every_tool_says_so_plainly(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """FastMCP's search_tools answers with each found tool's list_tools JSON, outputSchema
+    included: on the sample agent's brave tools that outweighs every definition at once (one
+    tool is 17,300 tokens as JSON). The bill stands; the figures say "more", never a negative
+    saving, and compare's row says why."""
+    from workbench.commands.compare import table as compare_table
+    from workbench.evaluate.compare import CompareReport, CompareRow, over_all, params_json
+    from workbench.evaluate.metrics import Metrics
+
+    huge = {
+        **WEATHER,
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                f"field_{i}": {"type": "string", "description": "x " * 20} for i in range(40)
+            },
+        },
+    }
+    cat = listed_catalog({"office": [huge, TIME], "mail": [MAIL]})
+    bill = table(cat)
+    engine = FastMCPStrategy(cat, bill, FastMCPParams(max_results=1))
+    result = engine.run("weather for a city")
+    assert result.sent == (cat.position("office-get_weather"),)
+    assert result.tokens > bill.all  # the found tool's JSON outweighs every definition
+    metrics = Metrics(1, 1.0, 1.0, 1.0, 1.0, float(result.tokens), int(bill.all))
+    assert metrics.token_reduction < 0
+    more = f"{-metrics.token_reduction:.1%} more"
+    assert metrics.saved_text() == more
+    params = params_json(engine.params)
+    row = over_all(CompareRow("fastmcp", "default", params, metrics), int(bill.all), engine)
+    assert row.note is not None
+    assert f"{result.tokens:,} tokens per request, {more} than all {bill.all:,}" in row.note
+    assert "list_tools JSON text" in row.note
+    cheap = Metrics(1, 1.0, 1.0, 1.0, 1.0, 1.0, int(bill.all))
+    cheap_row = CompareRow("fastmcp", "best", params, cheap)
+    assert over_all(cheap_row, int(bill.all), engine).note is None
+
+    class Parts:
+        agent = type("A", (), {"name": "office"})()
+        catalog = cat
+
+    report = CompareReport(1, int(bill.all), bill.encoding, bill.exact, [row])
+    text = compare_table(report, Parts())  # type: ignore[arg-type]
+    assert f"  {more}\n" in text and "-" + f"{-metrics.token_reduction:.1%}" not in text
+    assert f"fastmcp default: {row.note}" in text
+
+
+def test_eval_says_more_than_all_on_the_sample_agent(capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    args = [
+        "eval",
+        str(sample / "research-agent.yaml"),
+        "--catalog",
+        str(sample / "research-agent.catalog.json"),
+        "--embedder",
+        "none",
+        "--engine",
+        "fastmcp",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "tokens 13,406 / 8,369 (60.2% more than all)" in out and "-60.2%" not in out

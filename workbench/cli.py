@@ -124,6 +124,32 @@ def _seconds(text: str) -> float:
     return value
 
 
+class _StoreGiven(argparse.Action):
+    """Stores the value and notes that the user gave the flag (``<dest>_given``), so that a
+    message names a flag only when the user passed it (``--folds``)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_given", True)
+
+
+def _folds_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--folds",
+        type=int,
+        default=5,
+        metavar="K",
+        action=_StoreGiven,
+        help="k of k-fold (default 5)",
+    )
+
+
 def _common(p: argparse.ArgumentParser, *, catalog: bool = True, embedder: bool = False) -> None:
     p.add_argument("agent", metavar="AGENT.yaml", help="the HoloDeck agent config")
     p.add_argument(
@@ -379,7 +405,7 @@ def build_parser() -> Parsers:
         metavar="FILE",
         help="tool usage counts (JSON): hot tools first; measures the warm-runtime what-if",
     )
-    p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
+    _folds_flag(p)
     p.add_argument(
         "--apply",
         action="store_true",
@@ -400,7 +426,7 @@ def build_parser() -> Parsers:
     _partial_flag(p)
     _cases_flag(p)
     _setting_flags(p)
-    p.add_argument("--folds", type=int, default=5, metavar="K", help="k of k-fold (default 5)")
+    _folds_flag(p)
     _what_if_flags(p)
     p.add_argument("--write-fixes", action="store_true", help=fixes_help())
     p.add_argument("--json", action="store_true", help="print JSON")

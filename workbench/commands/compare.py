@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from workbench.commands.common import print_json, runtime_of, with_runtime
-from workbench.commands.eval import open_for_cases, with_source
+from workbench.commands.eval import check_folds, open_for_cases, with_source
 from workbench.errors import InputError
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text, stages
 from workbench.evaluate.intervals import interval_text
@@ -47,7 +47,7 @@ def table(report: CompareReport, ws: Workspace) -> str:
             f"{row.metrics.top1:.3f}",
             f"{row.metrics.mrr:.3f}",
             f"{row.metrics.tokens_selected_mean:,.0f}",
-            f"{row.metrics.token_reduction:.1%}",
+            row.metrics.saved_text(),
         )
         for row in report.rows
     ]
@@ -95,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     ws, cases = open_for_cases(args)
     if getattr(args, "runtimes", False):
         from workbench.commands.compare_runtimes import run_runtimes
+
+        check_folds(cases, DEFAULT_FOLDS, given=False)  # compare has no --folds
 
         return run_runtimes(args, ws, cases)
     with ProgressLine("compare", stages=stages(), quiet=args.json) as line:

@@ -99,6 +99,27 @@ def read_cases(
     return source, cases
 
 
+def check_folds(cases: CaseSet, folds: int, *, given: bool) -> None:
+    """Enough cases for the k-fold held-out figures, or one line saying why not: how many cases
+    name a tool of the catalog, how many were dropped for unknown names, from which file; the
+    ``--folds`` flag is named only when the user passed it."""
+    if len(cases) >= folds:
+        return
+    source = cases.source
+    dropped = (
+        f"; {len(cases.skipped)} more were dropped: none of their expected tools is in the "
+        "catalog (the names warned about above)"
+        if cases.skipped
+        else ""
+    )
+    need = f"--folds {folds} needs" if given else f"the held-out figures ({folds}-fold) need"
+    raise InputError(
+        f"only {len(cases)} case(s) name a tool of this catalog{dropped}: {need} at least "
+        f"{folds}, one per fold",
+        file=source.path if source is not None else None,
+    )
+
+
 def report_case_problems(cases: CaseSet) -> None:
     lines = cases.warnings()
     unknown = [line for line in lines if "unknown expected tool" in line]
@@ -259,8 +280,14 @@ def describe(setting: ToolFiltering) -> str:
 def metric_line(m: Metrics) -> str:
     return (
         f"recall {m.recall:.3f}  hit {m.hit:.3f}  top1 {m.top1:.3f}  mrr {m.mrr:.3f}  "
-        f"tokens {m.tokens_selected_mean:,.0f} / {m.tokens_all:,} ({m.token_reduction:.1%} saved)"
+        f"tokens {m.tokens_selected_mean:,.0f} / {m.tokens_all:,} ({_saved(m)})"
     )
+
+
+def _saved(m: Metrics) -> str:
+    """``62.5% saved``, or ``60.2% more than all`` (never a negative saving)."""
+    text = m.saved_text()
+    return f"{text} than all" if m.token_reduction < 0 else f"{text} saved"
 
 
 def ci_line(intervals: dict[str, Interval]) -> str:

@@ -21,7 +21,13 @@ from workbench.commands.common import (
     warn,
     with_runtime,
 )
-from workbench.commands.eval import describe, metric_line, open_for_cases, with_source
+from workbench.commands.eval import (
+    check_folds,
+    describe,
+    metric_line,
+    open_for_cases,
+    with_source,
+)
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.errors import InputError
@@ -45,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("k-fold needs at least 2 folds", field="--folds")
     Budget(min_hit=getattr(args, "min_hit", None))  # checks the flag
     ws, cases = open_for_cases(args)
+    check_folds(cases, args.folds, given=getattr(args, "folds_given", False))
     runtime = runtime_of(args, ws.agent)
     plugin = runtime.plugin
     if getattr(args, "usage", None):

@@ -89,10 +89,17 @@ class ResolvedCase:
 
 @dataclass(frozen=True, slots=True)
 class UnknownName:
-    """An expected name that matches no catalog tool, and where it was written."""
+    """An expected name that matches no catalog tool, where it was written, and the catalog's
+    closest name (full or bare) when one is close (:func:`close_name`)."""
 
     name: str
     source: str
+    suggestion: str | None = None
+
+    def line(self) -> str:
+        """``FILE:LINE: unknown expected tool 'x' (did you mean 'y'?)``."""
+        hint = f" (did you mean {self.suggestion!r}?)" if self.suggestion else ""
+        return f"{self.source}: unknown expected tool {self.name!r}{hint}"
 
 
 @dataclass(slots=True)
@@ -109,14 +116,28 @@ class CaseSet:
         return len(self.cases)
 
     def warnings(self) -> list[str]:
-        """One line per problem, ready to print on stderr."""
-        lines = [f"{u.source}: unknown expected tool {u.name!r}" for u in self.unknown]
-        if self.skipped:
-            lines.append(
-                f"{len(self.skipped)} case(s) skipped: none of their expected tools is in the "
-                "catalog"
-            )
-        return lines
+        """One line per problem, ready to print on stderr: each unknown name (with the closest
+        catalog name), then how many cases remain (:meth:`kept_line`)."""
+        lines = [u.line() for u in self.unknown]
+        kept = self.kept_line()
+        return [*lines, kept] if kept else lines
+
+    def kept_line(self) -> str:
+        """What remains when names are unknown: ``16 of 17 cases kept; 1 dropped: ...`` (empty
+        when every name resolved)."""
+        if not self.unknown and not self.skipped:
+            return ""
+        total = len(self.cases) + len(self.skipped)
+        head = f"{len(self.cases)} of {total} cases kept"
+        if not self.skipped:
+            return f"{head}; the unknown names are left out of their cases' recall"
+        shown = ", ".join(case.source for case in self.skipped[:3] if case.source)
+        more = f" and {len(self.skipped) - 3} more" if len(self.skipped) > 3 else ""
+        where = f" ({shown}{more})" if shown else ""
+        return (
+            f"{head}; {len(self.skipped)} dropped: none of their expected tools is in the "
+            f"catalog{where}"
+        )
 
     def subset(self, indices: Iterable[int]) -> CaseSet:
         """The cases at ``indices`` (for folds and samples); problems are kept."""
@@ -400,18 +421,40 @@ def _listed_as(tool: Tool, name: str) -> bool:
     return name in (raw, f"{tool.plugin}-{raw}")
 
 
+#: Distinct unknown names given a "did you mean" (difflib over every catalog name is not free).
+SUGGESTED = 50
+
+
+def close_name(name: str, candidates: Sequence[str]) -> str | None:
+    """The catalog name closest to a misspelled one (difflib, cutoff 0.75), or None."""
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
-    """Resolve every case against ``catalog``; unknown names and empty cases are reported."""
+    """Resolve every case against ``catalog``; unknown names (each with the closest catalog
+    name, full or bare) and empty cases are reported."""
     resolved: list[ResolvedCase] = []
     unknown: list[UnknownName] = []
     skipped: list[Case] = []
+    suggestions: dict[str, str | None] = {}
+    candidates: list[str] = []
+
+    def suggest(name: str) -> str | None:
+        if name not in suggestions and len(suggestions) < SUGGESTED:
+            if not candidates:
+                names = [t.full_name for t in catalog.tools] + [t.name for t in catalog.tools]
+                candidates.extend(dict.fromkeys(names))
+            suggestions[name] = close_name(name, candidates)
+        return suggestions.get(name)
+
     for case in cases:
         names: list[str] = []
         groups: list[tuple[int, ...]] = []
         for name in case.expected:
             group = resolve_name(name, catalog, substring=case.substring)
             if not group:
-                unknown.append(UnknownName(name, case.where_expected(name)))
+                unknown.append(UnknownName(name, case.where_expected(name), suggest(name)))
             elif group not in groups:
                 names.append(name)
                 groups.append(group)

@@ -185,6 +185,24 @@ def best_within_rule(default: CompareRow, best: CompareRow, tokens_all: int) -> 
     return best
 
 
+#: Why an engine's request can weigh more than every tool's definition, when it does not say.
+OVER_ALL_WHY = "its own accounting bills more than the tools' definitions (docs/strategies.md)"
+
+
+def over_all(row: CompareRow, tokens_all: int, strategy: Strategy) -> CompareRow:
+    """A row that sends more than all tools' definitions at once says so plainly, and why (the
+    engine's ``over_all_why``): the search costs more here than loading every tool."""
+    tokens = row.metrics.tokens_selected_mean
+    if tokens_all <= 0 or tokens <= tokens_all:
+        return row
+    why = getattr(strategy, "over_all_why", OVER_ALL_WHY)
+    note = (
+        f"{tokens:,.0f} tokens per request, {row.metrics.saved_text()} than all {tokens_all:,} "
+        f"(every tool's definition at once, which would cost less here): {why}"
+    )
+    return dataclasses.replace(row, note=_also(row.note, note))
+
+
 def _also(note: str | None, more: str) -> str:
     return more if note is None else f"{note}; {more}"
 
@@ -486,6 +504,7 @@ def compare(
         embedder = ws.embedder.embedder
         strategy = build_strategy(name, ws.catalog, ws.tokens, embedder=embedder)
         found, curve = measure_strategy(name, strategy, cases, tokens_all, folds, stage(at))
+        found = [over_all(row, tokens_all, strategy) for row in found]
         at += 1
         if name == "toolkits" and embedder is None:
             note = "no embedder: toolkits activate by keyword only, and none are configured"

@@ -316,6 +316,11 @@ class FastMCPStrategy:
     """FastMCP's search transform over a proxy of the catalog's MCP servers."""
 
     name: ClassVar[str] = "fastmcp"
+    #: Why its request can outweigh every tool's definition (``compare`` says it of such a row).
+    over_all_why: ClassVar[str] = (
+        "the found tools come back from search_tools as their list_tools JSON text (outputSchema, "
+        "annotations and all), which can weigh far more than their definitions"
+    )
 
     def __init__(
         self, catalog: Catalog, bill: TokenBill, params: FastMCPParams | None = None

@@ -77,7 +77,7 @@ def row_cells(row: CompareRow) -> tuple[str, ...]:
         f"{m.top1:.3f}",
         f"{m.mrr:.3f}",
         f"{m.tokens_selected_mean:,.0f}",
-        f"{m.token_reduction:.1%}",
+        m.saved_text(),
         params_text(row.engine, row.params),
     )
 
