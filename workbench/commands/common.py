@@ -15,7 +15,7 @@ from workbench.catalog.models import Catalog, ServerStatus
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.namesfile import read_names
-from workbench.config.notices import for_servers_only
+from workbench.config.notices import warnings_to_say
 from workbench.config.validation import problems
 from workbench.errors import InputError, ServersFailed, WriteBackError
 from workbench.progress import ProgressLine
@@ -143,9 +143,7 @@ def open_catalog(
 def agent_warnings(agent: AgentConfig, *, servers_start: bool = True) -> list[str]:
     """The loader's warnings a command says. When no server is started (``--catalog``), an
     unset ``${VAR}`` that only the MCP entries use is left out: nothing reads it."""
-    if servers_start:
-        return list(agent.warnings)
-    return [w for w in agent.warnings if not for_servers_only(w, agent.data)]
+    return warnings_to_say(agent.warnings, agent.data, servers_start=servers_start)
 
 
 def load_command_agent(

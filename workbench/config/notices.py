@@ -8,7 +8,7 @@ error, while ``tools``, ``eval`` and the rest go on with a warning.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 WarningKind = Literal[
@@ -97,3 +97,12 @@ def for_servers_only(warning: str, data: Any) -> bool:
         elif isinstance(value, list):
             todo += [(item, in_server) for item in value]
     return places > 0
+
+
+def warnings_to_say(warnings: Sequence[str], data: Any, *, servers_start: bool) -> list[str]:
+    """The loader's ``warnings`` a command or the dashboard says: all of them, but when no
+    server is started (``--catalog``) none about a variable only the servers read
+    (:func:`for_servers_only`)."""
+    if servers_start:
+        return list(warnings)
+    return [w for w in warnings if not for_servers_only(w, data)]

@@ -30,6 +30,7 @@ from textual.widgets import Footer, Input, TabbedContent, TabPane
 from textual.worker import Worker
 
 from workbench.config import AgentConfig
+from workbench.config.notices import warnings_to_say
 from workbench.tui.caseruns import CasesMemory
 from workbench.tui.commands import DashboardCommands
 from workbench.tui.dashboard.actions import DashboardActions
@@ -171,7 +172,10 @@ class DashboardScreen(DashboardActions):
         self.lab_workers.subscribe()
         self.findings.subscribe()
         self.query_one("#query", QueryInput).focus()
-        for warning in self.state.agent.warnings:
+        agent = self.state.agent  # under --catalog no server starts: not their keys
+        for warning in warnings_to_say(
+            agent.warnings, agent.data, servers_start=self.options.catalog is None
+        ):
             self.notify(warning, title="config", severity="warning", timeout=8)
         self.session.start()
 
