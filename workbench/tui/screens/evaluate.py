@@ -11,6 +11,7 @@ with what the user chose; the dashboard applies it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, cast
@@ -22,11 +23,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.config.filtering import ToolFiltering
+from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
 from workbench.runtime import RuntimeInfo
+from workbench.search.delivery import MethodRun, method_run, runtime_engine, runtime_methods
 from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
@@ -60,6 +62,9 @@ class Outcome:
     ci95: dict[str, Interval] | None = None
     #: The cases run (the what-if rows are measured on them).
     case_set: CaseSet | None = None
+    #: What the runtime runs instead of the setting's method, and the methods left off the front
+    #: because they would not run as measured (None: nothing to say).
+    note: str | None = None
 
 
 def metric_cards(
@@ -83,6 +88,19 @@ def metric_cards(
         ("tokens sent", f"{m.tokens_selected_mean:,.0f}"),
         ("saved", f"{m.token_reduction:.1%}"),  # as the eval and compare tables
     ]
+
+
+def front_note(run: MethodRun, methods: Sequence[str]) -> str | None:
+    """What the status line says when the runtime runs something else: the setting's method as
+    measured, and that the front holds only the methods that run (pure)."""
+    parts = []
+    said = run.line()
+    if said:
+        parts.append(said)
+    left = [m for m in SEARCH_METHODS if m not in methods]
+    if left:
+        parts.append(f"the front has no {' or '.join(left)} (not what runs for this agent)")
+    return " · ".join(parts) or None
 
 
 def point_line(point: FrontPoint, width: int) -> Text:
@@ -155,15 +173,18 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         ws = self.lab.workspace
         progress = progress_poster(self, lambda: worker.is_cancelled)
         cases = read_cases(path, ws)
-        report = evaluate(
-            ws.engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage
-        )
+        # what the runtime runs (search/delivery.py): the front offers only methods that run
+        agent = ws.agent.agent
+        engine = runtime_engine(ws.engine, agent)
+        report = evaluate(engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage)
+        methods = runtime_methods(agent)
         result = sweep_settings(
-            ws.engine,
+            engine,
             ws.catalog,
             ws.tokens,
             cases,
             self.setting,
+            methods=methods,
             usage=self.lab.usage,
             on_progress=progress,
         )
@@ -174,6 +195,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             len(cases),
             ci95=report.ci95(),
             case_set=cases,
+            note=front_note(method_run(agent, self.setting.search_method, ws.embedder), methods),
         )
 
     # -- drawing ---------------------------------------------------------------------------
@@ -182,7 +204,9 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         source = self.source_line(self.ran_path).removeprefix("cases: ")
         cases = f"{outcome.cases} case{'' if outcome.cases == 1 else 's'}"
         line = f"{cases} from {source} · {self._describe(self.setting)}"
-        if report.scored_by:
+        if outcome.note:
+            line += f" · {outcome.note}"
+        elif report.scored_by:
             line += f" · scored by {report.scored_by}"
         if outcome.warnings:
             line += f" · ⚠ {outcome.warnings[0]}"
