@@ -25,7 +25,6 @@ from workbench.evaluate.fronts import defaults_tokens
 from workbench.evaluate.metrics import evaluate
 from workbench.evaluate.runtimes import RowContext
 from workbench.runtimes import all_runtimes
-from workbench.search.delivery import method_run, runtime_engine, runtime_methods
 from workbench.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,6 +109,8 @@ def test_the_block_runtimes_front_offers_only_what_runs() -> None:
     for budget in (None, 200, 800):
         row = block.compare_row(dataclasses.replace(ctx, budget=budget))
         assert row.params["search_method"] == "bm25", (budget, row.setting)
+    from workbench.search.delivery import runtime_engine, runtime_methods
+
     as_run = runtime_engine(ws.engine, ws.agent.agent)
     assert as_run is not ws.engine and as_run.embedder is None
     default = evaluate(as_run, ws.catalog, ws.tokens, cases, ToolFiltering(enabled=True))
@@ -160,6 +161,8 @@ def test_apply_of_what_runs_says_nothing_more(
 
 def test_method_run_is_the_one_rule() -> None:
     """bm25 is always what runs; semantic and hybrid by whether the runtime embeds."""
+    from workbench.search.delivery import method_run
+
     mcp_only = load_agent(SLICE / "agent.yaml").agent
     research = load_agent(SAMPLES / "research-agent.yaml", missing_env="warn").agent
     assert method_run(mcp_only, "bm25").deliverable and method_run(mcp_only, "bm25").why is None

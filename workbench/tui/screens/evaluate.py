@@ -28,7 +28,7 @@ from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, s
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
 from workbench.runtime import RuntimeInfo
-from workbench.search.delivery import MethodRun, method_run, runtime_engine, runtime_methods
+from workbench.search.delivery import method_run, runtime_engine, runtime_methods
 from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
@@ -62,9 +62,10 @@ class Outcome:
     ci95: dict[str, Interval] | None = None
     #: The cases run (the what-if rows are measured on them).
     case_set: CaseSet | None = None
-    #: What the runtime runs instead of the setting's method, and the methods left off the front
-    #: because they would not run as measured (None: nothing to say).
+    #: What the runtime runs instead of the setting's method, and why (None: what was asked).
     note: str | None = None
+    #: The methods on the front: those the runtime runs as measured (search/delivery.py).
+    methods: tuple[str, ...] = tuple(SEARCH_METHODS)
 
 
 def metric_cards(
@@ -90,17 +91,20 @@ def metric_cards(
     ]
 
 
-def front_note(run: MethodRun, methods: Sequence[str]) -> str | None:
-    """What the status line says when the runtime runs something else: the setting's method as
-    measured, and that the front holds only the methods that run (pure)."""
-    parts = []
-    said = run.line()
-    if said:
-        parts.append(said)
+#: The front's title: every point on it can be adopted.
+FRONT_TITLE = "front (Enter adopts)"
+
+
+def front_title(methods: Sequence[str]) -> str:
+    """The front's title, naming the methods left off because the runtime would not run them as
+    measured (pure)."""
     left = [m for m in SEARCH_METHODS if m not in methods]
-    if left:
-        parts.append(f"the front has no {' or '.join(left)} (not what runs for this agent)")
-    return " · ".join(parts) or None
+    if not left:
+        return FRONT_TITLE
+    return (
+        f"{FRONT_TITLE}: {', '.join(methods)} only, {' and '.join(left)} run as BM25 for this "
+        "agent (no embedding service)"
+    )
 
 
 def point_line(point: FrontPoint, width: int) -> Text:
@@ -146,7 +150,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             with Horizontal(id="eval-body"):
                 yield FrontPlot(id="eval-plot")
                 with Vertical(id="eval-lists"):
-                    yield Static("front (Enter adopts)", classes="eval-list-title")
+                    yield Static(FRONT_TITLE, classes="eval-list-title", id="eval-front-title")
                     yield RowList(id="eval-front")
                     yield Static("misses (Enter opens in the query lab)", classes="eval-list-title")
                     yield RowList(id="eval-misses")
@@ -195,7 +199,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             len(cases),
             ci95=report.ci95(),
             case_set=cases,
-            note=front_note(method_run(agent, self.setting.search_method, ws.embedder), methods),
+            note=method_run(agent, self.setting.search_method, ws.embedder).line(),
+            methods=methods,
         )
 
     # -- drawing ---------------------------------------------------------------------------
@@ -215,6 +220,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             self.query(".eval-card"), metric_cards(report, outcome.ci95), strict=True
         ):
             cast(Static, card).update(Text.assemble((label + "\n", "dim"), (value, "bold")))
+        self.query_one("#eval-front-title", Static).update(front_title(outcome.methods))
         front = self.query_one("#eval-front", RowList)
         width = front.size.width or 40
         front.set_lines(
