@@ -31,7 +31,7 @@ from workbench.tui.widgets.row_list import RowList
 from workbench.workspace import build_workspace
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "livemcpbench_slice"
-SIZE = (140, 40)
+SIZE = (120, 36)
 MODEL = "local:oracle"
 
 
@@ -101,7 +101,7 @@ async def test_no_undeliverable_point_is_offered_for_adoption(
         assert outcome.note is not None
         assert outcome.note.startswith("semantic measured as bm25, as the runtime runs it:")
         title = shown(screen.query_one("#eval-front-title"))
-        assert "bm25 only, semantic and hybrid run as BM25" in title
+        assert "front (Enter adopts): bm25 only, no embedding service" in title
         front = screen.query_one("#eval-front", RowList)
         assert front.row_count == len(outcome.front)
         front.focus()

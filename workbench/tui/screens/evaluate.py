@@ -96,15 +96,11 @@ FRONT_TITLE = "front (Enter adopts)"
 
 
 def front_title(methods: Sequence[str]) -> str:
-    """The front's title, naming the methods left off because the runtime would not run them as
-    measured (pure)."""
-    left = [m for m in SEARCH_METHODS if m not in methods]
-    if not left:
+    """The front's title, saying when methods are left off because the runtime would run them
+    as BM25 (no embedding service; the status line says why) (pure)."""
+    if all(m in methods for m in SEARCH_METHODS):
         return FRONT_TITLE
-    return (
-        f"{FRONT_TITLE}: {', '.join(methods)} only, {' and '.join(left)} run as BM25 for this "
-        "agent (no embedding service)"
-    )
+    return f"{FRONT_TITLE}: {', '.join(methods)} only, no embedding service"
 
 
 def point_line(point: FrontPoint, width: int) -> Text:
