@@ -20,13 +20,11 @@ from typing import TYPE_CHECKING
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
-from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
-from workbench.search.delivery import method_run
+from workbench.search.delivery import write_warning
 
 if TYPE_CHECKING:
-    from workbench.config import AgentConfig
     from workbench.runtimes.base import ConfigWrite
 
 _RED, _GREEN, _CYAN, _RESET = "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[0m"
@@ -38,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
     for message in plan.warnings:
         warn(message)
-    ran = runs_as(agent, setting)
+    ran = write_warning(agent.agent, setting)
     if ran:
         warn(ran)
     if not plan.changed:
@@ -52,15 +50,6 @@ def run(args: argparse.Namespace) -> int:
     saved = apply_plan(plan, backup=not args.no_backup)
     _status(_written(plan, saved))
     return 0
-
-
-def runs_as(agent: AgentConfig, setting: ToolFiltering) -> str | None:
-    """What will really run when the runtime does not run the block's method as written (None:
-    it does): the block is still written as asked (a later vectorstore tool makes it run)."""
-    run = method_run(agent.agent, setting.search_method)
-    if run.deliverable or not setting.enabled:
-        return None
-    return f"search_method {run.asked} will run as {run.runs}: {run.why}; written as asked"
 
 
 def _written(plan: WritePlan, saved: object) -> str:

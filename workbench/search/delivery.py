@@ -10,7 +10,7 @@ cannot deliver, so:
 - :func:`runtime_engine`: the engine that ranks as the runtime does (``eval``, the dashboard's
   Evaluate, ``compare`` measure with it);
 - :func:`method_run`: what was asked, what was measured and why they differ (``eval``'s note and
-  its ``--json`` ``measured_as``; ``apply``'s warning says what will really run).
+  its ``--json`` ``measured_as``); :func:`write_warning`: what ``apply`` says will really run.
 
 The embedding what-if (:mod:`workbench.evaluate.whatif`) is the one place that scores semantic
 with the given embedder on such an agent: it measures the change that would make it run.
@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from workbench.config.filtering import SEARCH_METHODS
+from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.search.embedders.base import NONE
 from workbench.search.embedders.resolve import BM25_AT_RUN_TIME, runtime_embedding
 from workbench.search.engine import HoloDeckEngine
@@ -113,3 +113,13 @@ def runtime_engine(engine: E, agent: Agent) -> E:
         found = HoloDeckEngine(engine.catalog, None, no_embedder_reason=runtime.reason)
         _AS_RUN[engine] = found
     return cast("E", found)
+
+
+def write_warning(agent: Agent, setting: ToolFiltering) -> str | None:
+    """What will really run when the runtime would not run the block's method as written (None:
+    it would, or the filter is off). The block is still written as asked: a vectorstore tool
+    added later makes it run."""
+    run = method_run(agent, setting.search_method)
+    if run.deliverable or not setting.enabled:
+        return None
+    return f"search_method {run.asked} will run as {run.runs}: {run.why}; written as asked"
