@@ -170,3 +170,37 @@ def test_method_run_is_the_one_rule() -> None:
     assert got["runs"] == "bm25" and not method_run(mcp_only, "semantic").deliverable
     assert method_run(research, "semantic").deliverable
     assert method_run(research, "semantic").line() is None
+
+
+@LOCAL_EXTRA
+def test_serve_runs_the_embedder_it_is_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """serve ranks with holo-tune's engine and the embedder it is given (the same --embedder), so
+    under --runtime serve an MCP-only agent's semantic is measured with the model, as asked."""
+    tools = [
+        {"name": name, "description": text, "inputSchema": {"type": "object", "properties": {}}}
+        for name, text in [
+            ("read_file", "Read a file from the local disk"),
+            ("send_email", "Send an email message to a person"),
+            ("forecast", "Get the weather forecast for a city"),
+            ("convert", "Convert an amount between currencies"),
+        ]
+    ]
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"holo_tune_catalog": 1, "servers": {"kit": {"tools": tools}}}))
+    cases = tmp_path / "cases.jsonl"
+    lines = [("is it going to rain in Paris", "forecast"), ("mail Bob the notes", "send_email")]
+    cases.write_text("".join(json.dumps({"query": q, "expected": [e]}) + "\n" for q, e in lines))
+    argv = [str(SLICE / "agent.yaml"), "--catalog", str(catalog), "--cases", str(cases)]
+    argv += ["--method", "semantic", "--threshold", "0.2", "--embedder", MINILM, "--json"]
+    served = json.loads(_eval(capsys, *argv, "--runtime", "serve")[0])
+    assert served["measured_as"] == {
+        "asked": "semantic",
+        "measured": "semantic",
+        "runs": "semantic",
+        "why": None,
+    }
+    block = json.loads(_eval(capsys, *argv)[0])  # holodeck-0.6: no embedding service
+    assert block["measured_as"]["measured"] == "bm25"
+    assert served["per_case"] != block["per_case"]

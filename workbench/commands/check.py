@@ -80,7 +80,8 @@ def all_findings(
     case findings stand in for them."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     filtered = cases if runtime.reads_tool_filtering else None
-    engine = runtime_engine(ws.engine, ws.agent.agent)  # what the runtime runs
+    given = runtime.plugin.runs_given_embedder
+    engine = runtime_engine(ws.engine, ws.agent.agent, given=given)  # what the runtime runs
     rankings = (
         [engine.rank(case.query, setting.search_method) for case in filtered.cases]
         if filtered is not None

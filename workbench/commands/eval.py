@@ -213,15 +213,15 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
             "measured (--enabled true measures the filter)"
         )
     # what the runtime runs: semantic scored with --embedder is BM25 where it has no embedding
-    engine = runtime_engine(ws.engine, ws.agent.agent)
+    runtime = runtime_of(args, ws.agent)
+    given = runtime.plugin.runs_given_embedder
+    engine = runtime_engine(ws.engine, ws.agent.agent, given=given)
     report = evaluate(engine, ws.catalog, ws.tokens, cases, setting)
     warn_generated(report.per_case)
     findings = miss_findings(report, ws)
-    run = method_run(ws.agent.agent, setting.search_method, ws.embedder)
+    run = method_run(ws.agent.agent, setting.search_method, ws.embedder, given=given)
     if args.json:
-        obj = with_runtime(
-            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
-        )
+        obj = with_runtime(with_source(report.to_json(ws.catalog), cases), runtime)
         obj["measured_as"] = run.to_json()
         obj["findings"] = [f.to_json() for f in findings]
         print_json(obj, stream=sys.stdout)

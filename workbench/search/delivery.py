@@ -69,10 +69,11 @@ class MethodRun:
         return {"asked": self.asked, "measured": self.measured, "runs": self.runs, "why": self.why}
 
 
-def runtime_methods(agent: Agent) -> tuple[str, ...]:
+def runtime_methods(agent: Agent, *, given: bool = False) -> tuple[str, ...]:
     """The methods the runtime runs as asked for ``agent``: all of them with an embedding
-    service at run time, else only bm25 (semantic and hybrid would be BM25)."""
-    if runtime_embedding(agent).spec == NONE:
+    service at run time, else only bm25 (semantic and hybrid would be BM25). ``given``: the
+    runtime runs holo-tune's engine with the embedder holo-tune is given (serve), so all."""
+    if not given and runtime_embedding(agent).spec == NONE:
         return (BM25,)
     return tuple(SEARCH_METHODS)
 
@@ -82,12 +83,19 @@ def _fallback_why(reason: str | None) -> str:
     return reason if BM25_AT_RUN_TIME in reason else f"{reason}: {BM25_AT_RUN_TIME}"
 
 
-def method_run(agent: Agent, method: str, choice: EmbedderChoice | None = None) -> MethodRun:
+def method_run(
+    agent: Agent, method: str, choice: EmbedderChoice | None = None, *, given: bool = False
+) -> MethodRun:
     """What ``method`` is for ``agent``: measured (by holo-tune with ``choice``'s embedder, when
     given) and run (by the runtime). Measured figures are always the runtime's where it has no
-    embedding service (:func:`runtime_engine`)."""
+    embedding service (:func:`runtime_engine`). ``given``: the runtime runs the embedder
+    holo-tune is given (serve), so what is measured runs."""
     if method not in SEARCH_METHODS or method == BM25:
         return MethodRun(method, method, method)
+    if given:
+        if choice is None or choice.embedder is not None:
+            return MethodRun(method, method, method)
+        return MethodRun(method, BM25, BM25, choice.note or "no embedder: it is BM25")
     runtime = runtime_embedding(agent)
     if runtime.spec == NONE:
         why = _fallback_why(runtime.reason)
@@ -99,11 +107,12 @@ def method_run(agent: Agent, method: str, choice: EmbedderChoice | None = None) 
     return MethodRun(method, method, method)
 
 
-def runtime_engine(engine: E, agent: Agent) -> E:
+def runtime_engine(engine: E, agent: Agent, *, given: bool = False) -> E:
     """``engine`` as the runtime ranks: without its embedder where ``agent`` has no embedding
     service at run time (semantic and hybrid then fall back as HoloDeck's do, the reason in
-    each ranking's ``fallback``), else ``engine`` itself. Built once per engine."""
-    if not isinstance(engine, HoloDeckEngine) or engine.embedder is None:
+    each ranking's ``fallback``), else ``engine`` itself (and always with ``given``: serve runs
+    the embedder it is given). Built once per engine."""
+    if given or not isinstance(engine, HoloDeckEngine) or engine.embedder is None:
         return engine
     runtime = runtime_embedding(agent)
     if runtime.spec != NONE:

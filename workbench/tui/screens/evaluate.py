@@ -175,9 +175,10 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         cases = read_cases(path, ws)
         # what the runtime runs (search/delivery.py): the front offers only methods that run
         agent = ws.agent.agent
-        engine = runtime_engine(ws.engine, agent)
+        given = self.runtime is not None and self.runtime.plugin.runs_given_embedder
+        engine = runtime_engine(ws.engine, agent, given=given)
         report = evaluate(engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage)
-        methods = runtime_methods(agent)
+        methods = runtime_methods(agent, given=given)
         result = sweep_settings(
             engine,
             ws.catalog,
@@ -195,7 +196,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             len(cases),
             ci95=report.ci95(),
             case_set=cases,
-            note=method_run(agent, self.setting.search_method, ws.embedder).line(),
+            note=method_run(agent, self.setting.search_method, ws.embedder, given=given).line(),
             methods=methods,
         )
 
