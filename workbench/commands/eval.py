@@ -2,7 +2,9 @@
 [--min-recall R]``.
 
 Measures one setting (the flags over the file's block, then HoloDeck's defaults) on labelled
-queries: every case is ranked and run through the runtime's selection. Without ``--cases`` the
+queries: every case is ranked as the runtime ranks it (semantic with no embedding service at run
+time is BM25, whatever ``--embedder`` says: :mod:`workbench.search.delivery`; the ``note`` line
+and ``measured_as`` say so) and run through the runtime's selection. Without ``--cases`` the
 agent's own ``test_cases`` are used. ``--engine`` measures another design of the strategy lab at
 its defaults with ``--param`` changes, under its own token accounting. Problems with the cases
 (unknown tool names, skipped cases) go to stderr as warnings; ``--min-recall R`` turns the run
