@@ -243,6 +243,9 @@ def test_an_mcp_only_agent_gains_from_an_embedding_service(
     assert row["heldout"]["recall"] > data["heldout"]["recall"] + 0.05
     assert row["setting"]["search_method"] in ("semantic", "hybrid")
     assert data["setting"]["search_method"] == "bm25"  # the proposal stays what runs today
+    # only the embedding row names a method that needs the change: every other point runs today
+    assert {p["setting"]["search_method"] for p in data["front"]} == {"bm25"}
+    assert all(r["setting"]["search_method"] == "bm25" for r in data["what_if"] if r is not row)
     how = row["how"]
     assert "vectorstore" in how and "re-tune the threshold" in how
     assert "local:all-MiniLM-L6-v2" in how and "openai:text-embedding-3-small" in how

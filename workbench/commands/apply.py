@@ -22,6 +22,7 @@ from workbench.commands.common import refuse_unwritable, runtime_of, use_color, 
 from workbench.commands.export import load_setting
 from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
+from workbench.search.delivery import write_warning
 
 if TYPE_CHECKING:
     from workbench.runtimes.base import ConfigWrite
@@ -35,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
     for message in plan.warnings:
         warn(message)
+    ran = write_warning(agent.agent, setting)
+    if ran:
+        warn(ran)
     if not plan.changed:
         _status(f"{plan.path}: no change (the tool_filtering block already says that)")
         return 0

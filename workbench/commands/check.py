@@ -39,6 +39,7 @@ from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_er
 from workbench.evaluate.metrics import evaluate
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
+from workbench.search.delivery import runtime_engine
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
@@ -79,15 +80,17 @@ def all_findings(
     case findings stand in for them."""
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
     filtered = cases if runtime.reads_tool_filtering else None
+    given = runtime.plugin.runs_given_embedder
+    engine = runtime_engine(ws.engine, ws.agent.agent, given=given)  # what the runtime runs
     rankings = (
-        [ws.engine.rank(case.query, setting.search_method) for case in filtered.cases]
+        [engine.rank(case.query, setting.search_method) for case in filtered.cases]
         if filtered is not None
         else []
     )
     found = diagnose(ws, setting, rankings=rankings, usage=usage, runtime=runtime)
     results = None
     if filtered is not None:
-        results = evaluate(ws.engine, ws.catalog, ws.tokens, filtered, setting, usage=usage)
+        results = evaluate(engine, ws.catalog, ws.tokens, filtered, setting, usage=usage)
     found += catalog_findings(ws.catalog, ws.tokens, results.per_case if results else None)
     if (
         filtered is not None

@@ -2,7 +2,9 @@
 [--min-recall R]``.
 
 Measures one setting (the flags over the file's block, then HoloDeck's defaults) on labelled
-queries: every case is ranked and run through the runtime's selection. Without ``--cases`` the
+queries: every case is ranked as the runtime ranks it (semantic with no embedding service at run
+time is BM25, whatever ``--embedder`` says: :mod:`workbench.search.delivery`; the ``note`` line
+and ``measured_as`` say so) and run through the runtime's selection. Without ``--cases`` the
 agent's own ``test_cases`` are used. ``--engine`` measures another design of the strategy lab at
 its defaults with ``--param`` changes, under its own token accounting. Problems with the cases
 (unknown tool names, skipped cases) go to stderr as warnings; ``--min-recall R`` turns the run
@@ -45,6 +47,7 @@ from workbench.evaluate.metrics import (
     only_generated,
 )
 from workbench.evaluate.query_findings import QueryReader
+from workbench.search.delivery import MethodRun, method_run, runtime_engine
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
@@ -232,17 +235,21 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
             "tool_filtering is disabled: the runtime sends every tool, and that is what is "
             "measured (--enabled true measures the filter)"
         )
-    report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting)
+    # what the runtime runs: semantic scored with --embedder is BM25 where it has no embedding
+    runtime = runtime_of(args, ws.agent)
+    given = runtime.plugin.runs_given_embedder
+    engine = runtime_engine(ws.engine, ws.agent.agent, given=given)
+    report = evaluate(engine, ws.catalog, ws.tokens, cases, setting)
     warn_generated(report.per_case)
     findings = miss_findings(report, ws)
+    run = method_run(ws.agent.agent, setting.search_method, ws.embedder, given=given)
     if args.json:
-        obj = with_runtime(
-            with_source(report.to_json(ws.catalog), cases), runtime_of(args, ws.agent)
-        )
+        obj = with_runtime(with_source(report.to_json(ws.catalog), cases), runtime)
+        obj["measured_as"] = run.to_json()
         obj["findings"] = [f.to_json() for f in findings]
         print_json(obj, stream=sys.stdout)
     else:
-        sys.stdout.write(human_report(report, ws))
+        sys.stdout.write(human_report(report, ws, run))
         if findings:
             sys.stdout.write(miss_findings_text(findings))
     return report
@@ -307,13 +314,16 @@ def engine_report(report: EngineReport, ws: Workspace) -> str:
     return _report_lines(head, report, ws)
 
 
-def human_report(report: EvalReport, ws: Workspace) -> str:
+def human_report(report: EvalReport, ws: Workspace, run: MethodRun | None = None) -> str:
     m = report.metrics
     lines = [
         f"{ws.agent.name}: {m.cases} cases, {len(ws.catalog)} tools",
         f"setting   {describe(report.setting)}",
     ]
-    if report.fallback:
+    said = run.line() if run is not None else None
+    if said:
+        lines.append(f"note      {said}")
+    elif report.fallback:
         lines.append(f"note      {report.setting.search_method} at run time: {report.fallback}")
     return _report_lines(lines, report, ws)
 

@@ -28,7 +28,7 @@ from workbench.commands.eval import (
     open_for_cases,
     with_source,
 )
-from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
+from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.errors import InputError
 from workbench.evaluate.budget import Budget
@@ -40,6 +40,7 @@ from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.progress import ProgressLine
 from workbench.runtime import RuntimeInfo
 from workbench.runtimes import searching_runtimes
+from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
@@ -83,7 +84,6 @@ def run_filter(
     budget = Budget(max_tokens=args.max_tokens, min_reduction=args.min_reduction)
     current = ws.agent.filtering or ToolFiltering()
     embedding = runtime_embedding(ws.agent.agent).spec
-    runtime_methods = ("bm25",) if embedding.kind == "none" else SEARCH_METHODS
     if embedding.kind != "none" and ws.embedder.embedder is None:
         warn(f"semantic and hybrid are scored as BM25 here: {ws.embedder.bm25_reason()}")
     elif embedding.kind != "none" and str(embedding) != ws.embedder.spec:
@@ -96,14 +96,14 @@ def run_filter(
     with line:
         line.stage(steps[0])
         report = tune_cases(
-            ws.engine,
+            runtime_engine(ws.engine, ws.agent.agent),
             ws.catalog,
             ws.tokens,
             cases,
             current,
             budget,
             folds=args.folds,
-            runtime_methods=runtime_methods,
+            runtime_methods=runtime_methods(ws.agent.agent),
             on_progress=line,
         )
     outcome = report.outcome

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate.budget import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
@@ -48,6 +49,7 @@ from workbench.evaluate.metrics import (
 )
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
+from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
 from workbench.search.strategies.base import StrategyResult
@@ -60,6 +62,9 @@ EngineStarted = Callable[[str], None]
 
 class Opened(Protocol):
     """What :func:`compare` needs of an opened agent (``workbench.workspace.Workspace``)."""
+
+    @property
+    def agent(self) -> AgentConfig: ...
 
     @property
     def catalog(self) -> Catalog: ...
@@ -405,6 +410,7 @@ def measure_holodeck(
     """HoloDeck at its defaults (filter enabled), at the agent's block, and tuned; the tuner's
     Pareto front as points."""
     tokens = ws.tokens
+    engine = runtime_engine(ws.engine, ws.agent.agent)  # what the runtime runs
     rows: list[CompareRow] = []
     tuning = len(cases) >= folds
     # Ranking every case: once per evaluation, three times (one per method) for the tuner.
@@ -412,7 +418,7 @@ def measure_holodeck(
     settings = (("default", ToolFiltering(enabled=True)), ("agent", ws.setting))
     for n, (label, setting) in enumerate(settings):
         step = _span(on_progress, n * share, (n + 1) * share)
-        report = evaluate(ws.engine, ws.catalog, tokens, cases, setting, on_progress=step)
+        report = evaluate(engine, ws.catalog, tokens, cases, setting, on_progress=step)
         note = None
         if report.scored_by:
             note = f"{setting.search_method} is {report.scored_by} here"
@@ -432,13 +438,14 @@ def measure_holodeck(
         )
     if tuning:
         tuned = tune_cases(
-            ws.engine,
+            engine,
             ws.catalog,
             tokens,
             cases,
             ws.setting,
             Budget(),
             folds=folds,
+            runtime_methods=runtime_methods(ws.agent.agent),
             on_progress=_span(on_progress, 2 * share, 1.0),
         )
         best = CompareRow(

@@ -31,6 +31,7 @@ from workbench.errors import InputError
 from workbench.evaluate.front_grid import FrontLine
 from workbench.evaluate.metrics import evaluate
 from workbench.runtimes import all_runtimes, get_runtime
+from workbench.search.delivery import runtime_engine
 
 if TYPE_CHECKING:  # evaluate.runtimes builds its report from this module
     from workbench.evaluate.runtimes import RowContext, RuntimeRow, RuntimesReport
@@ -97,7 +98,8 @@ def row_at(ctx: RowContext, name: str, budget: int | None) -> RuntimeRow:
 def defaults_tokens(ctx: RowContext) -> float:
     """Mean tool tokens per request HoloDeck's filter sends at its default setting."""
     setting = ToolFiltering(enabled=True)
-    report = evaluate(ctx.engine, ctx.catalog, ctx.tokens, ctx.cases, setting)
+    engine = runtime_engine(ctx.engine, ctx.agent.agent)  # what the runtime runs
+    report = evaluate(engine, ctx.catalog, ctx.tokens, ctx.cases, setting)
     return report.metrics.tokens_selected_mean
 
 

@@ -54,6 +54,7 @@ from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, gap
 from workbench.runtimes import all_runtimes
+from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.tokens import TokenTable
 
 T = TypeVar("T")
@@ -222,15 +223,17 @@ class RowContext:
 
 def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
     """A runtime that reads the ``tool_filtering`` block: tune's sweep, held-out per fold."""
-    engine, catalog, tokens, cases = ctx.engine, ctx.catalog, ctx.tokens, ctx.cases
+    catalog, tokens, cases = ctx.catalog, ctx.tokens, ctx.cases
+    agent = ctx.agent.agent  # what the runtime runs (search/delivery.py)
     report = tune_cases(
-        engine,
+        runtime_engine(ctx.engine, agent),
         catalog,
         tokens,
         cases,
         ctx.current,
         Budget(max_tokens=ctx.budget),
         folds=ctx.folds,
+        runtime_methods=runtime_methods(agent),
         on_progress=ctx.on_progress,
     )
     outcome = report.outcome

@@ -48,6 +48,7 @@ from workbench.evaluate.sweep import (
     sweep,
 )
 from workbench.evaluate.tuner import Choice, TuneOutcome, choose, fold_assignment, tune
+from workbench.search.delivery import runtime_methods
 from workbench.search.embedders.resolve import (
     DEFAULT_MODEL,
     DEFAULT_OLLAMA_MODEL,
@@ -298,8 +299,8 @@ def what_ifs(
     runtime = runtime_embedding(agent)
     mcp_only = not any(t.type in EMBEDDING_TOOL_TYPES for t in agent.tools or ())
     embedding_applies = runtime.spec.kind == "none" and mcp_only
-    runtime_methods = ("bm25",) if runtime.spec.kind == "none" else SEARCH_METHODS
-    methods = list(SEARCH_METHODS) if embedding_applies and embedder_spec else list(runtime_methods)
+    runs = runtime_methods(agent)
+    methods = list(SEARCH_METHODS) if embedding_applies and embedder_spec else list(runs)
     scores = score_methods(
         engine,
         cases,
@@ -309,7 +310,7 @@ def what_ifs(
         on_progress=on_progress,
     )
     fallback = tuple(s.method for s in scores if s.all_fallback and s.method != "bm25")
-    exclude = tuple(m for m in SEARCH_METHODS if m not in runtime_methods) + fallback
+    exclude = tuple(m for m in SEARCH_METHODS if m not in runs) + fallback
     world = _World(cases, tokens, catalog, budget, fold_assignment(len(cases), folds), folds)
     plain = fixed_variants(current)
     base = world.held(scores, lambda _: plain, exclude=exclude)

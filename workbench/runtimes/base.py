@@ -132,6 +132,10 @@ class Runtime(ABC):
     reads_tool_filtering: ClassVar[bool] = False
     #: Whether the model finds tools by calling a search tool (the query is the model's: --llm).
     searches: ClassVar[bool] = False
+    #: Whether it ranks the block's methods with the embedder holo-tune is given (serve: it is
+    #: given the same --embedder); otherwise semantic and hybrid run as the agent's embedding
+    #: service allows: BM25 without one (HoloDeck's rule, workbench/search/delivery.py).
+    runs_given_embedder: ClassVar[bool] = False
     #: Chosen when nothing says otherwise (one runtime of the registry).
     default: ClassVar[bool] = False
     #: Between two runtimes with evidence of the same source, the higher wins.

@@ -22,6 +22,7 @@ from workbench.evaluate import CaseSet, Finding, evaluate, resolve_cases
 from workbench.evaluate.casesource import find_cases_source
 from workbench.evaluate.catalog_findings import catalog_findings, unreachable_tools
 from workbench.evaluate.query_findings import QueryReader
+from workbench.search.delivery import runtime_engine
 from workbench.tui.lab import Lab
 
 
@@ -72,5 +73,6 @@ def read_cases(lab: Lab, cases_flag: Path | None) -> tuple[CaseSet | None, str |
 def unreachable(lab: Lab, cases: CaseSet, setting: ToolFiltering) -> list[Finding]:
     """The tools the cases expect that ``setting`` sends for none of them."""
     ws = lab.workspace
-    report = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
+    engine = runtime_engine(ws.engine, ws.agent.agent)  # what the runtime runs
+    report = evaluate(engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
     return unreachable_tools(ws.catalog, ws.tokens, report.per_case)

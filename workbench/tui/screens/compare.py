@@ -26,6 +26,7 @@ from textual.worker import get_current_worker
 from workbench.evaluate import evaluate
 from workbench.evaluate.compare import CompareReport, CompareRow, compare, params_text
 from workbench.evaluate.tuner import DEFAULT_FOLDS
+from workbench.search.delivery import runtime_engine
 from workbench.tui.caseruns import (
     progress_poster,
     read_cases,
@@ -158,7 +159,8 @@ class CompareEnginesScreen(CaseRunScreen[None, Outcome]):
             agent = next(r for r in report.rows if (r.engine, r.setting) == ("holodeck", "agent"))
             current = (agent.metrics.tokens_selected_mean, agent.metrics.recall)
         else:
-            now = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
+            engine = runtime_engine(ws.engine, ws.agent.agent)  # what the runtime runs
+            now = evaluate(engine, ws.catalog, ws.tokens, cases, setting, usage=lab.usage)
             current = (now.metrics.tokens_selected_mean, now.metrics.recall)
         return Outcome(report, current, setting == ws.setting, cases.warnings())
 

@@ -11,6 +11,7 @@ with what the user chose; the dashboard applies it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, cast
@@ -22,11 +23,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from workbench.config.filtering import ToolFiltering
+from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
 from workbench.runtime import RuntimeInfo
+from workbench.search.delivery import method_run, runtime_engine, runtime_methods
 from workbench.tui.caseruns import (
     CasesMemory,
     progress_poster,
@@ -60,6 +62,10 @@ class Outcome:
     ci95: dict[str, Interval] | None = None
     #: The cases run (the what-if rows are measured on them).
     case_set: CaseSet | None = None
+    #: What the runtime runs instead of the setting's method, and why (None: what was asked).
+    note: str | None = None
+    #: The methods on the front: those the runtime runs as measured (search/delivery.py).
+    methods: tuple[str, ...] = tuple(SEARCH_METHODS)
 
 
 def metric_cards(
@@ -83,6 +89,18 @@ def metric_cards(
         ("tokens sent", f"{m.tokens_selected_mean:,.0f}"),
         ("saved", m.saved_text()),  # as the eval and compare tables
     ]
+
+
+#: The front's title: every point on it can be adopted.
+FRONT_TITLE = "front (Enter adopts)"
+
+
+def front_title(methods: Sequence[str]) -> str:
+    """The front's title, saying when methods are left off because the runtime would run them
+    as BM25 (no embedding service; the status line says why) (pure)."""
+    if all(m in methods for m in SEARCH_METHODS):
+        return FRONT_TITLE
+    return f"{FRONT_TITLE}: {', '.join(methods)} only, no embedding service"
 
 
 def point_line(point: FrontPoint, width: int) -> Text:
@@ -128,7 +146,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             with Horizontal(id="eval-body"):
                 yield FrontPlot(id="eval-plot")
                 with Vertical(id="eval-lists"):
-                    yield Static("front (Enter adopts)", classes="eval-list-title")
+                    yield Static(FRONT_TITLE, classes="eval-list-title", id="eval-front-title")
                     yield RowList(id="eval-front")
                     yield Static("misses (Enter opens in the query lab)", classes="eval-list-title")
                     yield RowList(id="eval-misses")
@@ -155,15 +173,19 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         ws = self.lab.workspace
         progress = progress_poster(self, lambda: worker.is_cancelled)
         cases = read_cases(path, ws)
-        report = evaluate(
-            ws.engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage
-        )
+        # what the runtime runs (search/delivery.py): the front offers only methods that run
+        agent = ws.agent.agent
+        given = self.runtime is not None and self.runtime.plugin.runs_given_embedder
+        engine = runtime_engine(ws.engine, agent, given=given)
+        report = evaluate(engine, ws.catalog, ws.tokens, cases, self.setting, usage=self.lab.usage)
+        methods = runtime_methods(agent, given=given)
         result = sweep_settings(
-            ws.engine,
+            engine,
             ws.catalog,
             ws.tokens,
             cases,
             self.setting,
+            methods=methods,
             usage=self.lab.usage,
             on_progress=progress,
         )
@@ -174,6 +196,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             len(cases),
             ci95=report.ci95(),
             case_set=cases,
+            note=method_run(agent, self.setting.search_method, ws.embedder, given=given).line(),
+            methods=methods,
         )
 
     # -- drawing ---------------------------------------------------------------------------
@@ -182,7 +206,9 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         source = self.source_line(self.ran_path).removeprefix("cases: ")
         cases = f"{outcome.cases} case{'' if outcome.cases == 1 else 's'}"
         line = f"{cases} from {source} · {self._describe(self.setting)}"
-        if report.scored_by:
+        if outcome.note:
+            line += f" · {outcome.note}"
+        elif report.scored_by:
             line += f" · scored by {report.scored_by}"
         if outcome.warnings:
             line += f" · ⚠ {outcome.warnings[0]}"
@@ -191,6 +217,7 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
             self.query(".eval-card"), metric_cards(report, outcome.ci95), strict=True
         ):
             cast(Static, card).update(Text.assemble((label + "\n", "dim"), (value, "bold")))
+        self.query_one("#eval-front-title", Static).update(front_title(outcome.methods))
         front = self.query_one("#eval-front", RowList)
         width = front.size.width or 40
         front.set_lines(
