@@ -6,7 +6,9 @@ tools ``holo-tune search AGENT QUERY --json`` selects (the same setting: the fla
 YAML's block, else HoloDeck's defaults; the same engine and embedder), best first, as full
 definitions; ``call_tool`` forwards to the agent's MCP server that owns the tool, over one
 session per server kept open. ``--catalog`` serves search from a snapshot with no server
-started. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
+started. The catalog is serve's runtime's view (``catalog_view``): every tool the servers list,
+as they list it, whatever runtime the agent is detected as. The work is in
+:mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import with_servers
 from workbench.errors import HoloTuneError
+from workbench.runtimes.serve import RUNTIME as SERVE
 from workbench.workspace import preflight
 
 if TYPE_CHECKING:
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             transport=transport,
             log_dir=log_dir,
             timeout=args.timeout,
+            view=SERVE.catalog_view,
         )
     )
     return 0
@@ -90,5 +94,5 @@ def snapshot_index(
     """The index of ``--catalog``'s snapshot (its warnings on stderr; nothing started)."""
     from workbench.serve.index import ServeIndex
 
-    catalog = open_catalog(args, agent, refuse=False)
+    catalog = open_catalog(args, agent, refuse=False, view=SERVE.catalog_view)
     return ServeIndex(agent, catalog, setting, embedder_spec=args.embedder)
