@@ -98,7 +98,7 @@ def test_a_listed_name_clash_keeps_the_first_in_listing_order() -> None:
     tool = catalog.get("fs-read-file")
     assert tool is not None and tool.description == "b"
     assert catalog.notes == [
-        "fs: tool 'read?file' is left out: its full name fs-read-file is already 'read/file''s"
+        "fs: tool 'read?file' is skipped: its full name fs-read-file is already 'read/file''s"
     ]
 
 
@@ -207,3 +207,17 @@ def test_serve_finds_and_forwards_connect_of_a_real_server(tmp_path: Path, tag: 
                 assert found[0] == "mongo-close"
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize(("runtime", "says"), [("serve", False), ("holodeck-0.6", True)])
+def test_check_says_what_an_undescribed_tool_is_indexed_with(
+    runtime: str, says: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent, snapshot = _snapshot_agent(tmp_path)
+    argv = ["check", str(agent), "--catalog", str(snapshot), "--runtime", runtime, "--json"]
+    main(argv)
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    empty = next(f for f in findings if f["code"] == "empty-description")
+    assert empty["evidence"]["tools"] == ["mongo-undescribed"]
+    assert ("functools.partial" in empty["message"]) is says
+    assert ("their names and parameters: " in empty["message"]) is not says

@@ -20,7 +20,7 @@ same plugins, but each server's tools in the order it lists them, every one of t
 Semantic Kernel's plugin keeps for itself, ``connect``, is a tool like any other), each with the
 description it was listed with (none: indexed by its name and parameters). The names are
 holo-tune's full names as in the other view, ``<server>-<local name>``; only a tool whose full
-name is already taken is left out (with a note: a full name names one tool).
+name is already taken is skipped (with a note: a full name names one tool).
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
 def listed_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
     """One MCP server's tools as it lists them (the ``listed`` view): its order, every tool, its
     own descriptions (empty where it gives none); a tool whose full name another already has
-    is left out, with a note."""
+    is skipped, with a note (``check``: ``name-collision``)."""
     notes: list[str] = []
     taken: dict[str, str] = {}
     tools: list[Tool] = []
@@ -204,7 +204,7 @@ def listed_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[lis
         fn = local_name(name)
         if fn in taken:
             notes.append(
-                f"{plugin}: tool {name!r} is left out: its full name {plugin}-{fn} is "
+                f"{plugin}: tool {name!r} is skipped: its full name {plugin}-{fn} is "
                 f"already {taken[fn]!r}'s"
             )
             continue

@@ -28,11 +28,15 @@ from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import with_servers
 from workbench.errors import HoloTuneError
-from workbench.runtimes.serve import RUNTIME as SERVE
+from workbench.runtime import detect_runtime
 from workbench.workspace import preflight
 
 if TYPE_CHECKING:
+    from workbench.catalog.models import CatalogView
     from workbench.serve.index import ServeIndex
+
+#: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
+SERVE = "serve"
 
 MISSING_EXTRA = "holo-tune serve needs the serve extra: pip install 'holo-tune[serve]'"
 
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             transport=transport,
             log_dir=log_dir,
             timeout=args.timeout,
-            view=SERVE.catalog_view,
+            view=serve_view(agent),
         )
     )
     return 0
@@ -88,11 +92,16 @@ def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFilter
     return agent, setting
 
 
+def serve_view(agent: AgentConfig) -> CatalogView:
+    """How serve sees the servers' listings: its own runtime's view (every tool, as listed)."""
+    return detect_runtime(agent.path, agent.data, explicit=SERVE).plugin.catalog_view
+
+
 def snapshot_index(
     args: argparse.Namespace, agent: AgentConfig, setting: ToolFiltering
 ) -> ServeIndex:
     """The index of ``--catalog``'s snapshot (its warnings on stderr; nothing started)."""
     from workbench.serve.index import ServeIndex
 
-    catalog = open_catalog(args, agent, refuse=False, view=SERVE.catalog_view)
+    catalog = open_catalog(args, agent, refuse=False, view=serve_view(agent))
     return ServeIndex(agent, catalog, setting, embedder_spec=args.embedder)
