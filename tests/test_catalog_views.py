@@ -17,9 +17,11 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from serve_client import search_names, serve_stdio, text_of
 
-from workbench.catalog.build import ServerListing, build_catalog
+from workbench.catalog.build import ServerListing, build_catalog, local_name
 from workbench.catalog.models import AS_LISTED, SEMANTIC_KERNEL, ServerStatus
 from workbench.catalog.specs import AgentTools
 from workbench.cli import main, parse_args
@@ -100,6 +102,38 @@ def test_a_listed_name_clash_keeps_the_first_in_listing_order() -> None:
     assert catalog.notes == [
         "fs: tool 'read?file' is skipped: its full name fs-read-file is already 'read/file''s"
     ]
+
+
+_NAMES = st.text(alphabet="abcXY_.-/ ?", min_size=1, max_size=6)
+_TOOLS = st.lists(
+    st.fixed_dictionaries({"name": _NAMES, "description": st.sampled_from(["", "d", None])}),
+    max_size=12,
+)
+
+
+@given(
+    listing=st.lists(st.one_of(_TOOLS, st.just([{"name": "connect"}])), max_size=2).map(
+        lambda parts: [tool for part in parts for tool in part]
+    )
+)
+def test_the_listed_view_is_the_listing_and_holodecks_a_subset(
+    listing: list[dict[str, Any]],
+) -> None:
+    status = ServerStatus("s", "snapshot", state="snapshot")
+    listed = build_catalog(
+        AgentTools(entries=()), [ServerListing(status=status, tools=listing)], AS_LISTED
+    )
+    sk = build_catalog(
+        AgentTools(entries=()), [ServerListing(status=status, tools=listing)], SEMANTIC_KERNEL
+    )
+    firsts = list(dict.fromkeys(local_name(t["name"]) for t in listing))
+    assert [t.name for t in listed.tools] == firsts  # every name, first of each, listing order
+    first = {local_name(raw["name"]): raw for raw in reversed(listing)}
+    for tool in listed.tools:  # the first of each name's own description, none where it has none
+        assert tool.description == (first[tool.name].get("description") or "")
+    assert {t.full_name for t in sk.tools} <= set(listed.names())
+    assert listed.listings == sk.listings == {"s": listing}
+    assert len(listed.notes) == len(listing) - len(firsts)
 
 
 def test_each_runtime_names_its_view() -> None:

@@ -15,12 +15,13 @@ runtime sees them, its :data:`~workbench.catalog.models.CatalogView` (``Runtime.
    :data:`UNDESCRIBED_MCP`;
 3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
 
-``listed`` (every other runtime: serve, FastMCP, Claude Code, the providers, Argus, PizzaPi): the
-same plugins, but each server's tools in the order it lists them, every one of them (a name
-Semantic Kernel's plugin keeps for itself, ``connect``, is a tool like any other), each with the
-description it was listed with (none: indexed by its name and parameters). The names are
-holo-tune's full names as in the other view, ``<server>-<local name>``; only a tool whose full
-name is already taken is skipped (with a note: a full name names one tool).
+``listed`` (every other runtime: serve, FastMCP, Claude Code, the providers, Argus, PizzaPi,
+HoloDeck 0.7, which has no Semantic Kernel): the same plugins, but each server's tools in the
+order it lists them, every one of them (a name Semantic Kernel's plugin keeps for itself,
+``connect``, is a tool like any other), each with the description it was listed with (none:
+indexed by its name and parameters). The names are holo-tune's full names as in the other view,
+``<server>-<local name>``; only a tool whose full name is already taken is skipped (with a note:
+a full name names one tool).
 """
 
 from __future__ import annotations
