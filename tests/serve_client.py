@@ -141,11 +141,13 @@ async def search_names(session: ClientSession, query: str) -> list[str]:
 
 
 class Expected:
-    """``holo-tune search AGENT QUERY [ARGS] --json`` in-process: the same parsing, workspace
-    and functions as the command, read as its selection in ranking order."""
+    """``holo-tune search AGENT QUERY --runtime serve [ARGS] --json`` in-process: the same
+    parsing, workspace (serve's view of the catalog) and functions as the command, read as its
+    selection in ranking order."""
 
     def __init__(self, agent: Path | str, *args: str) -> None:
-        self.args: argparse.Namespace = parse_args(["search", str(agent), "query", *args, "--json"])
+        argv = ["search", str(agent), "query", "--runtime", "serve", *args, "--json"]
+        self.args: argparse.Namespace = parse_args(argv)
         self.workspace = open_command_workspace(self.args, agent_warnings=False)
         self.setting = setting_from_args(self.args, self.workspace.agent.filtering)
 

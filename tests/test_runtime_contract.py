@@ -123,7 +123,8 @@ def test_export_passes_its_own_rules_or_says_why_not(
         return
     assert code == 0 and out.strip()
     agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
-    config = runtime.tool_config(agent, load_catalog(agent, catalog_file=CATALOG), frozenset())
+    catalog = load_catalog(agent, catalog_file=CATALOG, view=runtime.catalog_view)
+    config = runtime.tool_config(agent, catalog, frozenset())
     if config is not None:
         assert out == config.text
         assert getattr(runtime, "check_config", lambda doc: None)(config.doc) is None

@@ -59,7 +59,8 @@ SERVERS = ["brave_search", "memory"]
 @pytest.fixture(scope="module")
 def ws() -> Workspace:
     agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
-    return build_workspace(agent, load_catalog(agent, catalog_file=CATALOG), embedder_spec="none")
+    catalog = load_catalog(agent, catalog_file=CATALOG, view=get_runtime("pizzapi").catalog_view)
+    return build_workspace(agent, catalog, embedder_spec="none")
 
 
 @pytest.fixture(autouse=True)

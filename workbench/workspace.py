@@ -13,6 +13,7 @@ from pathlib import Path
 
 from workbench.catalog import Catalog, ServerStatus
 from workbench.catalog.enumerate import load_catalog
+from workbench.catalog.models import SEMANTIC_KERNEL, CatalogView
 from workbench.catalog.snapshot import load_snapshot
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
@@ -64,8 +65,10 @@ def open_workspace(
     timeout: float | None = None,
     on_status: Callable[[ServerStatus], None] | None = None,
     environ: Mapping[str, str] | None = None,
+    view: CatalogView = SEMANTIC_KERNEL,
 ) -> Workspace:
-    """Load the agent, list its tools, count their tokens and build the search engine.
+    """Load the agent, list its tools as ``view`` sees them (a runtime's ``catalog_view``;
+    HoloDeck 0.6's by default), count their tokens and build the search engine.
 
     A ``${VAR}`` the environment does not set is a warning here, not an error: listing tools and
     tuning need no secret, and the server that does need it reports its own failure.
@@ -76,6 +79,7 @@ def open_workspace(
         catalog_file=Path(catalog_file) if catalog_file else None,
         timeout=timeout,
         on_status=on_status,
+        view=view,
     )
     return build_workspace(agent, catalog, embedder_spec=embedder_spec, environ=environ)
 

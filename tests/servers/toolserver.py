@@ -1,7 +1,7 @@
 """A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
 
     python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--wait-file F]
-                         [--echo-env NAME] [--callable] [--prompts N]
+                         [--echo-env NAME] [--callable] [--prompts N] [--plugin-names]
                          [--transport stdio|http|sse] [--port P] [--tag TEXT]
 
 ``--tools N`` serves tools ``tool_00`` ... (listed in reverse name order, so the catalog's
@@ -13,6 +13,9 @@ alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nex
 ``--callable`` answers tools/call: a ``tool_NN`` says its name and arguments, and three more tools
 misbehave on purpose: ``hang`` never answers, ``crash`` ends the process mid-call, ``grow`` adds
 ``tool_new`` to the listing and sends ``notifications/tools/list_changed``;
+``--plugin-names`` adds, after the others, tools named like attributes of Semantic Kernel's MCP
+plugin (``connect``, ``close``: HoloDeck 0.6 skips them) and ``undescribed``, listed with no
+description (mongodb-mcp-server lists a ``connect``);
 ``--prompts N`` also serves prompts ``prompt_00`` ... (with one argument each);
 ``--tag`` is ignored (tests put a unique tag on the command line to find the process).
 """
@@ -70,6 +73,28 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
                 name="env_probe", description=f"{name}={value}", input_schema={"type": "object"}
             )
         )
+
+    if args.plugin_names:
+        tools += [
+            types.Tool(
+                name="connect",
+                description="Connect to a MongoDB deployment with a connection string",
+                input_schema={
+                    "type": "object",
+                    "properties": {"connectionString": {"type": "string"}},
+                    "required": ["connectionString"],
+                },
+            ),
+            types.Tool(
+                name="close",
+                description="Close the current session",
+                input_schema={"type": "object"},
+            ),
+            types.Tool(
+                name="undescribed",
+                input_schema={"type": "object", "properties": {"collection": {"type": "string"}}},
+            ),
+        ]
 
     if args.callable:
         empty = {"type": "object"}
@@ -175,6 +200,7 @@ def main() -> None:
     parser.add_argument("--echo-env", action="append", default=[])
     parser.add_argument("--callable", action="store_true")
     parser.add_argument("--prompts", type=int, default=0)
+    parser.add_argument("--plugin-names", action="store_true")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
     server = build_server(args)

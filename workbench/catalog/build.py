@@ -1,8 +1,11 @@
-"""From the agent's tool entries and the servers' listings to the catalog the runtime sees.
+"""From the agent's tool entries and the servers' listings to the catalog a runtime sees.
 
-Pure: no I/O except reading a function tool's source file (parsed, never run). The order, names
-and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
-(docs/holodeck-filter.md, "The catalog the filter sees"):
+Pure: no I/O except reading a function tool's source file (parsed, never run). The listings stay
+as they came (``Catalog.listings``, what a snapshot saves); the tools are derived from them as the
+runtime sees them, its :data:`~workbench.catalog.models.CatalogView` (``Runtime.catalog_view``).
+
+``semantic-kernel`` (HoloDeck 0.6): the order, names and texts are Semantic Kernel's as HoloDeck
+0.6.40 registers them (docs/holodeck-filter.md, "The catalog the filter sees"):
 
 1. plugin ``vectorstore``: every vectorstore tool in config order, one ``query`` parameter;
 2. one plugin per MCP entry (config order, then snapshot-only servers), its functions sorted by
@@ -11,6 +14,14 @@ and texts are Semantic Kernel's as HoloDeck 0.6.40 registers them
    (:data:`SK_PLUGIN_ATTRIBUTES`), is skipped; a tool listed with no description is indexed with
    :data:`UNDESCRIBED_MCP`;
 3. plugin ``hierarchical_document``; 4. plugin ``function_tools``. Prompt tools are not registered.
+
+``listed`` (every other runtime: serve, FastMCP, Claude Code, the providers, Argus, PizzaPi,
+HoloDeck 0.7, which has no Semantic Kernel): the same plugins, but each server's tools in the
+order it lists them, every one of them (a name Semantic Kernel's plugin keeps for itself,
+``connect``, is a tool like any other), each with the description it was listed with (none:
+indexed by its name and parameters). The names are holo-tune's full names as in the other view,
+``<server>-<local name>``; only a tool whose full name is already taken is skipped (with a note:
+a full name names one tool).
 """
 
 from __future__ import annotations
@@ -21,7 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.catalog.models import Catalog, ServerStatus, Tool
+from workbench.catalog.models import (
+    AS_LISTED,
+    SEMANTIC_KERNEL,
+    Catalog,
+    CatalogView,
+    ServerStatus,
+    Tool,
+)
 from workbench.catalog.pyfunc import FunctionNotFound, PyParam, read_function_params
 from workbench.catalog.specs import AgentTools, LocalKind, LocalToolSpec, McpServerSpec
 
@@ -122,8 +140,22 @@ def refused_names(plugin: str, tools: Sequence[Tool]) -> list[str]:
     ]
 
 
+def _mcp_tool(plugin: str, fn: str, raw: Mapping[str, Any], description: str) -> Tool:
+    schema = raw.get("inputSchema", raw.get("input_schema"))
+    return Tool(
+        full_name=f"{plugin}-{fn}",
+        plugin=plugin,
+        name=fn,
+        description=description,
+        parameters=schema_parameters(schema),
+        kind="mcp",
+        definition=dict(raw),
+    )
+
+
 def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
-    """One MCP plugin's functions in runtime order, and notes on what the runtime did quietly."""
+    """One MCP plugin's functions as Semantic Kernel registers them (HoloDeck 0.6's view), and
+    notes on what the runtime did quietly."""
     notes: list[str] = []
     taken: dict[str, str] = {}
     kept: list[tuple[str, Mapping[str, Any]]] = []
@@ -148,21 +180,10 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
     tools = []
     undescribed = []
     for fn, raw in kept:
-        schema = raw.get("inputSchema", raw.get("input_schema"))
         description = str(raw.get("description") or "")
         if not description:
             undescribed.append(fn)
-        tools.append(
-            Tool(
-                full_name=f"{plugin}-{fn}",
-                plugin=plugin,
-                name=fn,
-                description=description or UNDESCRIBED_MCP,
-                parameters=schema_parameters(schema),
-                kind="mcp",
-                definition=dict(raw),
-            )
-        )
+        tools.append(_mcp_tool(plugin, fn, raw, description or UNDESCRIBED_MCP))
     notes += refused_names(plugin, tools)
     if undescribed:
         notes.append(
@@ -170,6 +191,36 @@ def mcp_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[T
             f"the docstring of Python's functools.partial instead): {', '.join(undescribed)}"
         )
     return tools, notes
+
+
+def listed_tools(plugin: str, listing: Sequence[Mapping[str, Any]]) -> tuple[list[Tool], list[str]]:
+    """One MCP server's tools as it lists them (the ``listed`` view): its order, every tool, its
+    own descriptions (empty where it gives none); a tool whose full name another already has
+    is skipped, with a note (``check``: ``name-collision``)."""
+    notes: list[str] = []
+    taken: dict[str, str] = {}
+    tools: list[Tool] = []
+    for raw in listing:
+        name = str(raw.get("name", ""))
+        fn = local_name(name)
+        if fn in taken:
+            notes.append(
+                f"{plugin}: tool {name!r} is skipped: its full name {plugin}-{fn} is "
+                f"already {taken[fn]!r}'s"
+            )
+            continue
+        taken[fn] = name
+        tools.append(_mcp_tool(plugin, fn, raw, str(raw.get("description") or "")))
+    return tools, notes
+
+
+def server_tools(
+    view: CatalogView, plugin: str, listing: Sequence[Mapping[str, Any]]
+) -> tuple[list[Tool], list[str]]:
+    """One MCP server's tools under ``view``, and the notes that view has on them."""
+    if view == AS_LISTED:
+        return listed_tools(plugin, listing)
+    return mcp_tools(plugin, listing)
 
 
 def _schema_of(params: Sequence[PyParam]) -> dict[str, Any]:
@@ -277,12 +328,18 @@ def _mcp_notes(spec: McpServerSpec) -> list[str]:
     return notes
 
 
-def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalog:
-    """The runtime's catalog from the agent's entries and each MCP server's listing.
+def build_catalog(
+    agent: AgentTools, servers: Sequence[ServerListing], view: CatalogView = SEMANTIC_KERNEL
+) -> Catalog:
+    """The catalog a runtime sees (``view``: its ``catalog_view``; by default HoloDeck 0.6's,
+    the default runtime's) from the agent's entries and each MCP server's listing.
 
     ``servers`` is in plugin order (the agent's MCP entries in config order, then any
     snapshot-only servers). A server in error keeps its status (with the error) and adds no tool.
+    The notes about HoloDeck 0.6 itself (its transports, ``load_tools``, prompts) are made in
+    its view only.
     """
+    holodeck = view == SEMANTIC_KERNEL
     tools: list[Tool] = []
     statuses: list[ServerStatus] = []
     notes: list[str] = []
@@ -297,14 +354,14 @@ def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalo
     specs = {spec.name: spec for spec in agent.mcp()}
     for server in servers:
         name = server.status.name
-        if name in specs:
+        if name in specs and holodeck:
             notes += _mcp_notes(specs[name])
         if not server.status.ok:
             statuses.append(server.status)
             continue
-        plugin_tools, plugin_notes = mcp_tools(name, server.tools)
+        plugin_tools, plugin_notes = server_tools(view, name, server.tools)
         tools += plugin_tools
-        notes += plugin_notes + prompt_notes(name, server.prompts)
+        notes += plugin_notes + (prompt_notes(name, server.prompts) if holodeck else [])
         server.status.tools = len(plugin_tools)
         statuses.append(server.status)
         listings[name] = [dict(t) for t in server.tools]
@@ -329,4 +386,4 @@ def build_catalog(agent: AgentTools, servers: Sequence[ServerListing]) -> Catalo
     notes += [
         f"prompt tool {s.name!r} is not registered by the runtime" for s in _locals(agent, "prompt")
     ]
-    return Catalog(tools=tools, servers=statuses, listings=listings, notes=notes)
+    return Catalog(tools=tools, servers=statuses, listings=listings, notes=notes, view=view)

@@ -1,5 +1,9 @@
 """The agent's catalog: start its MCP servers (or replay a snapshot) and build the runtime's view.
 
+``view`` is the runtime's :data:`~workbench.catalog.models.CatalogView` (``Runtime.catalog_view``:
+HoloDeck 0.6's Semantic Kernel conversion, the default runtime's, or the listings as they are);
+the listings themselves are kept as they came (``Catalog.listings``).
+
 With a snapshot (``catalog_file``) no process is ever started: a server named in the file stands
 in for the agent's MCP entry of the same name (state ``snapshot``); servers the agent does not
 have are added after the agent's own, in file order (with a catalog note and warning when the
@@ -31,7 +35,13 @@ from typing import Any
 import anyio
 
 from workbench.catalog.build import ServerListing, build_catalog
-from workbench.catalog.models import NOT_IN_SNAPSHOT, Catalog, ServerStatus
+from workbench.catalog.models import (
+    NOT_IN_SNAPSHOT,
+    SEMANTIC_KERNEL,
+    Catalog,
+    CatalogView,
+    ServerStatus,
+)
 from workbench.catalog.snapshot import load_snapshot
 from workbench.catalog.specs import AgentTools, McpServerSpec, specs_from_agent
 
@@ -71,6 +81,7 @@ async def alist_agent_tools(
     concurrent: bool = True,
     on_partial: PartialCallback | None = None,
     start_absent: bool = True,
+    view: CatalogView = SEMANTIC_KERNEL,
 ) -> Catalog:
     """The catalog of already-read tool entries (what :func:`aload_catalog` does after loading).
 
@@ -97,7 +108,7 @@ async def alist_agent_tools(
 
         on_listing = None
         if on_partial is not None:
-            growing = _Growing(tools, mcp, replayed, extra, on_partial)
+            growing = _Growing(tools, mcp, replayed, extra, on_partial, view)
             growing.publish()
             on_status, on_listing = growing.tracking(on_status), growing.answered
         live = await list_servers(
@@ -110,7 +121,7 @@ async def alist_agent_tools(
         )
     by_name = {listing.status.name: listing for listing in live}
     ordered = [replayed.get(spec.name) or by_name[spec.name] for spec in mcp]
-    return build_catalog(tools, [*ordered, *extra])
+    return build_catalog(tools, [*ordered, *extra], view)
 
 
 class _Growing:
@@ -123,8 +134,10 @@ class _Growing:
         replayed: dict[str, ServerListing],
         extra: list[ServerListing],
         on_partial: PartialCallback,
+        view: CatalogView,
     ) -> None:
         self.tools = tools
+        self.view = view
         self.mcp = mcp
         self.extra = extra
         self.on_partial = on_partial
@@ -162,7 +175,7 @@ class _Growing:
                 listings.append(ServerListing(status=status, tools=listing.tools))
         for listing in self.extra:
             listings.append(ServerListing(status=copy.copy(listing.status), tools=listing.tools))
-        catalog = build_catalog(self.tools, listings)
+        catalog = build_catalog(self.tools, listings, self.view)
         try:
             self.on_partial(catalog)
         except Exception:  # a broken display must not stop the listing
@@ -177,8 +190,10 @@ async def aload_catalog(
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
     on_partial: PartialCallback | None = None,
+    view: CatalogView = SEMANTIC_KERNEL,
 ) -> Catalog:
-    """The catalog of a loaded agent (``workbench.config.AgentConfig``), servers listed at once.
+    """The catalog of a loaded agent (``workbench.config.AgentConfig``), servers listed at once,
+    as ``view`` sees it.
 
     Raises CatalogError for an unreadable snapshot; a server that fails is not an exception (its
     status says why and the catalog is built from the others). ``on_partial`` gets the catalog
@@ -194,6 +209,7 @@ async def aload_catalog(
         log_dir=log_dir,
         on_partial=on_partial,
         start_absent=snapshot is None,
+        view=view,
     )
     # An agent with no MCP entry of its own takes the whole catalog from the snapshot (the data
     # sets' layout); otherwise a server it does not declare may be a snapshot of another agent.
@@ -249,6 +265,7 @@ def load_catalog(
     on_status: StatusCallback | None = None,
     log_dir: Path | None = None,
     on_partial: PartialCallback | None = None,
+    view: CatalogView = SEMANTIC_KERNEL,
 ) -> Catalog:
     """Synchronous :func:`aload_catalog`: runs its own event loop, so call it off any running
     loop (e.g. from a worker thread); ``on_status`` and ``on_partial`` are called in that
@@ -265,5 +282,6 @@ def load_catalog(
                 on_status=on_status,
                 log_dir=log_dir,
                 on_partial=on_partial,
+                view=view,
             )
         )

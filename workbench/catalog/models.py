@@ -1,4 +1,4 @@
-"""The catalog: every tool the runtime's filter sees, in the runtime's order.
+"""The catalog: every tool a runtime sees, in that runtime's order (its :data:`CatalogView`).
 
 Order matters: HoloDeck's ranking is a stable sort, so ties keep catalog order
 (docs/holodeck-filter.md, "The catalog the filter sees").
@@ -16,6 +16,13 @@ ToolKind = Literal["mcp", "vectorstore", "hierarchical_document", "function"]
 ServerState = Literal["pending", "connecting", "ok", "error", "snapshot", "local", "absent"]
 #: The ``error`` of an ``absent`` server.
 NOT_IN_SNAPSHOT = "not in the snapshot"
+#: How a runtime sees the servers' listings (each runtime says which: ``Runtime.catalog_view``):
+#: ``semantic-kernel`` as HoloDeck 0.6 registers them through Semantic Kernel (names, skips,
+#: stand-in descriptions, sorted: :mod:`workbench.catalog.build`), ``listed`` as the servers
+#: list them (every other runtime).
+CatalogView = Literal["semantic-kernel", "listed"]
+SEMANTIC_KERNEL: CatalogView = "semantic-kernel"
+AS_LISTED: CatalogView = "listed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +48,11 @@ class Tool:
 
     @property
     def search_text(self) -> str:
-        """What HoloDeck's filter indexes and embeds: name, plugin, description, parameters."""
-        return " ".join([self.name, self.plugin, self.description, *self.parameters])
+        """What HoloDeck's filter indexes and embeds: name, plugin, description, parameters (a
+        tool listed with no description, as a runtime other than HoloDeck 0.6 sees it: name,
+        plugin and parameters)."""
+        described = [self.description] if self.description else []
+        return " ".join([self.name, self.plugin, *described, *self.parameters])
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
@@ -71,7 +81,7 @@ class ServerStatus:
 
 @dataclass(slots=True)
 class Catalog:
-    """The tools in runtime order, the status of every source, and the raw listings."""
+    """The tools in a runtime's order, the status of every source, and the raw listings."""
 
     tools: list[Tool]
     servers: list[ServerStatus]
@@ -81,6 +91,8 @@ class Catalog:
     notes: list[str] = field(default_factory=list)
     #: Notes a command line should print as warnings when it loads the catalog (also in notes).
     warnings: list[str] = field(default_factory=list)
+    #: How the tools were derived from the listings (the runtime's view of them).
+    view: CatalogView = SEMANTIC_KERNEL
     _positions: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

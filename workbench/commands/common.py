@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pydantic import ValidationError
 
 from workbench.catalog.enumerate import load_catalog
-from workbench.catalog.models import Catalog, ServerStatus
+from workbench.catalog.models import Catalog, CatalogView, ServerStatus
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.namesfile import read_names
@@ -126,12 +126,18 @@ def open_catalog(
     *,
     refuse: bool = True,
     stream: TextIO | None = None,
+    view: CatalogView | None = None,
 ) -> Catalog:
-    """The agent's catalog for a command (``--catalog``, ``--timeout``): the catalog's warnings
-    and each failed server on stderr, then, with ``refuse``, :func:`refuse_partial`
-    (``--allow-partial``). Every command that lists the servers goes through here."""
+    """The agent's catalog for a command (``--catalog``, ``--timeout``) as its runtime sees it
+    (``view``, else the ``catalog_view`` of the runtime :func:`runtime_of` gives): the
+    catalog's warnings and each failed server on stderr, then, with ``refuse``,
+    :func:`refuse_partial` (``--allow-partial``). Every command that lists the servers goes
+    through here."""
     catalog = load_catalog(
-        agent, catalog_file=getattr(args, "catalog", None), timeout=getattr(args, "timeout", None)
+        agent,
+        catalog_file=getattr(args, "catalog", None),
+        timeout=getattr(args, "timeout", None),
+        view=view or runtime_of(args, agent).plugin.catalog_view,
     )
     warn_catalog(catalog, stream)
     report_failed(catalog, stream)

@@ -6,7 +6,9 @@ tools ``holo-tune search AGENT QUERY --json`` selects (the same setting: the fla
 YAML's block, else HoloDeck's defaults; the same engine and embedder), best first, as full
 definitions; ``call_tool`` forwards to the agent's MCP server that owns the tool, over one
 session per server kept open. ``--catalog`` serves search from a snapshot with no server
-started. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
+started. The catalog is serve's runtime's view (``catalog_view``): every tool the servers list,
+as they list it, whatever runtime the agent is detected as. The work is in
+:mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
 """
 
 from __future__ import annotations
@@ -28,10 +30,15 @@ from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import with_servers
 from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
+from workbench.runtime import detect_runtime
 from workbench.workspace import preflight
 
 if TYPE_CHECKING:
+    from workbench.catalog.models import CatalogView
     from workbench.serve.index import ServeIndex
+
+#: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
+SERVE = "serve"
 
 #: The serve extra's requirement (pyproject.toml's ``serve``; a test keeps them equal).
 SERVE_REQUIREMENT = "fastmcp>=4.1.6,<5"
@@ -78,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             transport=transport,
             log_dir=log_dir,
             timeout=args.timeout,
+            view=serve_view(agent),
         )
     )
     return _left(code)
@@ -106,11 +114,16 @@ def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFilter
     return agent, setting
 
 
+def serve_view(agent: AgentConfig) -> CatalogView:
+    """How serve sees the servers' listings: its own runtime's view (every tool, as listed)."""
+    return detect_runtime(agent.path, agent.data, explicit=SERVE).plugin.catalog_view
+
+
 def snapshot_index(
     args: argparse.Namespace, agent: AgentConfig, setting: ToolFiltering
 ) -> ServeIndex:
     """The index of ``--catalog``'s snapshot (its warnings on stderr; nothing started)."""
     from workbench.serve.index import ServeIndex
 
-    catalog = open_catalog(args, agent, refuse=False)
+    catalog = open_catalog(args, agent, refuse=False, view=serve_view(agent))
     return ServeIndex(agent, catalog, setting, embedder_spec=args.embedder)

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from workbench.catalog.models import Catalog
+from workbench.catalog.models import SEMANTIC_KERNEL, Catalog
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.config.notices import ConfigWarning
@@ -504,13 +504,18 @@ def check_catalog(ctx: Context) -> list[Finding]:
         if t.kind == "mcp" and not str(t.definition.get("description") or "").strip()
     ]
     if empty:
+        instead = (
+            "names and the docstring of Python's functools.partial, which the runtime "
+            "indexes in its place"
+            if ctx.catalog.view == SEMANTIC_KERNEL
+            else "names and parameters"
+        )
         found.append(
             Finding(
                 "warning",
                 "empty-description",
                 f"{len(empty)} tool(s) have no description, so search matches only their "
-                "names and the docstring of Python's functools.partial, which the runtime "
-                f"indexes in its place: {_shown(empty)}",
+                f"{instead}: {_shown(empty)}",
                 {"tools": empty},
                 fix=DESCRIPTION_FIX,
             )

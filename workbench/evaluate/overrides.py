@@ -146,7 +146,7 @@ def overridden(catalog: Catalog, descriptions: Mapping[int, str]) -> Catalog:
         tools[i] = dataclasses.replace(
             tool, description=text, definition={**tool.definition, "description": text}
         )
-    return Catalog(tools, catalog.servers, catalog.listings, list(catalog.notes))
+    return Catalog(tools, catalog.servers, catalog.listings, list(catalog.notes), view=catalog.view)
 
 
 def recounted(table: TokenTable, catalog: Catalog, changed: Sequence[int]) -> TokenTable:

@@ -9,6 +9,9 @@ testing its name.
 
 A runtime says:
 
+* **view**: how it sees the servers' listings (:attr:`Runtime.catalog_view`): as they are listed,
+  or (HoloDeck 0.6) through Semantic Kernel's conversion; every catalog a command, the dashboard
+  or serve builds for it is in that view;
 * **detection**: :meth:`Runtime.detect` gives the evidence that it runs the agent (an installed
   package, a pin, a key of the YAML), strongest source first (:data:`SOURCES`);
 * **knobs**: what its configuration reads (:attr:`Runtime.knobs`), with bounds and defaults;
@@ -50,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
-    from workbench.catalog.models import Catalog
+    from workbench.catalog.models import Catalog, CatalogView
     from workbench.config import AgentConfig
     from workbench.config.filtering import ToolFiltering
     from workbench.evaluate.cases import CaseSet
@@ -130,6 +133,10 @@ class Runtime(ABC):
     marker: ClassVar[tuple[str, str]] = ("?", "white")
     #: Whether it reads the agent's ``tool_filtering`` block (HoloDeck 0.4-0.6 only).
     reads_tool_filtering: ClassVar[bool] = False
+    #: How it sees the servers' listings: as listed (their order, every tool, their own
+    #: descriptions), or ``semantic-kernel`` (HoloDeck 0.6: Semantic Kernel's skips, stand-in
+    #: descriptions and sorted order) (:mod:`workbench.catalog.build`).
+    catalog_view: ClassVar[CatalogView] = "listed"
     #: Whether the model finds tools by calling a search tool (the query is the model's: --llm).
     searches: ClassVar[bool] = False
     #: Whether it ranks the block's methods with the embedder holo-tune is given (serve: it is

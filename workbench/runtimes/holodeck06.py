@@ -18,6 +18,7 @@ from workbench.runtimes.holodeck07 import NAME as NAME_07
 from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
+    from workbench.catalog.models import CatalogView
     from workbench.config import AgentConfig
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
@@ -33,6 +34,8 @@ class HoloDeck06(Runtime):
     generation: ClassVar[str] = "0.6"
     marker: ClassVar[tuple[str, str]] = ("6", "cyan")
     reads_tool_filtering: ClassVar[bool] = True
+    #: Its filter ranks Semantic Kernel's functions: SK's skips, stand-ins and order.
+    catalog_view: ClassVar[CatalogView] = "semantic-kernel"
     default: ClassVar[bool] = True
     knobs: ClassVar[tuple[Knob, ...]] = (
         Knob("search_method", "how tools are scored", "semantic", "semantic | bm25 | hybrid"),

@@ -22,6 +22,7 @@ import anyio
 from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskGroup, TaskStatus
 
+from workbench.catalog.models import CatalogView
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
@@ -76,9 +77,11 @@ async def serve_live(
     transport: Transport,
     log_dir: Path,
     timeout: float | None,
+    view: CatalogView,
 ) -> int:
-    """Start the agent's servers, index what they list, serve, and stop them all at the end.
-    Returns the exit code (:meth:`_Stopping.exit_code`)."""
+    """Start the agent's servers, index what they list (as ``view``, serve's runtime's, sees
+    it), serve, and stop them all at the end. Returns the exit code
+    (:meth:`_Stopping.exit_code`)."""
     changed = anyio.Event()
     specs = specs_from_agent(agent).mcp()
 
@@ -93,7 +96,7 @@ async def serve_live(
         stopping.pool = pool
         async with pool:
             _say_down(pool)
-            catalog = live_catalog(agent, pool.listings())
+            catalog = live_catalog(agent, pool.listings(), view)
             index = await anyio.to_thread.run_sync(
                 lambda: ServeIndex(agent, catalog, setting, embedder_spec=embedder_spec)
             )
@@ -103,7 +106,7 @@ async def serve_live(
                 while True:
                     await changed.wait()
                     changed = anyio.Event()
-                    catalog = live_catalog(agent, pool.listings())
+                    catalog = live_catalog(agent, pool.listings(), view)
                     await anyio.to_thread.run_sync(index.rebuild, catalog)
                     logger.info("re-indexed: %d tools", len(catalog))
 

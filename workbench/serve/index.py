@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.catalog.build import ServerListing, build_catalog
-from workbench.catalog.models import Catalog, Tool
+from workbench.catalog.models import Catalog, CatalogView, Tool
 from workbench.catalog.specs import specs_from_agent
 from workbench.commands.search import search
 from workbench.config import AgentConfig
@@ -32,10 +32,13 @@ class QueryTooLong(ValueError):
     """A query over :data:`MAX_QUERY_BYTES`."""
 
 
-def live_catalog(agent: AgentConfig, listings: Mapping[str, ServerListing]) -> Catalog:
-    """The catalog ``holo-tune search`` builds, from the servers' listings (by entry name)."""
+def live_catalog(
+    agent: AgentConfig, listings: Mapping[str, ServerListing], view: CatalogView
+) -> Catalog:
+    """The catalog ``holo-tune search`` builds, from the servers' listings (by entry name), as
+    ``view`` sees them (serve's: every tool its servers list, in their order)."""
     tools = specs_from_agent(agent)
-    return build_catalog(tools, [listings[spec.name] for spec in tools.mcp()])
+    return build_catalog(tools, [listings[spec.name] for spec in tools.mcp()], view)
 
 
 class ServeIndex:

@@ -71,6 +71,7 @@ class ServerSession:
             timeout=self.options.timeout,
             on_status=self._on_status,
             on_partial=self._on_partial,
+            view=self.state.runtime.plugin.catalog_view,
         )
         self._list(listing, "list every server's tools")
 
@@ -113,7 +114,11 @@ class ServerSession:
                 self._on_status(status)
 
         catalog = await alist_agent_tools(
-            tools, snapshot=snapshot, timeout=self.options.timeout, on_status=on_status
+            tools,
+            snapshot=snapshot,
+            timeout=self.options.timeout,
+            on_status=on_status,
+            view=self.state.runtime.plugin.catalog_view,
         )
         catalog.servers = [kept.get(s.name, s) for s in catalog.servers]
         return catalog
