@@ -26,7 +26,7 @@ from workbench.runtimes import runtime_names
 REPO = Path(__file__).resolve().parents[1]
 MEMORY = REPO / ".cache" / "npm-servers" / "node_modules" / ".bin" / "mcp-server-memory"
 
-AGENT = f"""\
+AGENT = """\
 name: small-agent
 description: Tells the time, fetches pages and remembers things.
 model:

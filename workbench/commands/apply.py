@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
-from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.filtering import ToolFiltering
+from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
 
 if TYPE_CHECKING:
@@ -57,18 +57,14 @@ def refuse_worse(args: argparse.Namespace, setting: ToolFiltering) -> None:
     (:mod:`workbench.evaluate.verdict`, the rule the tuners' ``--apply`` follows)."""
     from workbench.commands.common import apply_allowed
     from workbench.commands.eval import open_agent, read_cases
-    from workbench.evaluate.budget import Budget
-    from workbench.evaluate.metrics import evaluate
-    from workbench.evaluate.verdict import judge
+    from workbench.evaluate.runs import setting_verdict
 
     ws = open_agent(args)
     _, cases = read_cases(ws, getattr(args, "cases", None), required=False)
     if cases is None or not len(cases):
         return
     current = ws.agent.filtering or ToolFiltering()
-    new = evaluate(ws.engine, ws.catalog, ws.tokens, cases, setting).per_case
-    now = evaluate(ws.engine, ws.catalog, ws.tokens, cases, current).per_case
-    verdict = judge(new, now, budget=Budget(max_tokens=0), tokens_all=int(ws.tokens.all))
+    verdict = setting_verdict(ws.engine, ws.catalog, ws.tokens, cases, setting, current)
     if verdict.worse:
         apply_allowed(verdict, force=args.force, what="the setting")
 

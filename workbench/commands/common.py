@@ -214,12 +214,7 @@ def apply_allowed(verdict: Verdict | None, *, force: bool, what: str = "the prop
     if verdict is None:
         return True
     if verdict.worse:
-        r = verdict.difference.get("recall")
-        figures = (
-            f"held-out recall {verdict.proposal['recall']:.3f} against "
-            f"{verdict.current['recall']:.3f} now"
-            + (f" (difference {r.ci95[0]:+.3f} to {r.ci95[1]:+.3f})" if r is not None else "")
-        )
+        figures = verdict.worse_text()
         if force:
             warn(f"{what} is measured worse than the current setting: {figures} (--force: writing)")
             return True

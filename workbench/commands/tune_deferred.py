@@ -71,7 +71,7 @@ def run_deferred(
     if args.json:
         print_json(with_runtime(report_json(report, ws, config), runtime), stream=sys.stdout)
     else:
-        sys.stdout.write(human(report, ws, runtime))
+        sys.stdout.write(human(report, ws, runtime, forced=getattr(args, "force", False)))
     if args.apply and apply_allowed(report.verdict, force=getattr(args, "force", False)):
         plugin.apply(args, ws, report, config)
     return 0
@@ -141,7 +141,9 @@ def _budget_text(budget: Budget) -> str:
     return " and ".join(parts) or "the knee (as tune's default: best recall within 30% of all)"
 
 
-def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
+def human(
+    report: DeferredReport, ws: Workspace, runtime: RuntimeInfo, *, forced: bool = False
+) -> str:
     plugin = search_tool(report.runtime)
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
@@ -160,7 +162,9 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         *current_lines(report, ws),
         *report.verdict.lines(),
         *keep_all_lines(report),
-        plugin.write_line(report, ws) if not report.verdict.kept else not_recommended(report),
+        plugin.write_line(report, ws)
+        if forced or not report.verdict.kept
+        else not_recommended(report),
     ]
     return "\n".join(out) + "\n"
 

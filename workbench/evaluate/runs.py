@@ -336,3 +336,26 @@ def measure_setting(
         if found is not None:
             return found
     return evaluate(engine, catalog, tokens, cases, setting).metrics
+
+
+def setting_verdict(
+    engine: Ranker,
+    catalog: Catalog,
+    tokens: TokenCounts,
+    cases: CaseSet,
+    new: ToolFiltering,
+    current: ToolFiltering,
+) -> Verdict:
+    """``new`` against ``current`` on every case (two fixed settings: nothing is fitted, so
+    every case is held out), judged by the rule every tuner shares
+    (:mod:`workbench.evaluate.verdict`): ``apply --cases``, the dashboard's Write and Evaluate's
+    adopt read its :attr:`~workbench.evaluate.verdict.Verdict.worse`."""
+    proposal = evaluate(engine, catalog, tokens, cases, new).per_case
+    now = evaluate(engine, catalog, tokens, cases, current).per_case
+    return judge(
+        proposal,
+        now,
+        budget=Budget(max_tokens=0),
+        tokens_all=int(tokens.all),
+        same=new.block() == current.block(),
+    )

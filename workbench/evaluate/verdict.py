@@ -98,6 +98,16 @@ class Verdict:
             return True
         return any(d.below for k, d in self.difference.items() if k in ("recall", "hit"))
 
+    def worse_text(self) -> str:
+        """What makes it worse, in one clause (the refusals of ``--apply``, ``apply`` and the
+        dashboard's second confirmation)."""
+        r = self.difference.get("recall")
+        interval = f" (difference {r.ci95[0]:+.3f} to {r.ci95[1]:+.3f})" if r is not None else ""
+        return (
+            f"held-out recall {self.proposal['recall']:.3f} against "
+            f"{self.current['recall']:.3f} now{interval}"
+        )
+
     def lines(self) -> list[str]:
         """The text report's verdict lines."""
         head = {
