@@ -278,3 +278,19 @@ def test_a_budget_that_fits_every_tool_keeps_every_tool() -> None:
     current = _side([0.5] * 20, 1000)
     verdict = judge(current, current, budget=Budget(max_tokens=9000), tokens_all=9000)
     assert verdict.kind == "keep-all"
+
+
+def test_compare_runtimes_shows_no_row_at_recall_0(
+    agent: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``compare --runtimes`` showed holodeck-0.7 with "0 of N MCP tools exposed", recall 0:
+    a row whose tuner reaches no tool stands at the runtime's current setting, marked kept."""
+    argv = ["compare", str(agent), "--catalog", str(agent.with_suffix(".catalog.json"))]
+    argv += ["--cases", str(agent.with_suffix(".cases.yaml")), "--runtimes"]
+    assert main([*argv, "--max-tokens", "250", "--json"]) == 0
+    rows = {r["runtime"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert all(r["heldout"]["recall"] > 0 for r in rows.values()), rows
+    seven = rows["holodeck-0.7"]
+    assert seven["kept"] and "recall 0" in seven["kept"] and seven["params"]["kept"]
+    assert seven["setting"] == "current kept: 12 of 12 MCP tools exposed (openai-agents)"
+    assert seven["heldout"]["recall"] == 1.0

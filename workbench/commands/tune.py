@@ -224,7 +224,10 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         else:
             why = f"{what} could not be scored here as HoloDeck scores them (no local embedder)"
         lines.append(f"note      {why}: not proposed")
-    lines += ["", render_block_text(o.setting).rstrip("\n")]
+    lines.append("")
+    if report.verdict.kept:
+        lines.append(f"# the proposal, not recommended (verdict: {report.verdict.kind})")
+    lines.append(render_block_text(o.setting).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 

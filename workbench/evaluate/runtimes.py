@@ -309,7 +309,8 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
     insample = (rule.insample.hit, rule.insample.recall)
     figures = tuple(per_case)
     row = RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
-    now_exposed = current_exposed(ctx.agent, catalog, surf)
+    # servers that are not the agent's entries have no allowlists: every tool exposed
+    now_exposed = surf.fixed | surf.candidate if note else current_exposed(ctx.agent, catalog, surf)
     current = measure_cases(now_exposed, cases, tokens)
     verdict = judge(rule.held.case_order(), current, budget=budget, tokens_all=int(tokens.all))
     shown = int((now_exposed & surf.candidate).sum())
