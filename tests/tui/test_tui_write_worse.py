@@ -8,7 +8,6 @@ from pathlib import Path
 
 from tui_helpers import SAMPLES, open_and_run, research_app, shown
 
-from workbench.evaluate.runs import setting_verdict
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screens.evaluate import EvaluateScreen
 from workbench.tui.screens.writeback import WriteBackScreen
@@ -68,6 +67,8 @@ async def test_a_better_block_is_written_at_once(tmp_path: Path) -> None:
 async def test_adopting_a_worse_front_point_asks_again(tmp_path: Path) -> None:
     """Evaluate's Enter on a front point measured worse than the setting evaluated: a warning
     and the view stays; Enter again adopts it."""
+    from workbench.evaluate.runs import setting_verdict
+
     app = research_app(tmp_path)
     _with_cases(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

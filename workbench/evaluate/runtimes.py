@@ -104,6 +104,13 @@ class RuntimeRow:
     #: Why the row stands at the runtime's current setting, not its tuner's proposal (the
     #: verdict kept it: :mod:`workbench.evaluate.verdict`); None: the proposal.
     kept: str | None = None
+    #: A kept row's tuner's point, its mean tokens (where its front starts: fronts.front).
+    proposal_tokens: float | None = None
+
+    @property
+    def cheapest(self) -> float:
+        """The tokens of the tuner's own point (a kept row: the proposal it did not take)."""
+        return self.tokens if self.proposal_tokens is None else self.proposal_tokens
 
     @property
     def over(self) -> bool:
@@ -255,6 +262,7 @@ def kept_or(
         within=ctx.budget is None or mean <= ctx.budget + 1e-9,
         insample=None,
         kept=verdict.reason,
+        proposal_tokens=row.tokens,
     )
 
 
