@@ -145,8 +145,10 @@ def test_tune_apply_is_a_diff_that_applies_or_nothing(
     code = main([*args, "--apply", "--json", "--no-what-if"])
     out, err = capsys.readouterr()
     if code == 2:  # a proposal measured worse than the current setting: refused, nothing written
-        assert err.strip().splitlines()[-1].startswith(
-            "holo-tune: error: refused: the proposal is measured worse"
+        assert (
+            err.strip()
+            .splitlines()[-1]
+            .startswith("holo-tune: error: refused: the proposal is measured worse")
         ), err
         assert json.loads(out)["verdict"]["worse"]
         assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
