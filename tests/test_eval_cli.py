@@ -191,8 +191,12 @@ def test_tune_json_and_budget(world: dict[str, Path], capsys: pytest.CaptureFixt
 def test_tune_apply_writes_the_block(
     world: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """--force: on this 154-token catalog the verdict keeps every tool (writes nothing)."""
     before = world["agent"].read_text()
     assert main(_args(world, "tune", "--apply", "--folds", "3")) == 0
+    assert "nothing written: the verdict is keep-all" in capsys.readouterr().err
+    assert world["agent"].read_text() == before
+    assert main(_args(world, "tune", "--apply", "--folds", "3", "--force")) == 0
     out = capsys.readouterr()
     assert "proposed" in out.out and "held-out" in out.out
     after = world["agent"].read_text()
@@ -277,10 +281,20 @@ def test_tune_says_whether_the_proposal_is_distinguishable(
     out = capsys.readouterr().out
     verdict = [line for line in out.splitlines() if line.startswith("verdict")]
     assert len(verdict) == 1
-    if data["distinguishable"]:
-        assert "change" in verdict[0]
+    # 154 tokens for every tool: no budget flag keeps every tool
+    assert data["verdict"]["kind"] == "keep-all" and "keep every tool" in verdict[0]
+    assert main(_args(world, "tune", "--json", "--max-tokens", "60")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert main(_args(world, "tune", "--max-tokens", "60")) == 0
+    verdict = [line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict")]
+    kind = data["verdict"]["kind"]
+    if kind == "tie":
+        assert "keep the current setting" in verdict[0] and "includes 0" in verdict[0]
+        assert not data["distinguishable"]
+    elif kind == "change":
+        assert verdict[0].startswith("verdict   change") and data["distinguishable"]
     else:
-        assert "keep the current setting" in verdict[0] and "include 0" in out
+        assert kind in ("give-up", "keep", "same"), kind
 
 
 def test_too_few_resolvable_cases_name_their_cause_not_a_flag(

@@ -220,7 +220,7 @@ audit:
 
 def _tune_apply(agent_dir: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, Any], str]:
     args = _cli("tune", str(agent_dir / "agent.yaml"), "--runtime", "argus", "--cases", str(CASES))
-    assert main([*args, "--apply", "--json", "--no-what-if"]) == 0
+    assert main([*args, "--apply", "--force", "--json", "--no-what-if"]) == 0
     out, err = capsys.readouterr()
     return json.loads(out), err
 

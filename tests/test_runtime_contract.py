@@ -145,6 +145,16 @@ def test_tune_apply_is_a_diff_that_applies_or_nothing(
     args = _cli("tune", str(agent), "--runtime", runtime.name, "--cases", str(CASES))
     code = main([*args, "--apply", "--json", "--no-what-if"])
     out, err = capsys.readouterr()
+    if code == 2:  # a proposal measured worse than the current setting: refused, nothing written
+        assert (
+            err.strip()
+            .splitlines()[-1]
+            .startswith("holo-tune: error: refused: the proposal is measured worse")
+        ), err
+        assert json.loads(out)["verdict"]["worse"]
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+        code = main([*args, "--apply", "--force", "--json", "--no-what-if"])
+        out, err = capsys.readouterr()
     assert code == 0, err
     report = json.loads(out)
     assert report["runtime"]["name"] == runtime.name

@@ -93,7 +93,7 @@ def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
         + "\n"
     )
     before = mcp.read_text()
-    _tune(agent, capsys, "--apply")
+    _tune(agent, capsys, "--apply", "--force")
     written = json.loads(mcp.read_text())
     assert set(written["mcpServers"]) == {"github", SERVER}
     assert written["note"] == "kept"
@@ -109,5 +109,5 @@ def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
         ]
     )
     assert (tmp_path / ".mcp.json.bak").read_text() == before
-    _tune(agent, capsys, "--apply")  # a second run changes nothing
+    _tune(agent, capsys, "--apply", "--force")  # a second run changes nothing
     assert json.loads(mcp.read_text()) == written

@@ -70,7 +70,7 @@ def to_07(agent: Path, provider: str = "openai") -> None:
 
 def tune_apply(agent: Path) -> None:
     argv = ["tune", str(agent), "--runtime", "serve", "--cases", str(CASES), "--embedder", "none"]
-    assert main([*argv, "--apply", "--json"]) == 0
+    assert main([*argv, "--apply", "--force", "--json"]) == 0
 
 
 async def exercise(session: ClientSession, expected: Expected) -> None:

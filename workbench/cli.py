@@ -349,12 +349,21 @@ def build_parser() -> Parsers:
     p = sub.add_parser(
         "apply", help=COMMANDS["apply"], description=COMMANDS["apply"], epilog=apply_epilog()
     )
-    _common(p, catalog=False)
+    _common(p)
     _setting_flags(p)
     p.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
     p.add_argument("--no-backup", action="store_true", help="do not keep AGENT.yaml.bak")
     p.add_argument(
-        "--force", action="store_true", help="write even a block the runtime would refuse"
+        "--cases",
+        metavar="FILE",
+        help="labelled cases: the new setting and the file's are measured on them, and a "
+        "setting measured worse is refused (--force writes it)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write even a block the runtime would refuse, or a setting measured worse than "
+        "the file's on --cases",
     )
 
     p = sub.add_parser("eval", help=COMMANDS["eval"], description=COMMANDS["eval"])
@@ -413,7 +422,10 @@ def build_parser() -> Parsers:
         "the epilog says what, by runtime",
     )
     p.add_argument(
-        "--force", action="store_true", help="with --apply: write even what the runtime refuses"
+        "--force",
+        action="store_true",
+        help="with --apply: write even what the runtime refuses, or a proposal measured worse "
+        "than the current setting",
     )
     _what_if_flags(p, usage=False)
     _llm_flag(p, f"--runtime {' or '.join(searching_runtimes())}")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
+from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
 from workbench.search.delivery import write_warning
@@ -34,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
     agent, setting = load_setting(args)
     refuse_unwritable(runtime_of(args, agent), "tool_filtering", force=args.force)
     plan = plan_write(agent.path, setting, original=agent.raw, current=agent.filtering)
+    if plan.changed and getattr(args, "cases", None):
+        refuse_worse(args, setting)
     for message in plan.warnings:
         warn(message)
     ran = write_warning(agent.agent, setting)
@@ -50,6 +53,24 @@ def run(args: argparse.Namespace) -> int:
     saved = apply_plan(plan, backup=not args.no_backup)
     _status(_written(plan, saved))
     return 0
+
+
+def refuse_worse(args: argparse.Namespace, setting: ToolFiltering) -> None:
+    """With ``--cases``: the new setting and the file's measured on them, and a setting measured
+    worse than the file's refused (exit 2, nothing written) unless ``--force``
+    (:mod:`workbench.evaluate.verdict`, the rule the tuners' ``--apply`` follows)."""
+    from workbench.commands.common import apply_allowed
+    from workbench.commands.eval import open_agent, read_cases
+    from workbench.evaluate.runs import setting_verdict
+
+    ws = open_agent(args)
+    _, cases = read_cases(ws, getattr(args, "cases", None), required=False)
+    if cases is None or not len(cases):
+        return
+    current = ws.agent.filtering or ToolFiltering()
+    verdict = setting_verdict(ws.engine, ws.catalog, ws.tokens, cases, setting, current)
+    if verdict.worse:
+        apply_allowed(verdict, force=args.force, what="the setting")
 
 
 def _written(plan: WritePlan, saved: object) -> str:

@@ -25,6 +25,7 @@ from workbench.search.selection import match_always_include
 if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.search_queries import SearchQueries
+    from workbench.evaluate.verdict import Verdict
     from workbench.workspace import Workspace
 
 #: Fallback notes of ``--llm`` printed before "... and N more".
@@ -216,6 +217,32 @@ def refuse_unwritable(runtime: RuntimeInfo, change: Change, *, force: bool) -> N
         warn(f"{why.removeprefix('refused: ')} (--force: writing anyway)")
         return
     raise WriteBackError(f"{why}, or --force to write it anyway")
+
+
+def apply_allowed(verdict: Verdict | None, *, force: bool, what: str = "the proposal") -> bool:
+    """Whether ``--apply`` writes ``what`` under the tuner's verdict
+    (:mod:`workbench.evaluate.verdict`). Measured worse than the current setting: refused, exit
+    2, nothing written, unless ``--force``. Not recommended otherwise (``keep``, ``keep-all``):
+    nothing written (one line on stderr), unless ``--force``."""
+    if verdict is None:
+        return True
+    if verdict.worse:
+        figures = verdict.worse_text()
+        if force:
+            warn(f"{what} is measured worse than the current setting: {figures} (--force: writing)")
+            return True
+        raise WriteBackError(
+            f"refused: {what} is measured worse than the current setting: {figures}; nothing "
+            "written (--force writes it anyway)"
+        )
+    if verdict.kept and not force:
+        print(
+            f"holo-tune: nothing written: the verdict is {verdict.kind} ({what} is not "
+            "recommended; --force writes it anyway)",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def search_queries(args: argparse.Namespace, agent: AgentConfig, cases: CaseSet) -> SearchQueries:

@@ -132,6 +132,7 @@ def table(report: RuntimesReport, ws: Workspace) -> str:
     lines += bar_lines(report)
     lines.append(f"deferred rows' search: {report.queries.describe()}")
     lines += [f"{row.runtime}: {row.note}" for row in report.rows if row.note]
+    lines += [f"{row.runtime}: current setting kept: {row.kept}" for row in report.rows if row.kept]
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ import sys
 
 from workbench.commands.apply import write_plan
 from workbench.commands.common import (
+    apply_allowed,
     print_json,
     refuse_unwritable,
     runtime_of,
@@ -114,7 +115,7 @@ def run_filter(
             "every case is generated: generated queries echo the tools' own words, which "
             "flatters bm25; label real queries before trusting this proposal"
         )
-    if args.apply and not report.distinguishable and not report.same_setting:
+    if args.apply and report.verdict.kind == "tie":
         warn(
             "the proposal is not distinguishable from the file's setting on these cases; "
             "writing it anyway (--apply)"
@@ -135,7 +136,8 @@ def run_filter(
             sys.stdout.write(what_if_text(extra))
     if args.apply:
         refuse_unwritable(runtime, "tool_filtering", force=args.force)
-        write_back(ws, outcome.setting, diff_to_stdout=not args.json)
+        if apply_allowed(report.verdict, force=args.force):
+            write_back(ws, outcome.setting, diff_to_stdout=not args.json)
     return 0
 
 
@@ -229,31 +231,22 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         else:
             why = f"{what} could not be scored here as HoloDeck scores them (no local embedder)"
         lines.append(f"note      {why}: not proposed")
-    lines += ["", render_block_text(o.setting).rstrip("\n")]
+    lines.append("")
+    if report.verdict.kept:
+        lines.append(f"# the proposal, not recommended (verdict: {report.verdict.kind})")
+    lines.append(render_block_text(o.setting).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 
 def verdict_lines(report: TuneReport) -> list[str]:
-    """Whether the proposal is worth a change: the 95 % intervals of the paired difference
-    (proposal held-out minus current, per case) of recall and tokens."""
-    if report.same_setting:
-        return ["verdict   the file's setting is the proposal: nothing to change"]
-    if not report.difference:
-        return []
-    mean = report.mean_difference()
-    r, t = report.difference["recall"], report.difference["tokens"]
-    diff = (
-        f"recall {mean['recall']:+.3f} ({r[0]:+.3f} to {r[1]:+.3f}), "
-        f"tokens {mean['tokens']:+,.0f} ({t[0]:+,.0f} to {t[1]:+,.0f})"
-    )
-    if report.distinguishable:
-        return [f"verdict   change: the proposal differs from the current setting by {diff}"]
-    return [
-        f"verdict   keep the current setting: the proposal is not distinguishable from it on "
-        f"{report.cases} cases",
-        f"          (95% intervals of the per-case difference include 0: {diff}); "
-        "more labelled cases would tell them apart",
-    ]
+    """Whether the proposal is worth a change (:mod:`workbench.evaluate.verdict`, the rule every
+    tuner shares): the 95 % intervals of the paired difference (proposal held-out minus
+    current, per case) of recall, hit and tokens."""
+    verdict = report.verdict
+    lines = verdict.lines()
+    if verdict.kind == "keep-all":
+        lines.append("          every tool: tool_filtering enabled: false (or no block)")
+    return lines
 
 
 def write_back(ws: Workspace, setting: ToolFiltering, *, diff_to_stdout: bool) -> None:

@@ -17,12 +17,20 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from workbench.commands.common import max_tokens_of, print_json, search_queries, warn, with_runtime
+from workbench.commands.common import (
+    apply_allowed,
+    max_tokens_of,
+    print_json,
+    search_queries,
+    warn,
+    with_runtime,
+)
 from workbench.errors import InputError
 from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
     DeferredReport,
+    DeferredSetting,
     entry_descriptions,
     search_tool,
     tune_deferred,
@@ -40,6 +48,7 @@ def run_deferred(
 ) -> int:
     budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
     usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+    plugin = search_tool(runtime.name)
     report = tune_deferred(
         runtime.name,
         ws.catalog,
@@ -52,18 +61,18 @@ def run_deferred(
         described=entry_descriptions(ws.agent.agent),
         queries=search_queries(args, ws.agent, cases),
         ranker=ws.engine,
+        current=plugin.current_setting(ws),
     )
     if not report.within_budget:
         warn("no loaded set reaches the budget; the closest one is proposed")
-    plugin = search_tool(runtime.name)
     for message in plugin.tuner_notes(ws):
         warn(message)
     config = _config(plugin.tuned_doc, report, ws, apply=args.apply)
     if args.json:
         print_json(with_runtime(report_json(report, ws, config), runtime), stream=sys.stdout)
     else:
-        sys.stdout.write(human(report, ws, runtime))
-    if args.apply:
+        sys.stdout.write(human(report, ws, runtime, forced=getattr(args, "force", False)))
+    if args.apply and apply_allowed(report.verdict, force=getattr(args, "force", False)):
         plugin.apply(args, ws, report, config)
     return 0
 
@@ -105,6 +114,11 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
         "default": report.default.to_json(),
         "within_budget": report.within_budget,
         "folds": [s.to_json(ws.catalog) for s in report.fold_settings],
+        "current": {
+            "setting": None if report.current is None else report.current.to_json(ws.catalog),
+            **report.verdict.to_json()["current"],
+        },
+        "verdict": report.verdict.to_json(),
         **plugin.report_json(report, ws, config),
     }
 
@@ -127,7 +141,9 @@ def _budget_text(budget: Budget) -> str:
     return " and ".join(parts) or "the knee (as tune's default: best recall within 30% of all)"
 
 
-def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
+def human(
+    report: DeferredReport, ws: Workspace, runtime: RuntimeInfo, *, forced: bool = False
+) -> str:
     plugin = search_tool(report.runtime)
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
@@ -143,6 +159,38 @@ def human(report: DeferredReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
         f"default   {plugin.default_text()}: {line(report.default)}",
-        plugin.write_line(report, ws),
+        *current_lines(report, ws),
+        *report.verdict.lines(),
+        *keep_all_lines(report),
+        plugin.write_line(report, ws)
+        if forced or not report.verdict.kept
+        else not_recommended(report),
     ]
     return "\n".join(out) + "\n"
+
+
+def current_lines(report: DeferredReport, ws: Workspace) -> list[str]:
+    """The current setting's line when the runtime's configuration sets one (else it is the
+    default line above)."""
+    plugin = search_tool(report.runtime)
+    now = report.current
+    if now is None or now == DeferredSetting(plugin.variants[0], plugin.default_results, ()):
+        return []
+    m = report.verdict.current
+    return [
+        f"current   {plugin.row_text(now)} (its configuration): hit {m['hit']:.3f}  "
+        f"recall {m['recall']:.3f}  tokens {m['tokens']:,.0f} per task"
+    ]
+
+
+def keep_all_lines(report: DeferredReport) -> list[str]:
+    if report.verdict.kind != "keep-all":
+        return []
+    return ["          every tool: no search tool, every tool loaded in the request"]
+
+
+def not_recommended(report: DeferredReport) -> str:
+    return (
+        f"export    nothing to export: the verdict is {report.verdict.kind} "
+        "(--apply writes nothing; --apply --force writes the proposal)"
+    )

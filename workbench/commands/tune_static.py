@@ -16,6 +16,7 @@ from typing import Any
 
 from workbench.commands.apply import write_plan
 from workbench.commands.common import (
+    apply_allowed,
     max_tokens_of,
     print_json,
     refuse_unwritable,
@@ -55,7 +56,7 @@ def run_static(
         print_json(with_runtime(report_json(report, ws), runtime), stream=sys.stdout)
     else:
         sys.stdout.write(human(report, ws, runtime))
-    if args.apply:
+    if args.apply and apply_allowed(report.verdict, force=getattr(args, "force", False)):
         write_allowlists(args, ws, report, runtime)
     return 0
 
@@ -78,6 +79,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
         "gap": gap(report.insample, report.heldout),
         "recurrence": report.bars.to_json(),
         "current": report.current.to_json(),
+        "verdict": report.verdict.to_json(),
         "within_budget": report.within_budget,
         "traps": traps(report.surface.backend),
         "notes": list(report.surface.notes),
@@ -118,6 +120,12 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
         f"current   {line(report.current)}",
+        *report.verdict.lines(),
+        *(
+            ["          every tool: no allowlists (every MCP tool exposed)"]
+            if report.verdict.kind == "keep-all"
+            else []
+        ),
         "traps",
         *(f"  - {t}" for t in traps(report.surface.backend)),
         "",

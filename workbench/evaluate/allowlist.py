@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -35,6 +36,7 @@ from workbench.evaluate.folds import CrossFit, cross_fit
 from workbench.evaluate.generalise import Bars, generalising
 from workbench.evaluate.metrics import CaseResult, TokenCounts, tokens_sent
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
+from workbench.evaluate.verdict import Verdict, judge
 from workbench.search.types import IntArray
 
 Backend = Literal["openai-agents", "claude"]
@@ -237,6 +239,26 @@ class AllowlistReport:
     fold_sizes: tuple[int, ...] = field(default=())
     #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
     bars: Bars = field(default=Bars())
+    #: Each case held-out under the set chosen without it, and under what is exposed now
+    #: (case order): the verdict's figures.
+    heldout_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+    current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Whether the proposal is a recommendation against what the file exposes now
+        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
+        same = bool(
+            self.current_cases
+            and set(self.current_cases[0].selected) == set(np.flatnonzero(self.exposed).tolist())
+        )
+        return judge(
+            self.heldout_cases,
+            self.current_cases,
+            budget=self.budget,
+            tokens_all=self.current.tokens_all,
+            same=same,
+        )
 
     def names(self, catalog: Catalog) -> list[str]:
         return [catalog.tools[i].full_name for i in np.flatnonzero(self.exposed)]
@@ -257,7 +279,8 @@ def tune_allowlist(
     rule, bars = allowlist_rule(surf, cases, tokens, budget, folds, usage)
     sizes = [len(fold.test) for fold in rule.held.folds]
     insample = rule.insample
-    current = measure(current_exposed(agent, catalog, surf), cases, tokens)
+    current_cases = measure_cases(current_exposed(agent, catalog, surf), cases, tokens)
+    current = static_metrics(current_cases, tokens)
     within = budget.max_tokens is None or insample.tokens <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit
@@ -272,6 +295,8 @@ def tune_allowlist(
         within,
         tuple(sizes),
         bars,
+        tuple(rule.held.case_order()),
+        tuple(current_cases),
     )
 
 

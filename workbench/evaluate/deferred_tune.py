@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -54,6 +55,7 @@ from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
+from workbench.evaluate.verdict import Verdict, judge
 from workbench.runtimes import get_runtime
 from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
@@ -503,6 +505,25 @@ class DeferredReport:
     queries: SearchQueries = field(default=MESSAGE)
     #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
     bars: Bars = field(default=Bars())
+    #: What the runtime runs today (its configuration, else its default) and each case's
+    #: figures under it (case order).
+    current: DeferredSetting | None = None
+    current_cases: tuple[CaseResult, ...] = field(default=())
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Whether the proposal is a recommendation against the current setting
+        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
+        pos = {id(r.case): i for i, r in enumerate(self.current_cases)}
+        by_case = sorted(self.heldout_cases, key=lambda r: pos.get(id(r.case), -1))
+        return judge(
+            by_case,
+            self.current_cases,
+            budget=self.budget,
+            tokens_all=self.default.tokens_all,
+            same=self.current == self.setting,
+            unit="task",
+        )
 
 
 #: Inner folds that choose how far down the greedy path to go (below twice this many training
@@ -615,12 +636,14 @@ def tune_deferred(
     queries: SearchQueries = MESSAGE,
     cache: dict[Any, Any] | None = None,
     ranker: Ranker | None = None,
+    current: DeferredSetting | None = None,
 ) -> DeferredReport:
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
     Each case is searched with ``queries``' query for it (default: its message). ``cache``: the
     rankings and measurements kept between calls on the same cases (other budgets). ``ranker``:
     the workspace's engine; the variants tried are those the runtime can run with it
-    (:meth:`~workbench.runtimes.search_tool.SearchToolRuntime.variants_for`)."""
+    (:meth:`~workbench.runtimes.search_tool.SearchToolRuntime.variants_for`). ``current``: what
+    the runtime runs today (None: its default), measured on every case for the verdict."""
     items = cases.cases
     plugin = search_tool(runtime)
     extra = extra_tokens(runtime, catalog, bill, described or {})
@@ -681,6 +704,7 @@ def tune_deferred(
     insample, heldout = rule.insample, rule.heldout
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
     default = aggregate(measured(default_setting, None), tokens_all)
+    now = default_setting if current is None else current
     within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
     if budget.min_hit is not None:
         within = within and insample.hit >= budget.min_hit
@@ -698,6 +722,8 @@ def tune_deferred(
         rule.pooled,
         queries,
         bars,
+        now,
+        tuple(measured(now, None)),
     )
 
 

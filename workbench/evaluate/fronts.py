@@ -128,7 +128,7 @@ def front(
     ctx: RowContext, name: str, table: TableBudgets, points: int = GRID_POINTS
 ) -> tuple[BudgetPoint, ...]:
     """``name``'s held-out front: its row at each budget of its grid and of ``table``."""
-    cheapest = row_at(ctx, name, 0).tokens
+    cheapest = row_at(ctx, name, 0).cheapest  # the tuner's own point, even where kept
     budgets = sorted({*grid(cheapest, float(ctx.tokens.all), points), *table.budgets()})
     return tuple(BudgetPoint(b, row_at(ctx, name, b)) for b in budgets)
 

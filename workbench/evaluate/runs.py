@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from workbench.catalog.models import Catalog
@@ -38,6 +39,7 @@ from workbench.evaluate.sweep import (
     sweep,
 )
 from workbench.evaluate.tuner import TuneOutcome, fold_assignment, gap, tune
+from workbench.evaluate.verdict import Verdict, judge
 from workbench.search.types import IntArray
 
 
@@ -142,6 +144,18 @@ class TuneReport:
         """The proposal is the file's own setting (nothing to change)."""
         return self.outcome.setting.block() == self.current.block()
 
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Whether the proposal is a recommendation against the file's setting
+        (:mod:`workbench.evaluate.verdict`: the rule every tuner shares)."""
+        return judge(
+            self.heldout_cases,
+            self.current_cases,
+            budget=self.outcome.budget,
+            tokens_all=self.default.tokens_all,
+            same=self.same_setting,
+        )
+
     def to_json(self) -> dict[str, Any]:
         """docs/json.md's ``tune --json`` object."""
         o = self.outcome
@@ -162,6 +176,7 @@ class TuneReport:
                 for name, mean in self.mean_difference().items()
             },
             "distinguishable": self.distinguishable,
+            "verdict": self.verdict.to_json(),
             **self.origin_json(),
         }
 
@@ -321,3 +336,26 @@ def measure_setting(
         if found is not None:
             return found
     return evaluate(engine, catalog, tokens, cases, setting).metrics
+
+
+def setting_verdict(
+    engine: Ranker,
+    catalog: Catalog,
+    tokens: TokenCounts,
+    cases: CaseSet,
+    new: ToolFiltering,
+    current: ToolFiltering,
+) -> Verdict:
+    """``new`` against ``current`` on every case (two fixed settings: nothing is fitted, so
+    every case is held out), judged by the rule every tuner shares
+    (:mod:`workbench.evaluate.verdict`): ``apply --cases``, the dashboard's Write and Evaluate's
+    adopt read its :attr:`~workbench.evaluate.verdict.Verdict.worse`."""
+    proposal = evaluate(engine, catalog, tokens, cases, new).per_case
+    now = evaluate(engine, catalog, tokens, cases, current).per_case
+    return judge(
+        proposal,
+        now,
+        budget=Budget(max_tokens=0),
+        tokens_all=int(tokens.all),
+        same=new.block() == current.block(),
+    )

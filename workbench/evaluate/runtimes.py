@@ -34,7 +34,13 @@ import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
-from workbench.evaluate.allowlist import Surface, allowlist_rule, surface
+from workbench.evaluate.allowlist import (
+    Surface,
+    allowlist_rule,
+    current_exposed,
+    measure_cases,
+    surface,
+)
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import entry_descriptions, search_tool, tune_deferred
@@ -49,10 +55,11 @@ from workbench.evaluate.fronts import (
 )
 from workbench.evaluate.generalise import Bars
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
-from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
+from workbench.evaluate.metrics import CaseResult, Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, gap
+from workbench.evaluate.verdict import Verdict, judge
 from workbench.runtimes import all_runtimes
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.tokens import TokenTable
@@ -95,6 +102,16 @@ class RuntimeRow:
     #: The recurrence bars its tuner tried and the one it proposes at (None: a runtime that keeps
     #: no set; :mod:`workbench.evaluate.generalise`).
     bars: Bars | None = None
+    #: Why the row stands at the runtime's current setting, not its tuner's proposal (the
+    #: verdict kept it: :mod:`workbench.evaluate.verdict`); None: the proposal.
+    kept: str | None = None
+    #: A kept row's tuner's point, its mean tokens (where its front starts: fronts.front).
+    proposal_tokens: float | None = None
+
+    @property
+    def cheapest(self) -> float:
+        """The tokens of the tuner's own point (a kept row: the proposal it did not take)."""
+        return self.tokens if self.proposal_tokens is None else self.proposal_tokens
 
     @property
     def over(self) -> bool:
@@ -145,6 +162,7 @@ class RuntimeRow:
             "within_budget": self.within,
             "gap": self.gap,
             "recurrence": None if self.bars is None else self.bars.to_json(),
+            "kept": self.kept,
         }
 
 
@@ -221,6 +239,34 @@ class RowContext:
         return cast("T", self.cache[key])
 
 
+def kept_or(
+    row: RuntimeRow, verdict: Verdict, current: Sequence[CaseResult], ctx: RowContext, now: str
+) -> RuntimeRow:
+    """``row``, or where the verdict would not propose it (a proposal at recall 0, or below the
+    current setting beyond the error bar with no budget given: the rule every tuner shares,
+    :mod:`workbench.evaluate.verdict`) the current setting's row, measured on the same cases
+    (``current``, case order; the row's figures in fold order), saying so. ``now``: the
+    current setting in a few words."""
+    if not verdict.worse or verdict.kind == "give-up":
+        return row
+    figures = tuple(
+        CaseFigures(current[c].hit, current[c].recall, float(current[c].tokens))
+        for fold in folds_of(len(current), ctx.folds)
+        for c in fold.test
+    )
+    mean = sum(f.tokens for f in figures) / max(len(figures), 1)
+    return dataclasses.replace(
+        row,
+        setting=f"current kept: {now}",
+        params={"kept": True, "proposal": row.params},
+        cases=figures,
+        within=ctx.budget is None or mean <= ctx.budget + 1e-9,
+        insample=None,
+        kept=verdict.reason,
+        proposal_tokens=row.tokens,
+    )
+
+
 def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
     """A runtime that reads the ``tool_filtering`` block: tune's sweep, held-out per fold."""
     catalog, tokens, cases = ctx.catalog, ctx.tokens, ctx.cases
@@ -247,7 +293,10 @@ def filter_row(name: str, ctx: RowContext) -> RuntimeRow:
     text = f"{s.search_method} top_k {s.top_k} threshold {s.similarity_threshold:.2f}"
     within = outcome.choice.within_budget
     insample = (outcome.insample.hit, outcome.insample.recall)
-    return RuntimeRow(name, text, s.block(), tuple(per_case), None, ctx.budget, within, insample)
+    row = RuntimeRow(name, text, s.block(), tuple(per_case), None, ctx.budget, within, insample)
+    c = report.current
+    now = f"{c.search_method} top_k {c.top_k} threshold {c.similarity_threshold:.2f}"
+    return kept_or(row, report.verdict, report.current_cases, ctx, now)
 
 
 def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -270,7 +319,14 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
     params = {"exposed": kept}
     insample = (rule.insample.hit, rule.insample.recall)
     figures = tuple(per_case)
-    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
+    row = RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
+    # servers that are not the agent's entries have no allowlists: every tool exposed
+    now_exposed = surf.fixed | surf.candidate if note else current_exposed(ctx.agent, catalog, surf)
+    current = measure_cases(now_exposed, cases, tokens)
+    verdict = judge(rule.held.case_order(), current, budget=budget, tokens_all=int(tokens.all))
+    shown = int((now_exposed & surf.candidate).sum())
+    now = f"{shown} of {int(surf.candidate.sum())} MCP tools exposed ({surf.backend})"
+    return kept_or(row, verdict, current, ctx, now)
 
 
 def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
@@ -296,7 +352,9 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
     insample = (report.insample.hit, report.insample.recall)
     params = s.to_json(ctx.catalog)
     bars = report.bars
-    return RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
+    row = RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
+    now = search_tool(name).row_text(report.current) if report.current is not None else ""
+    return kept_or(row, report.verdict, report.current_cases, ctx, now)
 
 
 def compare_runtimes(

@@ -84,6 +84,26 @@ class ClaudeCode(SearchToolRuntime):
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
         return f"write     --apply sets alwaysLoad in {MCP_JSON} beside the agent"
 
+    def current_setting(self, ws: Workspace) -> DeferredSetting | None:
+        """The servers ``.mcp.json`` beside the agent marks ``alwaysLoad`` (their tools kept
+        loaded); None when it marks none or there is no such file (Claude Code's default)."""
+        import json
+
+        from workbench.evaluate.deferred_tune import DeferredSetting
+
+        try:
+            doc = json.loads((Path(ws.agent.path).parent / MCP_JSON).read_text(encoding="utf-8"))
+            servers = doc["mcpServers"]
+            always = {n for n, e in servers.items() if isinstance(e, dict) and e.get("alwaysLoad")}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        loaded = tuple(
+            i for i, t in enumerate(ws.catalog.tools) if t.kind == "mcp" and t.plugin in always
+        )
+        if not loaded:
+            return None
+        return DeferredSetting(self.variants[0], self.default_results, loaded)
+
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         from workbench.evaluate.deferred_tune import loaded_servers
 

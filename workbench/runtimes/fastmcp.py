@@ -195,6 +195,20 @@ class FastMCP(SearchToolRuntime):
 
     # --------------------------------------------------------------------------------- search
 
+    def current_setting(self, ws: Workspace) -> DeferredSetting | None:
+        """The transform of the proxy file beside the agent (its variant, ``max_results`` and
+        ``always_visible``), None when there is none (FastMCP's default)."""
+        from workbench.config.writeback.fastmcp import FILE_NAME, read_setting
+        from workbench.evaluate.deferred_tune import DeferredSetting
+        from workbench.search.strategies.fastmcp import proxied_tools
+
+        beside = read_setting(Path(ws.agent.path).parent / FILE_NAME)
+        if beside is None:
+            return None
+        index = {t.name: t.index for t in proxied_tools(ws.catalog) if t.index is not None}
+        loaded = tuple(sorted(index[n] for n in beside.always_visible if n in index))
+        return DeferredSetting(beside.variant, beside.max_results, loaded)
+
     def search_ranker(
         self, ws: Workspace, args: argparse.Namespace
     ) -> Callable[[str], SearchRanking] | None:

@@ -122,6 +122,7 @@ class PizzaPi(Runtime):
         self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
     ) -> int:
         from workbench.commands.common import (
+            apply_allowed,
             max_tokens_of,
             print_json,
             search_queries,
@@ -148,6 +149,10 @@ class PizzaPi(Runtime):
         doc, notes = self._doc(ws, report)
         # a bad file stops here, before the report
         plan = self.config_write(ws, config_path(args), report.setting) if args.apply else None
+        if plan is not None and not apply_allowed(
+            report.verdict, force=getattr(args, "force", False)
+        ):
+            plan = None
         if not report.within_budget:
             warn("no setting reaches the budget; the closest one is proposed")
         for line in plan.warnings if plan is not None else notes:
@@ -338,6 +343,7 @@ class PizzaPi(Runtime):
             "gap": gap(report.insample, report.heldout),
             "recurrence": report.bars.to_json(),
             "default": report.default.to_json(),
+            "verdict": report.verdict.to_json(),
             "within_budget": report.within_budget,
             "folds": [s.to_json() for s in report.fold_settings],
             "config": doc,
@@ -369,6 +375,7 @@ class PizzaPi(Runtime):
             *bars_lines(report.bars),
             f"default   PizzaPi's (threshold 10,000, 5 results, no deferLoading): "
             f"{line(report.default)}",
+            *report.verdict.lines(),
             f"write     --apply merges toolSearch and deferLoading into PizzaPi's config.json "
             f"(--pizzapi-config PATH, ${CONFIG_ENV}, else ~/{CONFIG_FILE}); "
             f"export --runtime {self.name} prints the fragment",

@@ -33,6 +33,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 import numpy as np
@@ -47,6 +48,7 @@ from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
+from workbench.evaluate.verdict import Verdict, judge
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -322,6 +324,23 @@ class PizzaReport:
     queries: SearchQueries = field(default=MESSAGE)
     #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
     bars: Bars = field(default=Bars())
+    #: Each case under PizzaPi's defaults (case order): the current setting of the verdict.
+    current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Whether the proposal is a recommendation against PizzaPi's defaults
+        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
+        pos = {id(r.case): i for i, r in enumerate(self.current_cases)}
+        by_case = sorted(self.heldout_cases, key=lambda r: pos.get(id(r.case), -1))
+        return judge(
+            by_case,
+            self.current_cases,
+            budget=self.budget,
+            tokens_all=self.default.tokens_all,
+            same=self.setting == PizzaSetting(),
+            unit="task",
+        )
 
     @property
     def gap(self) -> float:
@@ -394,4 +413,5 @@ def tune_pizzapi(
         rule.pooled,
         queries,
         bars,
+        tuple(measured(PizzaSetting(), None)),
     )

@@ -251,6 +251,11 @@ class SearchToolRuntime(Runtime):
         both write through it."""
         return None
 
+    def current_setting(self, ws: Workspace) -> DeferredSetting | None:
+        """What the runtime runs today, as its configuration reads (None: nothing configured,
+        the runtime's default): the verdict measures the proposal against it."""
+        return None
+
     def dashboard_setting(self, ws: Workspace, setting: ToolFiltering) -> DeferredSetting:
         """The knobs' setting as this runtime's: the tools ``always_include`` names kept loaded,
         the first variant, the default results per search."""

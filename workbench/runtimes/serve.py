@@ -284,6 +284,32 @@ class Serve(SearchToolRuntime):
             method = "bm25"
         return replace(pinned, variant=method, max_results=setting.top_k)
 
+    def current_setting(self, ws: Workspace) -> DeferredSetting | None:
+        """The ``holo-tune`` server's flags in ``.mcp.json`` beside the agent (its method,
+        ``--top-k`` and pins; serve's defaults for what they leave out), else None (nothing
+        configured: serve's default)."""
+        import json
+
+        from workbench.evaluate.deferred_tune import DeferredSetting
+
+        path = Path(ws.agent.path).parent / MCP_JSON
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            args = [str(a) for a in doc["mcpServers"][SERVER]["args"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        method, top_k, pins = self.variants[0], self.default_results, []
+        for flag, value in zip(args, [*args[1:], ""], strict=True):
+            if flag == "--method" and value:
+                method = value
+            elif flag == "--top-k" and value.isdigit():
+                top_k = int(value)
+            elif flag == "--pin":
+                pins.append(value)
+        index = {t.full_name: i for i, t in enumerate(ws.catalog.tools)}
+        loaded = tuple(sorted(index[p] for p in pins if p in index))
+        return DeferredSetting(method, top_k, loaded)
+
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
         args = ["serve", str(ws.agent.path), *self.tuned_flags(report, ws)]
         return "holo-tune " + " ".join(args)

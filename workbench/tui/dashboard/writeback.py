@@ -19,9 +19,11 @@ from pathlib import Path
 from textual.screen import Screen
 
 from workbench.config import load_agent
+from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import as_fronted
 from workbench.config.writeback.render import render_block_text
 from workbench.errors import HoloTuneError, InputError
+from workbench.evaluate.runs import setting_verdict
 from workbench.runtime import check_writable
 from workbench.search.selection import always_included
 from workbench.tui.dashboard.runtime import instead
@@ -89,8 +91,24 @@ class WriteBack:
             original=agent.raw,
             current=agent.filtering,
             refusal=refusal,
+            worse=None if refusal is not None else self.worse(),
         )
         self.host.app.push_screen(screen, partial(self._written, then_quit=then_quit))
+
+    def worse(self) -> str | None:
+        """Why the knobs' setting is measured worse than the file's on the labelled cases (the
+        core's :func:`~workbench.evaluate.runs.setting_verdict`, as ``apply --cases`` reads it),
+        or None: not worse, or no cases read yet."""
+        advice, lab = self.state.advice, self.state.lab
+        cases = None if advice is None else advice.cases
+        if lab is None or cases is None or not len(cases):
+            return None
+        ws = lab.workspace
+        current = self.state.agent.filtering or ToolFiltering()
+        verdict = setting_verdict(
+            ws.engine, ws.catalog, ws.tokens, cases, self.state.setting, current
+        )
+        return verdict.worse_text() if verdict.worse else None
 
     def _written(self, result: Result, *, then_quit: bool = False) -> None:
         if result == RELOAD:  # the file changed on disk: read it again, diff again

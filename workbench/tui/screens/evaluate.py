@@ -27,6 +27,7 @@ from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, sweep_settings
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
+from workbench.evaluate.runs import setting_verdict
 from workbench.runtime import RuntimeInfo
 from workbench.search.delivery import method_run, runtime_engine, runtime_methods
 from workbench.tui.caseruns import (
@@ -136,6 +137,8 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         super().__init__(lab, agent_path, memory, runtime)
         self.setting = lab.setting
         self.whatifs = WhatIfs(self, "#eval-whatif")
+        #: The front point measured worse that Enter was pressed on once (a second Enter adopts).
+        self._confirm: int | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(id="eval-box"):
@@ -264,9 +267,32 @@ class EvaluateScreen(CaseRunScreen[Choice | None, Outcome]):
         if outcome is None:
             return
         if event.row_list.id == "eval-front":
-            self.dismiss(Choice(setting=outcome.front[int(event.key)].setting))
+            point = int(event.key)
+            worse = self._worse(outcome, point)
+            if worse is not None and self._confirm != point:
+                self._confirm = point  # measured worse: Enter again on it adopts it
+                self.notify(
+                    f"This point is measured worse than the setting evaluated: {worse}. "
+                    "Enter again adopts it anyway.",
+                    title="adopt",
+                    severity="warning",
+                )
+                return
+            self.dismiss(Choice(setting=outcome.front[point].setting))
         elif event.row_list.id == "eval-misses":
             self.dismiss(Choice(query=outcome.report.misses[int(event.key)].case.query))
+
+    def _worse(self, outcome: Outcome, point: int) -> str | None:
+        """Why front point ``point`` is measured worse than the setting evaluated (the rule
+        every tuner shares, the core's ``setting_verdict``), or None."""
+        if outcome.case_set is None:
+            return None
+        ws = self.lab.workspace
+        new = outcome.front[point].setting
+        verdict = setting_verdict(
+            ws.engine, ws.catalog, ws.tokens, outcome.case_set, new, self.setting
+        )
+        return verdict.worse_text() if verdict.worse else None
 
     def on_row_list_highlighted(self, event: RowList.Highlighted) -> None:
         """The plot marks the front point under the list's cursor."""

@@ -83,15 +83,21 @@ class WriteBackScreen(ModalScreen[Result]):
         original: bytes | None = None,
         current: ToolFiltering | None = None,
         refusal: Refusal | None = None,
+        worse: str | None = None,
     ) -> None:
         """``original`` is the file as the app read it (the write is refused if it changed since);
-        ``current`` the block as loaded, so a key whose ``${VAR}`` already gives the value stays."""
+        ``current`` the block as loaded, so a key whose ``${VAR}`` already gives the value stays;
+        ``worse``: why the setting is measured worse than the file's on the labelled cases (the
+        rule of :mod:`workbench.evaluate.verdict`): the first ``y`` then asks again, the second
+        writes."""
         super().__init__()
         self.path = path
         self.setting = setting
         self.original = original
         self.current = current
         self.refusal = refusal
+        self.worse = worse
+        self._confirmed = worse is None
         self.plan: ShownPlan | None = None
         self._message = Text()
 
@@ -146,6 +152,8 @@ class WriteBackScreen(ModalScreen[Result]):
             self._no_write()
         warnings = self.query_one("#writeback-warnings", Static)
         lines = [Text(n) for n in self.notes()]
+        if self.worse is not None:
+            lines.append(Text(f"✗ measured worse than the file's setting: {self.worse}", "red"))
         lines += [Text(f"⚠ {w}", style="yellow") for w in self.plan.warnings]
         if lines:
             warnings.update(Text("\n").join(lines))
@@ -224,6 +232,11 @@ class WriteBackScreen(ModalScreen[Result]):
     def action_confirm(self) -> None:
         plan = self.plan
         if plan is None or not self._writable():
+            return
+        if not self._confirmed:  # measured worse: a second confirmation
+            self._confirmed = True
+            self._error(f"This setting is measured worse than the file's: {self.worse}.")
+            self._error_hint("y again writes it anyway; esc cancels")
             return
         try:
             backup = self.write(plan)
