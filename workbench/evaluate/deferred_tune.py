@@ -37,6 +37,7 @@ case.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ def approximation(queries: SearchQueries = MESSAGE) -> str:
 WINDOW = 64
 #: The most units weighed a proxy keeps in its walks (:meth:`_Proxy.path`) before it drops them.
 TREES_HOLD = 500_000
+#: The most held-out sums a proxy keeps (:meth:`_Proxy.held_out`) before it drops them.
+HELD_KEPT = 100_000
 #: The usage file weighs as much as this many cases' recall.
 USAGE_WEIGHT = 1.0
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
@@ -228,6 +231,8 @@ class _Proxy:
     )
     #: The walks made so far, by everything but the cap (:meth:`path`).
     _trees: dict[Any, _Tree] = field(default_factory=dict, init=False, repr=False)
+    #: The held-out sums measured so far (:meth:`held_out`).
+    _held: dict[Any, FloatArray] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         width = max((len(o) for o in self.orders), default=0)
@@ -266,6 +271,7 @@ class _Proxy:
         if self._expected is None or self._expected[0] is not items:
             self._expected = (items, _Expected.of(items, self))
             self._trees.clear()
+            self._held.clear()
         return self._expected[1]
 
     def path(
@@ -293,6 +299,24 @@ class _Proxy:
             setup = _Setup.of(self, expected, case_ids, units_, k, usage, extra, recurrence)
             tree = self._trees[key] = _Tree(self, expected, setup, variant)
         return tree.path(cap)
+
+    def held_out(
+        self,
+        items: Sequence[ResolvedCase],
+        test: Sequence[int],
+        loaded: tuple[int, ...],
+        k: int,
+        extra: int,
+    ) -> FloatArray:
+        """:func:`_held_out`, kept (the inner folds measure the same loaded sets on the same
+        cases at every budget)."""
+        self.expected(items)
+        key = (tuple(test), loaded, k, extra)
+        if key not in self._held:
+            if len(self._held) > HELD_KEPT:
+                self._held.clear()
+            self._held[key] = _held_out(self, items, test, loaded, k, extra)
+        return self._held[key]
 
     @classmethod
     def build(
@@ -725,6 +749,22 @@ class _Node:
     point: PathPoint
     weighed: _Weighed
     children: dict[int, _Node] = field(default_factory=dict)
+    #: The tokens per task after each weighed unit that adds tokens, lowest first: a cap lets in
+    #: the first so many of them (and every unit that saves), so the choice is made once for
+    #: each such count (``chosen``).
+    afters: list[float] = field(init=False, repr=False)
+    chosen: dict[int, int | None] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        costly = self.weighed.cost > 1e-9
+        self.afters = sorted(self.weighed.after[costly].tolist())
+
+    def choice(self, cap: float) -> int | None:
+        """:func:`_choice` at ``cap``."""
+        let_in = bisect.bisect_right(self.afters, cap + 1e-9)
+        if let_in not in self.chosen:
+            self.chosen[let_in] = _choice(self.weighed, cap)
+        return self.chosen[let_in]
 
 
 class _Tree:
@@ -755,7 +795,7 @@ class _Tree:
             self.root = self._node(walk)
         node = self.root
         points = [node.point]
-        while (u_index := _choice(node.weighed, cap)) is not None:
+        while (u_index := node.choice(cap)) is not None:
             child = node.children.get(u_index)
             if child is None:
                 if walk is None:
@@ -906,7 +946,7 @@ def _choose(
         for step in range(len(path)):
             loaded = trained[min(step, len(trained) - 1)].setting.loaded
             if loaded not in held_at:
-                held_at[loaded] = _held_out(proxy, items, test, loaded, k, extra)
+                held_at[loaded] = proxy.held_out(items, test, loaded, k, extra)
             sums[step] += held_at[loaded]
     held = [PathPoint(p.setting, *(sums[step] / len(case_ids))) for step, p in enumerate(path)]
     return _fitting(path, pick(held, budget, tokens_all), case_ids, fits)
@@ -971,6 +1011,7 @@ def tune_deferred(
     plugin = search_tool(runtime)
     extra = extra_tokens(runtime, catalog, bill, described or {})
     memo: dict[Any, Any] = {} if cache is None else cache
+    everyone = list(range(len(items)))
 
     def proxy(variant: str) -> _Proxy:
         key = ("deferred-proxy", runtime, variant)
@@ -978,29 +1019,27 @@ def tune_deferred(
             memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime, ranker)
         return cast("_Proxy", memo[key])
 
+    def results(setting: DeferredSetting, case_ids: Sequence[int]) -> list[CaseResult]:
+        """``setting``'s figures on ``case_ids`` through the engine, each case measured once
+        (the folds' cases, the training cases a pick is checked on and every case overlap)."""
+        done = memo.setdefault(("deferred-cases", runtime, setting), {})
+        missing = [c for c in case_ids if c not in done]
+        if missing:
+            on = [items[c] for c in missing]
+            got = measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
+            done.update(zip(missing, got, strict=True))
+        return [done[c] for c in case_ids]
+
     def measured(setting: DeferredSetting, fold: Fold | None) -> list[CaseResult]:
-        key = ("deferred-measure", runtime, setting, folds, None if fold is None else fold.index)
-        if key not in memo:
-            on = items if fold is None else [items[c] for c in fold.test]
-            memo[key] = measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
-        return cast("list[CaseResult]", memo[key])
+        return results(setting, everyone if fold is None else fold.test)
 
     proxies = {v: proxy(v) for v in plugin.variants_for(ranker)}
     units_ = units(runtime, catalog)
-    everyone = list(range(len(items)))
 
     def spent(setting: DeferredSetting, case_ids: Sequence[int]) -> float:
         """The engine's mean tokens per task of ``setting`` on ``case_ids``."""
-        key = ("deferred-fits", runtime, setting, tuple(case_ids))
-        if key not in memo:
-            on = [items[c] for c in case_ids]
-            results = (
-                measured(setting, None)
-                if len(on) == len(items)
-                else measure(setting, catalog, bill, on, extra, queries, runtime, ranker)
-            )
-            memo[key] = sum(r.tokens for r in results) / max(len(results), 1)
-        return cast("float", memo[key])
+        on = results(setting, case_ids)
+        return sum(r.tokens for r in on) / max(len(on), 1)
 
     def fits_within(limit: int) -> Fits:
         return lambda setting, case_ids: spent(setting, case_ids) <= limit + 1e-9
