@@ -83,7 +83,7 @@ WINDOW = 64
 #: The most units weighed a proxy keeps in its walks (:meth:`_Proxy.path`) before it drops them.
 TREES_HOLD = 500_000
 #: The most held-out sums a proxy keeps (:meth:`_Proxy.held_out`) before it drops them.
-HELD_KEPT = 100_000
+HELD_KEPT = 10_000
 #: The usage file weighs as much as this many cases' recall.
 USAGE_WEIGHT = 1.0
 Mask = np.ndarray[Any, np.dtype[np.bool_]]
@@ -471,6 +471,11 @@ class _Trial:
     new_tokens: float
     new_weight: float
 
+    @property
+    def sums(self) -> tuple[float, float, float, float, float]:
+        """The step's figures of the trial, in :meth:`_Walk.weigh`'s columns."""
+        return self.d_recall, self.d_tokens, self.d_searches, self.new_tokens, self.new_weight
+
 
 @dataclass(frozen=True)
 class _Setup:
@@ -624,7 +629,7 @@ class _Walk:
         setting = DeferredSetting(variant, self.setup.k, on)
         return PathPoint(setting, sum(hits) / n, sum(recall) / n, mean_tok)
 
-    def _try(self, wanted: Sequence[int]) -> None:
+    def make_trials(self, wanted: Sequence[int]) -> None:
         """The trials of the hot units ``wanted``, made in one batch: each touches the cases
         that expect one of its tools and those whose search finds one."""
         setup = self.setup
@@ -685,20 +690,17 @@ class _Walk:
         open_ = np.flatnonzero((setup.plus[:, :size] & ~self.loaded[:size]).any(axis=1))
         wanted = [u for u in open_.tolist() if u not in self.trials]
         if wanted:
-            self._try(wanted)
-        trials = [self.trials[u] for u in open_.tolist()]
-
-        def each(figure: Callable[[_Trial], float]) -> FloatArray:
-            return np.array([figure(t) for t in trials], dtype=np.float64)
-
+            self.make_trials(wanted)
+        # columns: recall gained, found tokens added, searches added, loaded tokens, weight
+        sums = np.array([self.trials[u].sums for u in open_.tolist()], dtype=np.float64).reshape(
+            -1, 5
+        )
         searched, found_tok = self.sums()
         after = setup.task_tokens(
-            self.loaded_tok + each(lambda t: t.new_tokens),
-            searched + each(lambda t: t.d_searches),
-            found_tok + each(lambda t: t.d_tokens),
+            self.loaded_tok + sums[:, 3], searched + sums[:, 2], found_tok + sums[:, 1]
         )
         cost = after - now
-        gain = each(lambda t: t.d_recall) / setup.n + each(lambda t: t.new_weight)
+        gain = sums[:, 0] / setup.n + sums[:, 4]
         useful = ~((gain <= 1e-12) & (cost >= -1e-9))  # more recall or fewer tokens
         saves = cost <= 1e-9
         score = np.where(saves, gain, gain / np.maximum(cost, 1.0))
@@ -801,7 +803,9 @@ class _Tree:
                 if walk is None:
                     loaded = node.point.setting.loaded
                     walk = _Walk(self.proxy, self.expected, self.setup, loaded)
-                    walk.weigh(node.point.tokens)  # the trials the step loads from
+                    walk.make_trials(
+                        [u_index]
+                    )  # the trial the step loads (the child makes the rest)
                 walk.load(u_index)
                 child = node.children[u_index] = self._node(walk)
             else:
