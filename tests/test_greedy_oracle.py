@@ -237,3 +237,45 @@ def test_the_greedy_walks_the_oracles_path_on_random_catalogs(inst: dict[str, An
     bar = Recurrence(share=inst["share"])
     args = (proxy, items, list(range(len(items))), units_, "bm25", inst["k"], inst["cap"])
     assert greedy_path(*args, None, 5, bar) == oracle_path(*args, None, 5, bar)
+
+
+# ------------------------------------------------------------------------- the walks kept per proxy
+
+
+def test_the_walks_kept_on_a_proxy_are_the_greedy_at_every_cap() -> None:
+    """``_Proxy.path`` answers every cap from the walks it keeps (one tree per set of arguments):
+    asked for caps up and down in turn, each path is the oracle's at that cap."""
+    catalog, bill, items = _data_set("livemcpbench_slice")
+    every = list(range(len(items)))
+    train = every[: len(every) * 4 // 5]
+    tokens_all = float(bill.all)
+    caps = [tokens_all, 2500.0, 6000.0, 1200.0, tokens_all, 4000.0, 0.0, 2500.0, 1e9]
+    for runtime in ("anthropic", "claude-code"):
+        proxy = _Proxy.build(catalog, bill, items, "bm25", runtime=runtime)
+        units_ = units(runtime, catalog)
+        paths = set()
+        for case_ids in (every, train):
+            for cap in caps:
+                args = (items, case_ids, units_, "bm25", 5, cap)
+                got = proxy.path(*args)
+                assert got == oracle_path(proxy, *args)
+                paths.add(tuple(got))
+        assert len(paths) > 4  # the caps cut the walks at different steps
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_instances(), st.lists(st.sampled_from([0.0, 150.0, 300.0, 600.0, 900.0, 1e9]), max_size=6))
+def test_the_walks_kept_answer_random_caps_as_the_oracle(
+    inst: dict[str, Any], caps: list[float]
+) -> None:
+    items = [
+        ResolvedCase(Case(f"q{c}", ("x",) * len(g)), ("x",) * len(g), tuple(tuple(x) for x in g))
+        for c, g in enumerate(inst["cases"])
+    ]
+    per_tool = inst["per_tool"]
+    found = per_tool * 0.5 + 3 if inst["found"] else None
+    proxy = _Proxy(list(inst["orders"]), per_tool, 40.0, inst["holds"], found)
+    units_ = [(i,) for i in range(len(per_tool))]
+    for cap in [inst["cap"], *caps]:
+        args = (items, list(range(len(items))), units_, "bm25", inst["k"], cap)
+        assert proxy.path(*args) == oracle_path(proxy, *args)

@@ -17,8 +17,10 @@ tools ``find_tool`` returns (it returns their schemas; they are billed as defini
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -33,6 +35,7 @@ from workbench.search.strategies.base import (
     TokenBill,
     definitions_tokens,
     exposed_names,
+    full_scores,
     matches_name,
     request_tokens,
     source_description,
@@ -131,6 +134,84 @@ def overlap_score(query_tokens: Sequence[str], doc_tokens: Sequence[str]) -> flo
     return hits / len(query_tokens)
 
 
+#: The most queries an index keeps the ranking of (:meth:`ArgusIndex.ranking`).
+KEPT_RANKINGS = 8192
+
+
+class ArgusIndex:
+    """argus's ``ToolIndex`` over the tools' texts: the TF-IDF fit (made on the first TF-IDF
+    search), each text's words for the overlap scorer, and the rankings of the queries searched
+    so far. Every engine over the same texts shares one (:func:`argus_index`): the tuners build
+    an engine per setting they measure, and argus ranks the same whatever the setting (the
+    index holds every tool; the keep tools and the limit only shape what is sent)."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = texts
+        self.size = len(texts)
+        self.doc_tokens = [split_tokens(text) for text in texts]
+        self._fitted = False
+        self.vectorizer: TfidfVectorizer | None = None
+        self.matrix: Any = None
+        #: (scorer, query) -> the tools scoring > 0, best first, and their scores.
+        self._ranked: OrderedDict[tuple[Scorer, str], tuple[IntArray, FloatArray]] = OrderedDict()
+
+    def _fit(self) -> None:
+        """The TF-IDF fit, as argus makes it (none when no text holds a token: argus fails to
+        build, and nothing is found)."""
+        self._fitted = True
+        if not self.size:
+            return
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        vectorizer = TfidfVectorizer(
+            token_pattern=r"[a-zA-Z0-9_]+", lowercase=True, stop_words=None
+        )
+        try:
+            self.matrix = vectorizer.fit_transform(list(self.texts))
+            self.vectorizer = vectorizer
+        except ValueError:
+            self.vectorizer = None
+
+    def scores(self, query: str, scorer: Scorer) -> FloatArray:
+        """Every tool's score under ``scorer``."""
+        if not self.size:
+            return np.zeros(0, dtype=np.float64)
+        if scorer == "overlap":
+            tokens = split_tokens(query)
+            return np.array([overlap_score(tokens, d) for d in self.doc_tokens], dtype=np.float64)
+        if not self._fitted:
+            self._fit()
+        if self.vectorizer is None:
+            return np.zeros(self.size, dtype=np.float64)
+        from sklearn.metrics.pairwise import cosine_similarity
+
+        query_vec = self.vectorizer.transform([query])
+        return np.asarray(cosine_similarity(query_vec, self.matrix), dtype=np.float64).ravel()
+
+    def ranking(self, query: str, scorer: Scorer) -> tuple[IntArray, FloatArray]:
+        """Tools scoring > 0, best first, ties in catalog order, and every tool's score (0 for
+        those that do not score > 0); each query scored once per scorer."""
+        key = (scorer, query)
+        kept = self._ranked.get(key)
+        if kept is None:
+            scores = self.scores(query, scorer)
+            hits = np.flatnonzero(scores > 0.0)
+            order = hits[np.argsort(-scores[hits], kind="stable")].astype(np.int64)
+            kept = self._ranked[key] = (order, scores[order])
+            if len(self._ranked) > KEPT_RANKINGS:
+                self._ranked.popitem(last=False)
+        else:
+            self._ranked.move_to_end(key)
+        order, values = kept
+        return order.copy(), full_scores(self.size, order, values)
+
+
+@lru_cache(maxsize=8)
+def argus_index(texts: tuple[str, ...]) -> ArgusIndex:
+    """The index over ``texts``, one per texts (the engines over the same catalog share it)."""
+    return ArgusIndex(texts)
+
+
 class ArgusStrategy:
     """argus's ``find_tool`` / ``call_tool`` optimizer over a catalog."""
 
@@ -149,24 +230,11 @@ class ArgusStrategy:
         self._params = params or ArgusParams()
         self.size = len(catalog)
         names = list(exposed_names(catalog) if names is None else names)
-        self.texts = [
+        texts = tuple(
             f"{n} {source_description(t)}".strip()
             for n, t in zip(names, catalog.tools, strict=True)
-        ]
-        self.doc_tokens = [split_tokens(text) for text in self.texts]
-        self.vectorizer: TfidfVectorizer | None = None
-        self.matrix: Any = None
-        if self.size:
-            from sklearn.feature_extraction.text import TfidfVectorizer
-
-            vectorizer = TfidfVectorizer(
-                token_pattern=r"[a-zA-Z0-9_]+", lowercase=True, stop_words=None
-            )
-            try:
-                self.matrix = vectorizer.fit_transform(self.texts)
-                self.vectorizer = vectorizer
-            except ValueError:  # no token in any text: argus fails to build; nothing is found
-                self.vectorizer = None
+        )
+        self.index = argus_index(texts)
         self.keep = tuple(
             i for i, tool in enumerate(catalog.tools) if matches_name(tool, self._params.keep_tools)
         )
@@ -179,24 +247,11 @@ class ArgusStrategy:
 
     def scores(self, query: str) -> FloatArray:
         """Every tool's score under the configured scorer."""
-        if not self.size:
-            return np.zeros(0, dtype=np.float64)
-        if self._params.scorer == "overlap":
-            tokens = split_tokens(query)
-            return np.array([overlap_score(tokens, d) for d in self.doc_tokens], dtype=np.float64)
-        if self.vectorizer is None:
-            return np.zeros(self.size, dtype=np.float64)
-        from sklearn.metrics.pairwise import cosine_similarity
-
-        query_vec = self.vectorizer.transform([query])
-        return np.asarray(cosine_similarity(query_vec, self.matrix), dtype=np.float64).ravel()
+        return self.index.scores(query, self._params.scorer)
 
     def ranking(self, query: str) -> tuple[IntArray, FloatArray]:
         """Tools scoring > 0, best first, ties in catalog order, and every tool's score."""
-        scores = self.scores(query)
-        hits = np.flatnonzero(scores > 0.0)
-        order = hits[np.argsort(-scores[hits], kind="stable")].astype(np.int64)
-        return order, np.where(scores > 0.0, scores, 0.0)
+        return self.index.ranking(query, self._params.scorer)
 
     def result(self, query: str, order: IntArray, scores: FloatArray, limit: int) -> StrategyResult:
         """The keep tools plus what ``find_tool`` returns at ``limit``, and the bill."""
