@@ -1,8 +1,11 @@
 """The lab's workers: scoring, embedding the tools, diagnosing. One place starts them and
 handles what becomes of them.
 
-- ``rank``: a thread worker per :attr:`LabState.asked` scores the methods the cache lacks and
-  posts each ranking as it is ready (:class:`RankingsReady`); the next keystroke cancels it.
+- ``rank``: a thread worker scores the methods the cache lacks for :attr:`LabState.asked` and
+  posts each ranking as it is ready (:class:`RankingsReady`). One runs at a time: a newer ask
+  waits for it (only the newest waits), and it stops before its next method once a newer ask
+  came. A worker per keystroke, each cancelling the group, cost every key as many cancels as
+  workers still alive: a paste typed key by key took minutes.
 - ``prepare``: a thread worker embeds every tool once when a workspace opens.
 - ``diagnose``: a thread worker runs the core's diagnostics on every setting announced.
 
@@ -30,6 +33,8 @@ from workbench.tui.messages import EmbedderLoading, RankingsReady
 
 #: The groups of the workers started here.
 GROUPS = ("rank", "prepare", "diagnose")
+#: A worker in these states has ended (its thread too, unless cancelled while it ran).
+ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
 class LabWorkers:
@@ -39,6 +44,11 @@ class LabWorkers:
         self.host = host
         self.state = state
         self._rank_started = 0.0
+        #: How many asks so far: a scoring thread stops once a newer one came.
+        self._asked = 0
+        #: The scoring worker running (one at a time), and the newest ask waiting for it.
+        self._ranking: Worker[None] | None = None
+        self._waiting: Callable[[], None] | None = None
 
     def subscribe(self) -> None:
         """Score what the state asks for; diagnose every setting it announces."""
@@ -58,7 +68,23 @@ class LabWorkers:
         if not engine.prepared and any(m != "bm25" for m in missing):
             model = lab.workspace.embedder.model_id
             self.state.say(f"embedding {len(lab.workspace.catalog):,} tools with {model}…")
-        self._thread(partial(self._score, lab, ask.query, missing), "rank", "score the query")
+        self._asked += 1
+        work = partial(self._score, lab, ask.query, missing, self._asked)
+        if self._ranking is not None:
+            self._waiting = work  # after the one running (which stops at its next method)
+        else:
+            self._rank(work)
+
+    def _rank(self, work: Callable[[], None]) -> None:
+        self._waiting = None
+        self._ranking = self.host.run_worker(
+            work,
+            name="rank",
+            group="rank",
+            thread=True,
+            exit_on_error=False,
+            description="score the query",
+        )
 
     def prepare(self, lab: Lab) -> None:
         """Embed every tool of a workspace just opened, unless its engine already has."""
@@ -86,18 +112,22 @@ class LabWorkers:
         )
 
     # -- the workers (threads) -------------------------------------------------------------------
-    def _score(self, lab: Lab, query: str, methods: Sequence[str]) -> None:
+    def _score(self, lab: Lab, query: str, methods: Sequence[str], asked: int) -> None:
         """Score ``query`` by each method; post each ranking as it is ready (stops once a newer
-        keystroke cancelled the worker)."""
+        ask came, or the worker was cancelled)."""
         worker = get_current_worker()
+
+        def superseded() -> bool:
+            return worker.is_cancelled or self._asked != asked
+
         for method in methods:
-            if worker.is_cancelled:
+            if superseded():
                 return
             loading = model_to_load(lab.workspace.engine.embedder) if method != "bm25" else None
             if loading is not None:  # the engine's first embedding: the model loads (seconds)
                 self.host.post_message(EmbedderLoading(query, loading))
             ranking = lab.rank(query, method)
-            if worker.is_cancelled:
+            if superseded():
                 return
             self.host.post_message(RankingsReady(query, {method: ranking}))
 
@@ -123,6 +153,10 @@ class LabWorkers:
 
     def state_changed(self, event: Worker.StateChanged) -> None:
         worker, state = event.worker, event.state
+        if worker is self._ranking and state in ENDED:
+            self._ranking = None
+            if self._waiting is not None:
+                self._rank(self._waiting)
         if state == WorkerState.ERROR:
             self._failed(worker)
         elif state == WorkerState.SUCCESS:
