@@ -6,7 +6,9 @@ handles what becomes of them.
   waits for it (only the newest waits), and it stops before its next method once a newer ask
   came. A worker per keystroke, each cancelling the group, cost every key as many cancels as
   workers still alive: a paste typed key by key took minutes.
-- ``prepare``: a thread worker embeds every tool once when a workspace opens.
+- ``prepare``: a thread worker embeds every tool once when a workspace opens; when the tools'
+  vectors all come from the disk cache, it loads the embedding model instead (seconds the first
+  query would otherwise wait, unsaid), and the status line says so until it is ready.
 - ``diagnose``: a thread worker runs the core's diagnostics on every setting announced.
 
 Thread workers never touch a widget nor the state: they post messages, and the screen hands
@@ -26,7 +28,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
 from workbench.runtime import RuntimeInfo
-from workbench.search.embedders.local import model_to_load
+from workbench.search.embedders.local import load_model, model_to_load
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
 from workbench.tui.lab import Lab
 from workbench.tui.messages import EmbedderLoading, RankingsReady
@@ -87,12 +89,30 @@ class LabWorkers:
         )
 
     def prepare(self, lab: Lab) -> None:
-        """Embed every tool of a workspace just opened, unless its engine already has."""
+        """Embed every tool of a workspace just opened, unless its engine already has; then
+        load the model, if it is not yet, for the queries."""
         ws = lab.workspace
         if ws.engine.prepared:
+            self._preload(lab)
             return
         self.state.say(f"embedding {len(ws.catalog):,} tools with {ws.embedder.model_id}…")
         self._thread(partial(self._prepare, lab), "prepare", "embed the tools")
+
+    def _preload(self, lab: Lab) -> None:
+        """Load the embedding model now if it is not yet (the tools' vectors came from the disk
+        cache), so the first query does not wait for it unsaid."""
+        model = model_to_load(lab.workspace.engine.embedder)
+        if model is None:
+            return
+        self.state.say(f"loading embedding model {model}…")
+        self.host.run_worker(
+            partial(self._load_model, lab),
+            name="load-model",
+            group="prepare",
+            thread=True,
+            exit_on_error=False,
+            description="load the embedding model",
+        )
 
     def _diagnose(self, setting: ToolFiltering) -> None:
         lab = self.state.lab
@@ -132,6 +152,13 @@ class LabWorkers:
             self.host.post_message(RankingsReady(query, {method: ranking}))
 
     @staticmethod
+    def _load_model(lab: Lab) -> float:
+        """Load the embedding model ahead of the first query, timed."""
+        started = time.perf_counter()
+        load_model(lab.workspace.engine.embedder)
+        return time.perf_counter() - started
+
+    @staticmethod
     def _prepare(lab: Lab) -> float:
         """Embed every tool once (slow with a real model), timed."""
         started = time.perf_counter()
@@ -160,8 +187,12 @@ class LabWorkers:
         if state == WorkerState.ERROR:
             self._failed(worker)
         elif state == WorkerState.SUCCESS:
-            if worker.name == "prepare":
+            if worker.name == "load-model":
+                self.state.model_ready()
+            elif worker.name == "prepare":
                 self.state.prepared(cast(float, worker.result))
+                if self.state.lab is not None:
+                    self._preload(self.state.lab)
             elif worker.name == "diagnose":
                 self.state.diagnosed_as(cast(Diagnosed, worker.result))
 
