@@ -259,3 +259,36 @@ def test_an_always_include_name_that_matches_no_tool_is_warned(
         "the runtime ignores it"
     ]
     assert json.loads(out)["query"] == "list employees"
+
+
+def test_a_query_over_64_kib_is_refused_by_its_length(capsys: pytest.CaptureFixture[str]) -> None:
+    """Over serve's query limit: one line naming the length and the limit, exit 2, and the
+    query is never echoed (it is the user's whole message)."""
+    query = "list employees " + "x" * (64 * 1024)
+    code, out, err = search(capsys, query)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"holo-tune: error: QUERY: the query is {len(query):,} bytes long: holo-tune ranks "
+        "queries of at most 65,536 bytes (64 KiB)"
+    ]
+    assert "list employees" not in err
+
+
+def test_a_query_of_64_kib_exactly_is_ranked(capsys: pytest.CaptureFixture[str]) -> None:
+    query = ("list employees " * 5000)[: 64 * 1024 - 2] + "é"  # 2 bytes: 65,536 in all
+    code, out, _ = search(capsys, query, "--json", "--embedder", "none")
+    assert code == 0 and json.loads(out)["ranking"][0]["tool"] == "hris-hris_list_employees"
+
+
+def test_a_queries_file_line_over_64_kib_is_refused_with_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = tmp_path / "queries.txt"
+    long = "é" * (32 * 1024 + 1)  # 32,769 characters, 65,538 bytes
+    file.write_text(f"list employees\n\n{long}\nlist jobs\n", encoding="utf-8")
+    code, out, err = search(capsys, "--queries", str(file), "--json")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"holo-tune: error: {file}:3: the query is 65,538 bytes long: holo-tune ranks queries "
+        "of at most 65,536 bytes (64 KiB)"
+    ]

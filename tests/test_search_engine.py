@@ -18,7 +18,7 @@ from oracle.embedders import Failing, HashedBagEmbedder, Memo
 from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.search.bm25 import BM25Index
 from workbench.search.embedders import ToolEmbeddingCache
-from workbench.search.engine import HoloDeckEngine
+from workbench.search.engine import CACHE_QUERY_CHARS, HoloDeckEngine
 from workbench.search.hybrid import rrf
 from workbench.search.semantic import ToolVectors, sequential_sum
 from workbench.search.tokenize import tokenize
@@ -274,3 +274,16 @@ def test_prepare_in_a_worker_embeds_the_tools_once() -> None:
     assert np.array_equal(
         results[0], HoloDeckEngine(WEB, HashedBagEmbedder()).rank("web", "semantic").scores
     )
+
+
+def test_the_caches_hold_a_bounded_amount_of_query_text() -> None:
+    """Typing at a 64 KiB query ranks a new 64 KiB query per key: the caches keep them within
+    their character budget (512 rankings and 2,048 query vectors of them held 160 MB)."""
+    engine = HoloDeckEngine(WEB, TableEmbedder({}, default=[1.0, 2.0]))
+    long = "search the web " * 4400  # 66,000 characters
+    for n in range(80):
+        engine.rank(long + str(n), "semantic")
+    assert 0 < engine._rankings.held <= CACHE_QUERY_CHARS
+    assert 0 < engine._queries.held <= CACHE_QUERY_CHARS
+    last = engine.rank(long + "79", "semantic")
+    assert engine.rank(long + "79", "semantic") is last  # the newest stay cached

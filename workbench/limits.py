@@ -45,6 +45,10 @@ MAX_ALIAS_NODES = 1_000_000
 ALIAS_RATIO = 10
 #: Python refuses to convert longer decimal integers (``sys.get_int_max_str_digits``).
 MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+#: The longest query (bytes of UTF-8) ``holo-tune search`` ranks, the dashboard's query box takes
+#: and serve's ``search_tools`` answers. A query is the user's message: the data sets hold
+#: messages up to 19 KB (livemcpbench; bfcl has one of 4.7 KB).
+MAX_QUERY_BYTES = 64 * 1024
 
 
 def _size(n: int) -> str:
@@ -90,6 +94,23 @@ def read_input(path: str | Path, error: type[InputError] = InputError, what: str
         raise error(f"cannot read: {err.strerror or err}", file=path) from None
     finally:
         os.close(fd)
+
+
+def query_bytes(query: str) -> int:
+    """The length of ``query`` in bytes of UTF-8, as :data:`MAX_QUERY_BYTES` counts it (a lone
+    surrogate counts its 3 bytes instead of failing)."""
+    return len(query) if query.isascii() else len(query.encode("utf-8", "surrogatepass"))
+
+
+def query_too_long(query: str) -> str | None:
+    """Why ``query`` is refused (one line that names its length, never quotes it), or None."""
+    size = query_bytes(query)
+    if size <= MAX_QUERY_BYTES:
+        return None
+    return (
+        f"the query is {size:,} bytes long: holo-tune ranks queries of at most "
+        f"{MAX_QUERY_BYTES:,} bytes (64 KiB)"
+    )
 
 
 def read_text(path: str | Path) -> str:

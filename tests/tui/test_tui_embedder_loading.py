@@ -105,3 +105,41 @@ def test_model_to_load_looks_through_wrappers() -> None:
     model.loaded = True
     assert model_to_load(Wrapper()) is None
     assert model_to_load(object()) is None and model_to_load(None) is None
+
+
+class PreloadedModel(SlowModel):
+    """A model that can be loaded ahead of its first embedding (``load()``, as a local model)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.load_started = threading.Event()
+
+    def load(self) -> None:
+        self.load_started.set()
+        assert self.release.wait(PATIENCE), "the test never let the model load"
+        self.loaded = True
+
+
+async def test_the_model_loads_in_the_background_from_the_start_and_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tools' vectors come from the cache, yet the model loads at once (not on the first
+    query), the status line saying so until it is ready."""
+    model = PreloadedModel()
+    cache = ToolEmbeddingCache(tmp_path / "vectors")
+    monkeypatch.setattr(session_module, "build_workspace", _through(model, cache))
+    app = research_app(tmp_path)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await _until(pilot, lambda: model.load_started.is_set())
+            await _until(pilot, lambda: "loading" in _status(app))
+            assert _status(app).strip() == f"loading embedding model {MODEL}…"
+            assert not model.loaded
+            model.release.set()
+            await settle(pilot)
+            assert model.loaded and "type a query" in _status(app)
+            await pilot.press(*"papers")
+            await settle(pilot)
+            assert "scored by" in _status(app) and MODEL in _status(app)
+    finally:
+        model.release.set()

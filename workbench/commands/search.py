@@ -33,7 +33,7 @@ from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
 from workbench.evaluate.diagnostics import Finding, search_cannot_vary
 from workbench.evaluate.query_findings import QueryReader
-from workbench.limits import read_input
+from workbench.limits import query_too_long, read_input
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
@@ -57,7 +57,7 @@ class Result:
 def run(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 0:
         raise InputError("must be >= 0", field="--limit")
-    queries = read_queries(args.queries) if args.queries else [args.query]
+    queries = read_queries(args.queries) if args.queries else [checked_query(args.query)]
     workspace = open_for_search(args)
     runtime = runtime_of(args, workspace.agent)
     out = sys.stdout
@@ -120,14 +120,31 @@ def open_for_search(args: argparse.Namespace) -> Workspace:
     return open_command_workspace(args)
 
 
+def checked_query(query: str) -> str:
+    """``QUERY`` as given, or InputError when it is over the query limit (named by its length:
+    the query itself is never echoed)."""
+    too_long = query_too_long(query)
+    if too_long is not None:
+        raise InputError(too_long, field="QUERY")
+    return query
+
+
 def read_queries(path: str) -> list[str]:
-    """One query a line; blank lines are skipped."""
+    """One query a line; blank lines are skipped. A line over the query limit is refused with
+    its line number (before any server starts)."""
     raw = read_input(path, InputError, "queries file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise InputError(f"cannot read the queries: {err}", file=path) from None
-    queries = [line.strip() for line in text.splitlines() if line.strip()]
+    queries = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        query = line.strip()
+        too_long = query_too_long(query)
+        if too_long is not None:
+            raise InputError(too_long, file=path, line=number)
+        if query:
+            queries.append(query)
     if not queries:
         raise InputError("no queries in the file (one a line)", file=path)
     return queries

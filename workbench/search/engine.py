@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -34,6 +34,9 @@ from workbench.search.types import Embedder, FloatArray, Ranking
 
 RANKING_CACHE_SIZE = 512
 QUERY_CACHE_SIZE = 2048
+#: The characters of query text each cache keeps at most: typing at a 64 KiB query makes a new
+#: 64 KiB key per key, and 2,048 of them held 128 MB.
+CACHE_QUERY_CHARS = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -52,10 +55,16 @@ V = TypeVar("V")
 
 
 class _LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used map."""
+    """A small thread-safe least-recently-used map of at most ``size`` items, whose keys'
+    ``weight`` (their query's length) adds up to at most ``budget``."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(
+        self, size: int, weight: Callable[[K], int] = lambda _: 0, budget: int = 0
+    ) -> None:
         self._size = size
+        self._weight = weight
+        self._budget = budget
+        self._held = 0
         self._items: OrderedDict[K, V] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -68,10 +77,20 @@ class _LRU(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         with self._lock:
+            if key not in self._items:
+                self._held += self._weight(key)
             self._items[key] = value
             self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+            while len(self._items) > self._size or (
+                self._budget and self._held > self._budget and len(self._items) > 1
+            ):
+                old, _ = self._items.popitem(last=False)
+                self._held -= self._weight(old)
+
+    @property
+    def held(self) -> int:
+        """The weight of the keys held (their query characters)."""
+        return self._held
 
 
 class HoloDeckEngine:
@@ -98,8 +117,10 @@ class HoloDeckEngine:
         self._tool_error: str | None = None
         self._prepared = embedder is None
         self._prepare_lock = threading.Lock()
-        self._rankings: _LRU[tuple[str, str], Ranking] = _LRU(RANKING_CACHE_SIZE)
-        self._queries: _LRU[str, FloatArray] = _LRU(QUERY_CACHE_SIZE)
+        self._rankings: _LRU[tuple[str, str], Ranking] = _LRU(
+            RANKING_CACHE_SIZE, lambda key: len(key[0]), CACHE_QUERY_CHARS
+        )
+        self._queries: _LRU[str, FloatArray] = _LRU(QUERY_CACHE_SIZE, len, CACHE_QUERY_CHARS)
 
     # -- tool embeddings -------------------------------------------------------------------
     @property

@@ -20,12 +20,9 @@ from workbench.catalog.specs import specs_from_agent
 from workbench.commands.search import search
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
+from workbench.limits import MAX_QUERY_BYTES, query_bytes
 from workbench.search.selection import match_always_include
 from workbench.workspace import Workspace, build_workspace
-
-#: The longest query ``search_tools`` takes (bytes of UTF-8). A query is the user's message:
-#: the data sets hold messages up to 19 KB (livemcpbench; bfcl has one of 4.7 KB).
-MAX_QUERY_BYTES = 64 * 1024
 
 
 class QueryTooLong(ValueError):
@@ -69,7 +66,7 @@ class ServeIndex:
 
     def search(self, query: str) -> list[Tool]:
         """The tools ``holo-tune search AGENT QUERY`` selects, in ranking order."""
-        if len(query.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
+        if query_bytes(query) > MAX_QUERY_BYTES:
             raise QueryTooLong(
                 f"the query is longer than {MAX_QUERY_BYTES} bytes: search with a shorter one"
             )

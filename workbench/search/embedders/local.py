@@ -175,6 +175,21 @@ def model_to_load(embedder: object) -> str | None:
     return None
 
 
+def load_model(embedder: object) -> None:
+    """Load the model ``embedder`` (or an embedder it wraps) has yet to load, when it can be
+    loaded ahead of its first embedding (a ``load()`` method, as :class:`LocalEmbedder` has);
+    else nothing: the first embedding loads it."""
+    seen: object | None = embedder
+    while seen is not None:
+        loaded = getattr(seen, "loaded", None)
+        if isinstance(loaded, bool):
+            load = getattr(seen, "load", None)
+            if not loaded and callable(load):
+                load()
+            return
+        seen = getattr(seen, "inner", None)
+
+
 def _load(folder: Path, spec: str) -> Any:
     """Load ``folder`` with hub access off, and without progress bars (they would draw over the
     TUI)."""

@@ -312,6 +312,11 @@ class LabState(DOMNode):
         labelled = summary(self.marks(selection))  # first: the line is cut at the right
         return f"{labelled} · {text}" if labelled else text
 
+    def model_ready(self) -> None:
+        """The embedding model loaded ahead of the queries: the status line says what it said
+        before (the ranking shown, or what to do)."""
+        self._reselect()
+
     def loading_model(self, query: str, model: str) -> None:
         """Scoring ``query`` first loads the embedding model (seconds)."""
         if query == self.query_text.strip():

@@ -1,9 +1,14 @@
 """The lab's workers: scoring, embedding the tools, diagnosing. One place starts them and
 handles what becomes of them.
 
-- ``rank``: a thread worker per :attr:`LabState.asked` scores the methods the cache lacks and
-  posts each ranking as it is ready (:class:`RankingsReady`); the next keystroke cancels it.
-- ``prepare``: a thread worker embeds every tool once when a workspace opens.
+- ``rank``: a thread worker scores the methods the cache lacks for :attr:`LabState.asked` and
+  posts each ranking as it is ready (:class:`RankingsReady`). One runs at a time: a newer ask
+  waits for it (only the newest waits), and it stops before its next method once a newer ask
+  came. A worker per keystroke, each cancelling the group, cost every key as many cancels as
+  workers still alive: a paste typed key by key took minutes.
+- ``prepare``: a thread worker embeds every tool once when a workspace opens; when the tools'
+  vectors all come from the disk cache, it loads the embedding model instead (seconds the first
+  query would otherwise wait, unsaid), and the status line says so until it is ready.
 - ``diagnose``: a thread worker runs the core's diagnostics on every setting announced.
 
 Thread workers never touch a widget nor the state: they post messages, and the screen hands
@@ -23,13 +28,15 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
 from workbench.runtime import RuntimeInfo
-from workbench.search.embedders.local import model_to_load
+from workbench.search.embedders.local import load_model, model_to_load
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
 from workbench.tui.lab import Lab
 from workbench.tui.messages import EmbedderLoading, RankingsReady
 
 #: The groups of the workers started here.
 GROUPS = ("rank", "prepare", "diagnose")
+#: A worker in these states has ended (its thread too, unless cancelled while it ran).
+ENDED = (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED)
 
 
 class LabWorkers:
@@ -39,6 +46,11 @@ class LabWorkers:
         self.host = host
         self.state = state
         self._rank_started = 0.0
+        #: How many asks so far: a scoring thread stops once a newer one came.
+        self._asked = 0
+        #: The scoring worker running (one at a time), and the newest ask waiting for it.
+        self._ranking: Worker[None] | None = None
+        self._waiting: Callable[[], None] | None = None
 
     def subscribe(self) -> None:
         """Score what the state asks for; diagnose every setting it announces."""
@@ -58,15 +70,49 @@ class LabWorkers:
         if not engine.prepared and any(m != "bm25" for m in missing):
             model = lab.workspace.embedder.model_id
             self.state.say(f"embedding {len(lab.workspace.catalog):,} tools with {model}…")
-        self._thread(partial(self._score, lab, ask.query, missing), "rank", "score the query")
+        self._asked += 1
+        work = partial(self._score, lab, ask.query, missing, self._asked)
+        if self._ranking is not None:
+            self._waiting = work  # after the one running (which stops at its next method)
+        else:
+            self._rank(work)
+
+    def _rank(self, work: Callable[[], None]) -> None:
+        self._waiting = None
+        self._ranking = self.host.run_worker(
+            work,
+            name="rank",
+            group="rank",
+            thread=True,
+            exit_on_error=False,
+            description="score the query",
+        )
 
     def prepare(self, lab: Lab) -> None:
-        """Embed every tool of a workspace just opened, unless its engine already has."""
+        """Embed every tool of a workspace just opened, unless its engine already has; then
+        load the model, if it is not yet, for the queries."""
         ws = lab.workspace
         if ws.engine.prepared:
+            self._preload(lab)
             return
         self.state.say(f"embedding {len(ws.catalog):,} tools with {ws.embedder.model_id}…")
         self._thread(partial(self._prepare, lab), "prepare", "embed the tools")
+
+    def _preload(self, lab: Lab) -> None:
+        """Load the embedding model now if it is not yet (the tools' vectors came from the disk
+        cache), so the first query does not wait for it unsaid."""
+        model = model_to_load(lab.workspace.engine.embedder)
+        if model is None:
+            return
+        self.state.say(f"loading embedding model {model}…")
+        self.host.run_worker(
+            partial(self._load_model, lab),
+            name="load-model",
+            group="prepare",
+            thread=True,
+            exit_on_error=False,
+            description="load the embedding model",
+        )
 
     def _diagnose(self, setting: ToolFiltering) -> None:
         lab = self.state.lab
@@ -86,20 +132,31 @@ class LabWorkers:
         )
 
     # -- the workers (threads) -------------------------------------------------------------------
-    def _score(self, lab: Lab, query: str, methods: Sequence[str]) -> None:
+    def _score(self, lab: Lab, query: str, methods: Sequence[str], asked: int) -> None:
         """Score ``query`` by each method; post each ranking as it is ready (stops once a newer
-        keystroke cancelled the worker)."""
+        ask came, or the worker was cancelled)."""
         worker = get_current_worker()
+
+        def superseded() -> bool:
+            return worker.is_cancelled or self._asked != asked
+
         for method in methods:
-            if worker.is_cancelled:
+            if superseded():
                 return
             loading = model_to_load(lab.workspace.engine.embedder) if method != "bm25" else None
             if loading is not None:  # the engine's first embedding: the model loads (seconds)
                 self.host.post_message(EmbedderLoading(query, loading))
             ranking = lab.rank(query, method)
-            if worker.is_cancelled:
+            if superseded():
                 return
             self.host.post_message(RankingsReady(query, {method: ranking}))
+
+    @staticmethod
+    def _load_model(lab: Lab) -> float:
+        """Load the embedding model ahead of the first query, timed."""
+        started = time.perf_counter()
+        load_model(lab.workspace.engine.embedder)
+        return time.perf_counter() - started
 
     @staticmethod
     def _prepare(lab: Lab) -> float:
@@ -123,11 +180,19 @@ class LabWorkers:
 
     def state_changed(self, event: Worker.StateChanged) -> None:
         worker, state = event.worker, event.state
+        if worker is self._ranking and state in ENDED:
+            self._ranking = None
+            if self._waiting is not None:
+                self._rank(self._waiting)
         if state == WorkerState.ERROR:
             self._failed(worker)
         elif state == WorkerState.SUCCESS:
-            if worker.name == "prepare":
+            if worker.name == "load-model":
+                self.state.model_ready()
+            elif worker.name == "prepare":
                 self.state.prepared(cast(float, worker.result))
+                if self.state.lab is not None:
+                    self._preload(self.state.lab)
             elif worker.name == "diagnose":
                 self.state.diagnosed_as(cast(Diagnosed, worker.result))
 

@@ -19,6 +19,7 @@ Messages from widgets and workers arrive here and go to the part that owns them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -31,6 +32,7 @@ from textual.worker import Worker
 
 from workbench.config import AgentConfig
 from workbench.config.notices import warnings_to_say
+from workbench.limits import MAX_QUERY_BYTES
 from workbench.tui.caseruns import CasesMemory
 from workbench.tui.commands import DashboardCommands
 from workbench.tui.dashboard.actions import DashboardActions
@@ -74,6 +76,8 @@ from workbench.tui.widgets.token_bars import TokenBars
 
 #: Below this width the servers/catalog column hides (f2 shows it).
 NARROW = 110
+#: How long the query limit's notification shows; keys refused meanwhile add none.
+CAPPED_SECONDS = 6.0
 
 
 class DashboardScreen(DashboardActions):
@@ -93,6 +97,7 @@ class DashboardScreen(DashboardActions):
         self.writeback = WriteBack(self, self.state, options)
         self.cases = CasesMemory()
         self.labeller = Labeller(self, self.state, options.cases, self.cases)
+        self._capped_at = -CAPPED_SECONDS
 
     # -- what the app and the tests read ---------------------------------------------------------
     @property
@@ -224,7 +229,27 @@ class DashboardScreen(DashboardActions):
     @on(Input.Changed, "#query")
     def _typed(self, event: Input.Changed) -> None:
         event.stop()
+        if event.value != event.input.value:
+            # Keys came faster than they are handled (a paste a terminal types key by key):
+            # the box has moved on and its own Changed is queued; reading and ranking every
+            # text in between would cost the length of the query once per key.
+            return
         self.state.type_query(event.value)
+
+    @on(QueryInput.Capped)
+    def _capped(self, message: QueryInput.Capped) -> None:
+        message.stop()
+        now = time.monotonic()
+        if now - self._capped_at < CAPPED_SECONDS:
+            return
+        self._capped_at = now
+        self.notify(
+            f"The query box takes at most {MAX_QUERY_BYTES:,} bytes (64 KiB), the longest "
+            f"query search and serve rank: {message.dropped:,} bytes were left out.",
+            title="query limit",
+            severity="warning",
+            timeout=CAPPED_SECONDS,
+        )
 
     @on(Input.Submitted, "#query")
     def _submitted(self, event: Input.Submitted) -> None:

@@ -1,15 +1,44 @@
 """The query input: focused when the app opens; ↓ moves into the results, F1 opens the help
-(``?`` too while the query is empty; after text it types, see :class:`TextBox`)."""
+(``?`` too while the query is empty; after text it types, see :class:`TextBox`).
+
+It takes at most :data:`~workbench.limits.MAX_QUERY_BYTES` (64 KiB of UTF-8, what ``search``
+and serve rank): a paste that would go over is cut to fit and a key typed into a full box is
+refused (the bell), each time with a :class:`QueryInput.Capped` message saying what was left
+out; while the box is full its border says so.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import Reactive
 
+from workbench.limits import MAX_QUERY_BYTES, query_bytes
 from workbench.tui.widgets.text_box import TextBox
+
+#: The border's note while the box is full (no room for one more character of any width).
+FULL = f"full: {MAX_QUERY_BYTES:,} bytes, the query limit"
+#: The widest character, in bytes of UTF-8.
+WIDEST = 4
+#: Line breaks (what ``str.splitlines`` splits on) become spaces: the box is one line, and
+#: Textual's Input measures a line with a regular expression that takes the square of the
+#: length before a line break (a 5.7 KB query with one: a second per measure, several per key).
+ONE_LINE = str.maketrans(dict.fromkeys("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
+def fit(text: str, room: int) -> str:
+    """The longest start of ``text`` that takes at most ``room`` bytes of UTF-8 (whole
+    characters only)."""
+    if query_bytes(text) <= room:
+        return text
+    if text.isascii():
+        return text[: max(room, 0)]
+    cut = text.encode("utf-8", "surrogatepass")[: max(room, 0)]
+    return cut.decode("utf-8", "ignore")
 
 
 class QueryInput(TextBox):
@@ -41,3 +70,36 @@ class QueryInput(TextBox):
     #: differs from that, so with the stock reactive (``layout=True``) each keystroke re-lays out
     #: the whole dashboard. This box never changes size: a new virtual size only repaints it.
     virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False, repaint=True)
+
+    @dataclass
+    class Capped(Message):
+        """The box is at the query limit: ``dropped`` bytes of what was typed or pasted were
+        left out."""
+
+        dropped: int
+
+    def replace(self, text: str, start: int, end: int) -> None:
+        """Input's every edit (typing, paste, delete): what is inserted is cut to the room the
+        limit leaves; nothing fits: the bell."""
+        value = self.value
+        start, end = sorted((max(0, start), min(len(value), end)))
+        room = MAX_QUERY_BYTES - query_bytes(value[:start]) - query_bytes(value[end:])
+        kept = fit(text, room)
+        if len(kept) < len(text):
+            self.post_message(self.Capped(query_bytes(text) - query_bytes(kept)))
+            if not kept and start == end:
+                self.restricted()
+                return
+        super().replace(kept, start, end)
+
+    def validate_value(self, value: str) -> str:
+        """Every value is one line (line breaks become spaces, the length kept); a value set
+        directly (``--query``, the history, a labelled query) is cut at the limit too."""
+        value = value.translate(ONE_LINE)
+        kept = fit(value, MAX_QUERY_BYTES)
+        if len(kept) < len(value):
+            self.post_message(self.Capped(query_bytes(value) - query_bytes(kept)))
+        return kept
+
+    def watch_value(self, value: str) -> None:
+        self.border_subtitle = FULL if query_bytes(value) > MAX_QUERY_BYTES - WIDEST else ""
