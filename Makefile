@@ -84,8 +84,12 @@ lint: $(VENV)/.dev-installed
 	$(BIN)/ruff format --check workbench tests benchmarks
 	$(BIN)/mypy
 
+# pytest on both cores (pytest-xdist): each worker takes whole files, so a file's module fixtures
+# run once. TEST_WORKERS=0 runs in this process (docs/development.md).
+TEST_WORKERS ?= 2
 test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL) $(ARGUS_SDIST)
-	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q
+	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q \
+		-n $(TEST_WORKERS) --dist loadfile
 
 bench: $(VENV)/.dev-installed servers
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m benchmarks

@@ -9,6 +9,7 @@ run make test, when they are not installed (as does one marked ``provided``: see
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,13 @@ TEST_SERVERS = Path(__file__).resolve().parent / "servers"
 
 if NPM_BIN.is_dir() and str(NPM_BIN) not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = f"{NPM_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist's workers start with SIGINT ignored, and a child process inherits that: the
+    Ctrl-C tests' holo-tune would never see the signal. A worker gets Python's default back."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")

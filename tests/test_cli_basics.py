@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 from workbench import __version__
 from workbench.cli import COMMANDS, main
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, timeout=60
-    )
+    return run_cli(*args, timeout=60)
 
 
 def test_version() -> None:
-    result = _run("--version")
+    """``python -m workbench`` itself, as a child process (the rest run in this one)."""
+    result = run_cli("--version", timeout=60, process=True)
     assert result.returncode == 0
     assert result.stdout.strip() == f"holo-tune {__version__}"
 

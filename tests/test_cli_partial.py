@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLSERVER = Path(__file__).resolve().parent / "servers" / "toolserver.py"
@@ -54,14 +55,7 @@ def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         "XDG_CACHE_HOME": str(cwd / "cache"),
         "HOLO_TUNE_EMBEDDER": "none",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-        cwd=cwd,
-    )
+    return run_cli(*args, timeout=180, env=env, cwd=cwd)
 
 
 #: Every command that ranks or measures, with what it needs besides the agent.

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import cli_argv, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_configs"
@@ -24,14 +25,7 @@ CACHE = Path(tempfile.mkdtemp(prefix="holo-tune-test-cache-"))
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "NO_COLOR": "1", "XDG_CACHE_HOME": str(CACHE), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=full_env,
-        cwd=REPO,
-    )
+    return run_cli(*args, timeout=180, env=full_env, cwd=REPO)
 
 
 def _agent(tmp_path: Path) -> Path:
@@ -172,14 +166,7 @@ def test_research_agent_lists_real_servers_in_runtime_order(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if k != "BRAVE_API_KEY"}
     env.update(NO_COLOR="1", XDG_CACHE_HOME=str(CACHE))
     agent = str(SAMPLES / "research-agent.yaml")
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", "tools", agent, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-        cwd=tmp_path,
-    )
+    result = run_cli("tools", agent, "--json", timeout=180, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "'BRAVE_API_KEY' is not set" in result.stderr
     data = json.loads(result.stdout)
@@ -241,7 +228,7 @@ def test_interrupted_listing_leaves_no_server_behind(
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(CACHE)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "tools", str(agent)],
+        cli_argv(["tools", str(agent)]),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=env,

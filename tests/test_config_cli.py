@@ -7,11 +7,10 @@ is gone fails here (argparse's "invalid choice" is not the one line asked for).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run_cli
 
 CONFIGS = Path(__file__).parent / "configs"
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +32,7 @@ COMMANDS = {
 }
 
 
-# Each fixture through one command (in turn), and one fixture through every command: a
-# subprocess costs seconds, so not the whole matrix.
+# Each fixture through one command (in turn), and one fixture through every command.
 CASES = sorted(
     {(f, sorted(COMMANDS)[i % len(COMMANDS)]) for i, f in enumerate(sorted(BROKEN))}
     | {("bad_top_k.yaml", c) for c in COMMANDS}
@@ -45,13 +43,7 @@ CASES = sorted(
 def test_broken_config_exits_2_with_one_line(command: str, fixture: str) -> None:
     argv = COMMANDS[command]
     path = Path("tests") / "configs" / fixture
-    result = subprocess.run(
-        [sys.executable, "-m", "workbench", argv[0], str(path), *argv[1:]],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    result = run_cli(argv[0], str(path), *argv[1:], cwd=ROOT, timeout=60)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_run import run_cli
 
 from workbench.cli import main
 
@@ -103,9 +102,7 @@ def test_a_bad_cases_file_exits_2_with_one_line(world: dict[str, Path]) -> None:
     bad = world["dir"] / "bad.jsonl"
     bad.write_text('{"query": "ok", "expected": ["read_file"]}\n{"query": "x", "expected": 5}\n')
     argv = ["eval", str(world["agent"]), "--catalog", str(world["catalog"]), "--cases", str(bad)]
-    run = subprocess.run(
-        [sys.executable, "-m", "workbench", *argv], capture_output=True, text=True, check=False
-    )
+    run = run_cli(*argv)
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "Traceback" not in run.stderr
     assert f"{bad}:2: expected:" in run.stderr

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from once import runtimes_once
 
 from workbench.cli import main
+from workbench.commands import compare_runtimes as command
 
 STACKONE = Path(__file__).resolve().parent / "data" / "datasets" / "stackone"
 
@@ -30,6 +33,15 @@ def _compare(*extra: str) -> list[str]:
         "--runtimes",
         *extra,
     ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _each_comparison_once() -> Iterator[None]:
+    """The JSON and the text of ``compare --runtimes`` with no budget are two renderings of one
+    comparison (the same cases, folds and runtimes): it is computed once for this file (each
+    budget's is its own, computed in full)."""
+    with runtimes_once(command):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tui_helpers import stackone, stackone_app
+from tui_helpers import stackone, stackone_app, stackone_here
 
-__all__ = ["stackone", "stackone_app"]
+__all__ = ["stackone", "stackone_app", "stackone_here"]

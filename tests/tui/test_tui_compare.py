@@ -137,11 +137,16 @@ async def test_the_agents_test_cases_are_the_default(tmp_path: Path) -> None:
         assert "2 cases" in status and "no best settings" in status
 
 
-async def test_a_bad_cases_file_is_said_on_the_status_line(tmp_path: Path) -> None:
-    app = research_app(tmp_path)
+async def test_a_bad_cases_file_is_said_on_the_status_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Named relative to the folder the dashboard runs in (the test's), so the line's length
+    is the same whatever the length of the test's folder."""
+    monkeypatch.chdir(tmp_path)
+    app = research_app(tmp_path, relative=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_view(pilot, CompareEnginesScreen, "x")
-        screen.query_one("#cmp-cases", Input).value = str(tmp_path / "nope.jsonl")
+        screen.query_one("#cmp-cases", Input).value = "nope.jsonl"
         await run_view(pilot, screen)
         status = shown(screen.query_one("#cmp-status"))
         assert status.strip().startswith("✗") and "nope.jsonl: no such file" in status
@@ -198,15 +203,19 @@ async def test_evaluate_and_compare_engines_share_the_typed_cases_path(tmp_path:
 
 
 @pytest.mark.parametrize("flag", [False, True])
-async def test_both_views_open_on_the_cli_default_and_say_which(tmp_path: Path, flag: bool) -> None:
+async def test_both_views_open_on_the_cli_default_and_say_which(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: bool
+) -> None:
     """``<agent stem>.cases.yaml`` beside the agent, or ``--cases FILE``: both views open on it
-    and their header says where the cases come from."""
-    beside = tmp_path / "research-agent.cases.yaml"
+    and their header says where the cases come from. Paths relative to the folder the dashboard
+    runs in (the test's), so the header's length does not depend on that folder's."""
+    monkeypatch.chdir(tmp_path)
+    beside = Path("research-agent.cases.yaml")
     beside.write_text(
         "cases:\n  - query: find recent papers on transformers\n    expected: [search_papers]\n"
     )
-    app = research_app(tmp_path)
-    given = tmp_path / "other.cases.yaml"
+    app = research_app(tmp_path, relative=True)
+    given = Path("other.cases.yaml")
     if flag:
         app.options = Options(**{**app.options.__dict__, "cases": given})
     async with app.run_test(size=SIZE) as pilot:

@@ -617,8 +617,11 @@ async def test_a_refused_write_offers_reload_then_writes_over_the_new_file(
 
 
 async def test_write_back_refuses_a_file_changed_since_the_app_read_it(
-    stackone_app: HoloTuneApp,
+    stackone_here: HoloTuneApp,
 ) -> None:
+    """The refusal names the agent's file: relative here, so it wraps the same whatever the
+    length of the test's folder."""
+    stackone_app = stackone_here
     path = stackone_app.options.agent
     async with stackone_app.run_test(size=SIZE) as pilot:
         await settle(pilot)

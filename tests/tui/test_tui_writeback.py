@@ -45,8 +45,10 @@ async def test_at_80x24_the_title_and_buttons_show_and_the_diff_scrolls(tmp_path
         assert "Write tool_filtering back" in shown(screen.query_one("#writeback-title"))
 
 
-async def test_a_refused_write_takes_the_write_button_away(stackone_app: HoloTuneApp) -> None:
-    """Before: Write stayed on screen, disabled, beside the refusal."""
+async def test_a_refused_write_takes_the_write_button_away(stackone_here: HoloTuneApp) -> None:
+    """Before: Write stayed on screen, disabled, beside the refusal (which names the agent's
+    file: relative here, so its lines are as many whatever the test's folder)."""
+    stackone_app = stackone_here
     path = stackone_app.options.agent
     async with stackone_app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)

@@ -47,6 +47,15 @@ def stackone_app(stackone: Path, tmp_path: Path) -> HoloTuneApp:
     return _stackone_copy(stackone, tmp_path)
 
 
+@pytest.fixture
+def stackone_here(stackone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HoloTuneApp:
+    """:func:`stackone_app` run in its folder, the agent named ``agent.yaml``: a test whose
+    screen shows the agent's path draws the same lines whatever the length of the test's
+    folder (pytest-xdist's workers add to it)."""
+    monkeypatch.chdir(tmp_path)
+    return _stackone_copy(stackone, tmp_path, relative=True)
+
+
 def stackone_with_cases(stackone: Path, tmp_path: Path, every: int = 1) -> HoloTuneApp:
     """The stackone agent (a copy) with its ``cases.jsonl`` beside it (it has no test_cases of
     its own): every case, or every ``every``-th one for a smaller set."""
@@ -55,10 +64,18 @@ def stackone_with_cases(stackone: Path, tmp_path: Path, every: int = 1) -> HoloT
     return _stackone_copy(stackone, tmp_path)
 
 
-def _stackone_copy(stackone: Path, tmp_path: Path) -> HoloTuneApp:
+def _stackone_copy(stackone: Path, tmp_path: Path, *, relative: bool = False) -> HoloTuneApp:
+    """With ``relative`` the agent is named relative to ``tmp_path`` (the caller chdirs there):
+    what the screen shows of its path is as long whatever the length of ``tmp_path``."""
     agent = tmp_path / "agent.yaml"
     shutil.copyfile(stackone / "agent.yaml", agent)
-    return HoloTuneApp(Options(agent=agent, catalog=stackone / "catalog.json", environ=ENV))
+    return HoloTuneApp(
+        Options(
+            agent=Path(agent.name) if relative else agent,
+            catalog=stackone / "catalog.json",
+            environ=ENV,
+        )
+    )
 
 
 def research_app(tmp_path: Path, query: str = "", *, relative: bool = False) -> HoloTuneApp:
