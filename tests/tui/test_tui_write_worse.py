@@ -3,6 +3,7 @@ rule every tuner shares (:mod:`workbench.evaluate.verdict`), on the agent's labe
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -94,3 +95,41 @@ async def test_adopting_a_worse_front_point_asks_again(tmp_path: Path) -> None:
         dashboard = app.screen
         assert isinstance(dashboard, DashboardScreen) and dashboard.lab is not None
         assert dashboard.lab.setting == outcome.front[worse[0]].setting
+
+
+async def test_write_of_a_runtimes_worse_file_asks_a_second_confirmation(
+    tmp_path: Path,
+) -> None:
+    """serve's Write of ``--top-k 1`` into .mcp.json, against serve's default (top_k 5) on the
+    research agent's cases: measured worse, so the first ``y`` says so and writes nothing; the
+    second writes (the old Write wrote on one ``y``)."""
+    from tui_helpers import runtime_app
+
+    from workbench.tui.screens.config_write import ConfigWriteScreen
+
+    agent = research_app(tmp_path).options.agent
+    # nothing pinned: top_k 1 alone (pinning search_papers would hold recall within the bar)
+    agent.write_text(agent.read_text().replace("  always_include:\n    - search_papers\n", ""))
+    _with_cases(tmp_path)
+    mcp_json = tmp_path / ".mcp.json"
+    app = runtime_app(agent, runtime="serve")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", *["left_square_bracket"] * 4, "ctrl+s")
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfigWriteScreen)
+        assert "measured worse than the file's setting" in shown(
+            screen.query_one("#writeback-warnings")
+        )
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is screen and not mcp_json.exists()
+        assert "y again writes it" in shown(screen.query_one("#writeback-error"))
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is not screen
+    args = json.loads(mcp_json.read_text())["mcpServers"]["holo-tune"]["args"]
+    assert args[args.index("--top-k") + 1] == "1"

@@ -292,7 +292,10 @@ class ConfigWrite:
     which returns the backup's path (None: a new file). ``tune --apply`` prints it and writes
     (:func:`~workbench.commands.apply.show_config_write`); the dashboard's Write shows it in the
     write-back dialog. ``what`` names what is written (the dialog's title), ``written`` and
-    ``unchanged`` end the CLI's status line, ``summary`` is what the dialog says above the diff."""
+    ``unchanged`` end the CLI's status line, ``summary`` is what the dialog says above the diff;
+    ``worse``: why the setting written is measured worse than what the runtime runs now on the
+    labelled cases (:func:`~workbench.evaluate.verdict.worse_than_now`; None: not worse, or no
+    cases): the dashboard's Write then asks a second confirmation."""
 
     path: Path
     diff: str
@@ -304,6 +307,7 @@ class ConfigWrite:
     warnings: tuple[str, ...] = ()
     summary: tuple[str, ...] = ()
     no_backup: str = "a new file"
+    worse: str | None = None
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,7 @@ class HoloDeck07(Runtime):
             unchanged="the allowlists already say that",
             warnings=plan.warnings,
             summary=summary,
+            worse=report.verdict.worse_text() if plan.changed and report.verdict.worse else None,
         )
 
 

@@ -317,7 +317,8 @@ class PizzaPi(Runtime):
             f"toggles one; `holo-tune tune {Path(ws.agent.path).name} --runtime {self.name} "
             "--apply` chooses them from the labelled cases)",
         )
-        return replace(plan, summary=summary)
+        worse = _worse_than_default(ws, setting, request.cases) if plan.changed else None
+        return replace(plan, summary=summary, worse=worse)
 
     def _setting_text(self, report: PizzaReport) -> str:
         s = report.setting
@@ -381,6 +382,27 @@ class PizzaPi(Runtime):
             f"export --runtime {self.name} prints the fragment",
         ]
         return "\n".join(out) + "\n"
+
+
+def _worse_than_default(ws: Workspace, setting: PizzaSetting, cases: Path | None) -> str | None:
+    """Why ``setting`` is measured worse than PizzaPi's default (what its tuner's verdict
+    measures against) on the labelled cases, by the verdict every tuner shares; None: not
+    worse, or no cases."""
+    from workbench.evaluate.cases import resolve_cases
+    from workbench.evaluate.casesource import find_cases_source
+    from workbench.evaluate.verdict import worse_than_now
+    from workbench.runtimes.pizzapi_tune import PizzaSetting, measure
+
+    found = find_cases_source(ws.agent, cases)
+    if found is None:
+        return None
+    items = resolve_cases(found[1], ws.catalog).cases
+    if not items:
+        return None
+    new = measure(setting, ws.catalog, ws.tokens, items)
+    now = measure(PizzaSetting(), ws.catalog, ws.tokens, items)
+    tokens_all = int(ws.tokens.all)
+    return worse_than_now(new, now, tokens_all=tokens_all, same=setting == PizzaSetting())
 
 
 RUNTIME = PizzaPi()

@@ -281,7 +281,44 @@ class SearchToolRuntime(Runtime):
             f"`holo-tune tune {Path(ws.agent.path).name} --runtime {self.name} --apply` chooses "
             "them from the labelled cases)",
         )
-        return replace(plan, summary=summary)
+        worse = self.worse_than_now(ws, setting, request.cases) if plan.changed else None
+        return replace(plan, summary=summary, worse=worse)
+
+    def worse_than_now(
+        self, ws: Workspace, setting: DeferredSetting, cases: Path | None
+    ) -> str | None:
+        """Why ``setting`` is measured worse than what the runtime runs now (its file's setting,
+        else its default) on the labelled cases (the dashboard's ``cases`` file, else the one
+        beside the agent), by the verdict every tuner shares; None: not worse, or no cases."""
+        from workbench.evaluate.cases import resolve_cases
+        from workbench.evaluate.casesource import find_cases_source
+        from workbench.evaluate.deferred_tune import (
+            DeferredSetting,
+            entry_descriptions,
+            extra_tokens,
+            measure,
+        )
+        from workbench.evaluate.verdict import worse_than_now
+
+        found = find_cases_source(ws.agent, cases)
+        if found is None:
+            return None
+        items = resolve_cases(found[1], ws.catalog).cases
+        if not items:
+            return None
+        now = self.current_setting(ws) or DeferredSetting(
+            self.variants[0], self.default_results, ()
+        )
+        extra = extra_tokens(self.name, ws.catalog, ws.tokens, entry_descriptions(ws.agent.agent))
+
+        def run(s: DeferredSetting) -> list[Any]:
+            return measure(
+                s, ws.catalog, ws.tokens, items, extra, runtime=self.name, ranker=ws.engine
+            )
+
+        return worse_than_now(
+            run(setting), run(now), tokens_all=int(ws.tokens.all), same=setting == now
+        )
 
     def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
         """The configuration at ``setting`` (``export --runtime``'s output, as data)."""

@@ -16,12 +16,13 @@ from workbench.tui.screens.writeback import WriteBackScreen
 
 class ConfigWriteScreen(WriteBackScreen):
     """The write-back dialog for ``plan``. ``original``: the file as the app read it, when the
-    plan writes the agent file (a changed file then offers Reload)."""
+    plan writes the agent file (a changed file then offers Reload). A plan measured worse than
+    what the runtime runs now (:attr:`ConfigWrite.worse`) is written on a second ``y`` only."""
 
     TITLE = "Write {what} to {name}?"
 
     def __init__(self, plan: ConfigWrite, *, original: bytes | None = None) -> None:
-        super().__init__(plan.path, ToolFiltering(), original=original)
+        super().__init__(plan.path, ToolFiltering(), original=original, worse=plan.worse)
         self.config = plan
         self.WHAT = plan.what
 
