@@ -76,6 +76,13 @@ async def test_the_07_dialog_writes_allowlists_that_hold_the_knobs_budget(tmp_pa
         notes = shown(dialog.query_one("#writeback-warnings"))
         assert "chosen by the allowlist tuner on" in notes
         assert "allowed_tools" in shown(dialog.query_one("#writeback-diff"))
+        # within top_k 5's tokens the allowlists lose recall against every tool exposed now
+        # (the verdict, on the labelled cases): the first y asks again, the second writes
+        assert dialog.config.worse is not None
+        assert "measured worse than the file's setting" in notes
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is dialog
         await pilot.press("y")
         await settle(pilot)
         assert not isinstance(app.screen, WriteBackScreen)
