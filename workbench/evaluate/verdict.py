@@ -248,3 +248,14 @@ def judge(
             f"{cost}: recall {diff['recall'].mean:+.3f}, within the error bar",
         )
     return verdict("change", f"{cost}, nothing lost")
+
+
+def worse_than_now(
+    new: Sequence[PerCase], now: Sequence[PerCase], *, tokens_all: int, same: bool = False
+) -> str | None:
+    """Why a fixed setting (``new``, each case's result) is measured worse than what runs now
+    (``now``, the same cases) by :func:`judge` (:meth:`Verdict.worse_text`), or None: not worse.
+    Two fixed settings: nothing is fitted, every case is held out. The dashboard's Write of a
+    runtime's own file asks a second confirmation on it, as ``apply --cases`` refuses."""
+    verdict = judge(new, now, budget=Budget(max_tokens=0), tokens_all=tokens_all, same=same)
+    return verdict.worse_text() if verdict.worse else None
