@@ -22,8 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.catalog.models import Catalog
 from workbench.errors import HoloTuneError, InputError
-from workbench.evaluate.cases import AgentCases, Case, cases_from_agent, load_cases
+from workbench.evaluate.cases import (
+    AgentCases,
+    Case,
+    ResolvedCase,
+    cases_from_agent,
+    load_cases,
+    resolve_cases,
+)
 
 Kind = Literal["flag", "agent", "beside", "dataset"]
 
@@ -88,6 +96,17 @@ def find_cases_source(
         if path.is_file():
             return CasesSource(kind, path), load_cases(path)
     return None
+
+
+def labelled_cases(
+    agent: AgentCases, catalog: Catalog, cases: str | Path | None = None
+) -> list[ResolvedCase]:
+    """The cases of :func:`find_cases_source` resolved against ``catalog`` (empty: no source,
+    or no case naming a tool of it): what a write measures its setting on before it asks."""
+    found = find_cases_source(agent, cases)
+    if found is None:
+        return []
+    return list(resolve_cases(found[1], catalog).cases)
 
 
 def resolve_cases_source(

@@ -56,7 +56,7 @@ from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
-from workbench.evaluate.verdict import Verdict, judge
+from workbench.evaluate.verdict import Verdict, judge_held_out
 from workbench.runtimes import get_runtime
 from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
@@ -906,15 +906,12 @@ class DeferredReport:
     def verdict(self) -> Verdict:
         """Whether the proposal is a recommendation against the current setting
         (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
-        pos = {id(r.case): i for i, r in enumerate(self.current_cases)}
-        by_case = sorted(self.heldout_cases, key=lambda r: pos.get(id(r.case), -1))
-        return judge(
-            by_case,
+        return judge_held_out(
+            self.heldout_cases,
             self.current_cases,
             budget=self.budget,
             tokens_all=self.default.tokens_all,
             same=self.current == self.setting,
-            unit="task",
         )
 
 

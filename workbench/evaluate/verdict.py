@@ -172,6 +172,29 @@ def differences(proposal: Sequence[PerCase], current: Sequence[PerCase]) -> dict
     return out
 
 
+class CaseResultOf(PerCase, Protocol):
+    """A case's result that names its case (a metrics.CaseResult)."""
+
+    @property
+    def case(self) -> object: ...
+
+
+def judge_held_out(
+    heldout: Sequence[CaseResultOf],
+    current: Sequence[CaseResultOf],
+    *,
+    budget: Budget,
+    tokens_all: int,
+    same: bool,
+) -> Verdict:
+    """:func:`judge` of a k-fold tuner's held-out results (in fold order) against the current
+    setting's (in case order): the held-out ones put in case order first, per task (the set
+    tuners' unit)."""
+    pos = {id(r.case): i for i, r in enumerate(current)}
+    by_case = sorted(heldout, key=lambda r: pos.get(id(r.case), -1))
+    return judge(by_case, current, budget=budget, tokens_all=tokens_all, same=same, unit="task")
+
+
 def judge(
     proposal: Sequence[PerCase],
     current: Sequence[PerCase],

@@ -388,15 +388,11 @@ def _worse_than_default(ws: Workspace, setting: PizzaSetting, cases: Path | None
     """Why ``setting`` is measured worse than PizzaPi's default (what its tuner's verdict
     measures against) on the labelled cases, by the verdict every tuner shares; None: not
     worse, or no cases."""
-    from workbench.evaluate.cases import resolve_cases
-    from workbench.evaluate.casesource import find_cases_source
+    from workbench.evaluate.casesource import labelled_cases
     from workbench.evaluate.verdict import worse_than_now
     from workbench.runtimes.pizzapi_tune import PizzaSetting, measure
 
-    found = find_cases_source(ws.agent, cases)
-    if found is None:
-        return None
-    items = resolve_cases(found[1], ws.catalog).cases
+    items = labelled_cases(ws.agent, ws.catalog, cases)
     if not items:
         return None
     new = measure(setting, ws.catalog, ws.tokens, items)

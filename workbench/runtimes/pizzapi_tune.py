@@ -48,7 +48,7 @@ from workbench.evaluate.generalise import Bars, Rule, generalising
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
-from workbench.evaluate.verdict import Verdict, judge
+from workbench.evaluate.verdict import Verdict, judge_held_out
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -331,15 +331,12 @@ class PizzaReport:
     def verdict(self) -> Verdict:
         """Whether the proposal is a recommendation against PizzaPi's defaults
         (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
-        pos = {id(r.case): i for i, r in enumerate(self.current_cases)}
-        by_case = sorted(self.heldout_cases, key=lambda r: pos.get(id(r.case), -1))
-        return judge(
-            by_case,
+        return judge_held_out(
+            self.heldout_cases,
             self.current_cases,
             budget=self.budget,
             tokens_all=self.default.tokens_all,
             same=self.setting == PizzaSetting(),
-            unit="task",
         )
 
     @property

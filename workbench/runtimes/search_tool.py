@@ -290,8 +290,7 @@ class SearchToolRuntime(Runtime):
         """Why ``setting`` is measured worse than what the runtime runs now (its file's setting,
         else its default) on the labelled cases (the dashboard's ``cases`` file, else the one
         beside the agent), by the verdict every tuner shares; None: not worse, or no cases."""
-        from workbench.evaluate.cases import resolve_cases
-        from workbench.evaluate.casesource import find_cases_source
+        from workbench.evaluate.casesource import labelled_cases
         from workbench.evaluate.deferred_tune import (
             DeferredSetting,
             entry_descriptions,
@@ -300,10 +299,7 @@ class SearchToolRuntime(Runtime):
         )
         from workbench.evaluate.verdict import worse_than_now
 
-        found = find_cases_source(ws.agent, cases)
-        if found is None:
-            return None
-        items = resolve_cases(found[1], ws.catalog).cases
+        items = labelled_cases(ws.agent, ws.catalog, cases)
         if not items:
             return None
         now = self.current_setting(ws) or DeferredSetting(
