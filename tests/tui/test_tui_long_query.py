@@ -108,3 +108,30 @@ async def test_a_query_given_at_start_is_one_line_cut_at_the_limit(tmp_path: Pat
         assert MAX_QUERY_BYTES - 1 <= query_bytes(box.value) <= MAX_QUERY_BYTES
         assert screen.query_text == box.value and box.border_subtitle == FULL
         assert any(n.title == "query limit" for n in app._notifications)
+
+
+async def test_a_long_query_is_drawn_as_input_draws_it(tmp_path: Path) -> None:
+    """Above WINDOWED characters the box draws only the characters in view: the line is Input's
+    own, cell for cell and style for style, with the cursor at the start, inside and at the end,
+    a selection, and characters two cells wide (Input's full render is the oracle)."""
+    from textual.widgets import Input
+
+    from workbench.tui.widgets.query_input import WINDOWED, cell_starts
+
+    app = research_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.screen.query_one("#query", QueryInput)
+        text = ("find 论文 on attention, é ok; " * 200)[: WINDOWED * 3]
+        box.value = text
+        await settle(pilot)
+        assert box._windowed() and cell_starts(text)[-1] > len(text)  # wide characters in it
+        for place in (0, 1, WINDOWED, len(text) // 2 + 1, len(text) - 3, len(text)):
+            box.cursor_position = place
+            await pilot.pause()
+            assert box._position_to_cell(place) == Input._position_to_cell(box, place)
+            assert list(box.render_line(0)) == list(Input.render_line(box, 0)), place
+        box.selection = type(box.selection)(len(text) - 40, len(text) - 5)
+        await pilot.pause()
+        assert list(box.render_line(0)) == list(Input.render_line(box, 0))
+        assert box.content_width == Input.content_width.fget(box)  # type: ignore[attr-defined]

@@ -9,13 +9,20 @@ out; while the box is full its border says so.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
 from typing import ClassVar
 
+from rich.cells import get_character_cell_size
+from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import Reactive
+from textual.strip import Strip
 
 from workbench.limits import MAX_QUERY_BYTES, query_bytes
 from workbench.tui.widgets.text_box import TextBox
@@ -28,6 +35,24 @@ WIDEST = 4
 #: Textual's Input measures a line with a regular expression that takes the square of the
 #: length before a line break (a 5.7 KB query with one: a second per measure, several per key).
 ONE_LINE = str.maketrans(dict.fromkeys("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
+
+
+#: Above this many characters the box draws only the characters in view: Input renders, measures
+#: and crops the whole value on every frame, character by character where it is not plain ASCII
+#: (a 64 KiB query: tens of milliseconds a frame, several frames a key).
+WINDOWED = 1_000
+#: What is not one cell wide in plain ASCII (the characters whose width is looked up).
+_NOT_ONE_CELL = re.compile(r"[^\x20-\x7e]")
+
+
+@lru_cache(maxsize=4)
+def cell_starts(value: str) -> tuple[int, ...]:
+    """The cell where each character of ``value`` starts, and its whole width last
+    (``len(value) + 1`` entries): one pass, a width looked up only where it may not be 1."""
+    widths = [1] * len(value)
+    for found in _NOT_ONE_CELL.finditer(value):
+        widths[found.start()] = get_character_cell_size(found.group())
+    return (0, *accumulate(widths))
 
 
 def fit(text: str, room: int) -> str:
@@ -100,6 +125,51 @@ class QueryInput(TextBox):
         if len(kept) < len(value):
             self.post_message(self.Capped(query_bytes(value) - query_bytes(kept)))
         return kept
+
+    def _windowed(self) -> bool:
+        value = self.value
+        return len(value) > WINDOWED and "\t" not in value and not self.password
+
+    def _position_to_cell(self, position: int) -> int:
+        if not self._windowed():
+            return super()._position_to_cell(position)
+        return cell_starts(self.value)[max(0, min(position, len(self.value)))]
+
+    @property
+    def content_width(self) -> int:
+        if not self._windowed():
+            return super().content_width
+        return cell_starts(self.value)[-1] + 1
+
+    def render_line(self, y: int) -> Strip:
+        """Input's line, drawn from the characters in view only when the value is long (the
+        same cursor and selection styles; suggestions are not offered at that length)."""
+        if y != 0 or not self._windowed():
+            return super().render_line(y)
+        value = self.value
+        starts = cell_starts(value)
+        width = self.scrollable_content_region.width
+        scroll_x = int(self.scroll_offset.x)
+        first = max(bisect_right(starts, scroll_x) - 1, 0)
+        last = min(bisect_right(starts, scroll_x + width + 1) + 1, len(value))
+        text = Text(value[first:last], no_wrap=True, overflow="ignore", end="")
+        if self.has_focus:
+            if not self.selection.is_empty:
+                start, end = sorted(self.selection)
+                style = self.get_component_rich_style("input--selection")
+                text.stylize_before(style, max(start - first, 0), max(end - first, 0))
+            if self._cursor_visible:
+                cursor = self.cursor_position - first
+                if self.cursor_at_end:
+                    text.pad_right(1)
+                if 0 <= cursor <= len(text):
+                    text.stylize(self.get_component_rich_style("input--cursor"), cursor, cursor + 1)
+        console = self.app.console
+        options = self.app.console_options.update_width(text.cell_len + 1)
+        strip = Strip(list(console.render(text, options)))
+        offset = scroll_x - starts[first]
+        strip = strip.crop(offset, offset + width + 1).extend_cell_length(width + 1)
+        return strip.apply_style(self.rich_style)
 
     def watch_value(self, value: str) -> None:
         self.border_subtitle = FULL if query_bytes(value) > MAX_QUERY_BYTES - WIDEST else ""
