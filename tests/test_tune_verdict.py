@@ -150,6 +150,13 @@ def test_the_default_budget_keeps_every_tool_of_a_small_agent(
     verdict = data["verdict"]
     assert verdict["kind"] == "keep-all" and verdict["kept"], verdict
     assert "at most 2,000" in verdict["reason"]
+    # the text report calls the tuner's setting what it is: tuned, not proposed
+    argv = ["tune", str(agent), "--catalog", str(agent.with_suffix(".catalog.json"))]
+    argv += ["--cases", str(agent.with_suffix(".cases.yaml")), "--runtime", runtime]
+    assert main([*argv, "--no-what-if"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("tuned     ") for line in lines)
+    assert not any(line.startswith("proposed") for line in lines)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

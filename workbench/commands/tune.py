@@ -204,7 +204,7 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
     lines = [
         f"{ws.agent.name}: {report.cases} cases, {len(ws.catalog)} tools, {o.folds}-fold",
         f"budget    {budget_text(o.budget, ws.tokens.all)}",
-        f"proposed  {describe(o.setting)}",
+        f"{report.verdict.label}  {describe(o.setting)}",
         f"  held-out  {metric_line(o.heldout)}",
         f"  in-sample {metric_line(o.insample)}",
         f"  gap       {gap_text(o.insample, o.heldout)}",

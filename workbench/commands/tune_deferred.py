@@ -153,7 +153,7 @@ def human(
         f"query     {report.queries.describe()}",
         f"bill      {plugin.bill_text(report.extra_tokens)}",
         f"budget    {_budget_text(report.budget)}",
-        f"proposed  {plugin.setting_text(report, ws)}",
+        f"{report.verdict.label}  {plugin.setting_text(report, ws)}",
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",

@@ -113,7 +113,7 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"backend   {report.surface.backend} (model.provider {ws.agent.agent.model.provider}): "
         "static allowlists, the same tools on every request",
         f"budget    {_budget_text(report.budget, ws.tokens.all)}",
-        f"proposed  {kept} of {total} MCP tools exposed"
+        f"{report.verdict.label}  {kept} of {total} MCP tools exposed"
         + (f"; {len(dropped)} server(s) dropped" if dropped else ""),
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",

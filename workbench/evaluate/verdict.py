@@ -98,6 +98,12 @@ class Verdict:
             return True
         return any(d.below for k, d in self.difference.items() if k in ("recall", "hit"))
 
+    @property
+    def label(self) -> str:
+        """The word in front of the tuner's setting in the text report: ``proposed`` when it is
+        recommended, ``tuned`` (the best within the budget, not advised) when it is kept from."""
+        return "tuned   " if self.kept else "proposed"
+
     def worse_text(self) -> str:
         """What makes it worse, in one clause (the refusals of ``--apply``, ``apply`` and the
         dashboard's second confirmation)."""

@@ -367,7 +367,8 @@ class PizzaPi(Runtime):
             f"query     {report.queries.describe()}",
             f"bill      {self.billing}",
             f"budget    {_budget_text(report.budget)}",
-            f"proposed  maxResults {s.max_results}, tokenThreshold {s.token_threshold:,} (the "
+            f"{report.verdict.label}  maxResults {s.max_results}, tokenThreshold "
+            f"{s.token_threshold:,} (the "
             f"agent's MCP tools: {report.total_chars:,} characters), keepLoadedTools "
             f"{str(s.keep_loaded_tools).lower()}; {kept}; deferLoading: {overrides}",
             f"  held-out  {line(report.heldout)}",
