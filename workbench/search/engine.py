@@ -54,7 +54,7 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
-class _LRU(Generic[K, V]):
+class LRU(Generic[K, V]):
     """A small thread-safe least-recently-used map of at most ``size`` items, whose keys'
     ``weight`` (their query's length) adds up to at most ``budget``."""
 
@@ -117,10 +117,10 @@ class HoloDeckEngine:
         self._tool_error: str | None = None
         self._prepared = embedder is None
         self._prepare_lock = threading.Lock()
-        self._rankings: _LRU[tuple[str, str], Ranking] = _LRU(
+        self._rankings: LRU[tuple[str, str], Ranking] = LRU(
             RANKING_CACHE_SIZE, lambda key: len(key[0]), CACHE_QUERY_CHARS
         )
-        self._queries: _LRU[str, FloatArray] = _LRU(QUERY_CACHE_SIZE, len, CACHE_QUERY_CHARS)
+        self._queries: LRU[str, FloatArray] = LRU(QUERY_CACHE_SIZE, len, CACHE_QUERY_CHARS)
 
     # -- tool embeddings -------------------------------------------------------------------
     @property
