@@ -1,6 +1,6 @@
 """Reaching ``holo-tune serve`` from the tests: the real command over stdio or streamable HTTP
-with the ``mcp`` client, and the side every answer is held to: ``holo-tune search --json``'s
-selection in ranking order, computed in-process by the core functions the command calls.
+with the ``mcp`` client, and the side every answer is held to: ``holo-tune search --runtime serve
+--json``'s answer in its order, computed in-process by the core functions the command calls.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from workbench.cli import parse_args
-from workbench.commands.common import open_command_workspace, setting_from_args
-from workbench.commands.search import search, search_json
+from workbench.commands.common import open_command_workspace, runtime_of
+from workbench.commands.search_ranked import ranked_json
+from workbench.search.serving import NO_TOOL_FITS
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO / "tests" / "data" / "datasets"
@@ -132,29 +133,40 @@ def text_of(result: CallToolResult) -> str:
 
 
 async def search_names(session: ClientSession, query: str) -> list[str]:
-    """``search_tools``'s answer: the tools' names in its order (each a full definition)."""
+    """``search_tools``' answer: the tools' names in its order (each a full definition); none
+    when it answers that no tool fits."""
     result = await session.call_tool("search_tools", {"query": query})
     assert not result.is_error, text_of(result)
-    tools: list[dict[str, Any]] = json.loads(text_of(result))
+    text = text_of(result)
+    if text.startswith(NO_TOOL_FITS):
+        assert result.structured_content == {"result": []}
+        return []
+    tools: list[dict[str, Any]] = json.loads(text)
     assert all({"name", "inputSchema"} <= set(tool) for tool in tools)
     return [tool["name"] for tool in tools]
 
 
 class Expected:
     """``holo-tune search AGENT QUERY --runtime serve [ARGS] --json`` in-process: the same
-    parsing, workspace (serve's view of the catalog) and functions as the command, read as its
-    selection in ranking order."""
+    parsing, workspace (serve's view of the catalog) and functions as the command, read as what
+    the search returns, in its order."""
 
     def __init__(self, agent: Path | str, *args: str) -> None:
         argv = ["search", str(agent), "query", "--runtime", "serve", *args, "--json"]
         self.args: argparse.Namespace = parse_args(argv)
         self.workspace = open_command_workspace(self.args, agent_warnings=False)
-        self.setting = setting_from_args(self.args, self.workspace.agent.filtering)
+        runtime = runtime_of(self.args, self.workspace.agent)
+        ranker = runtime.plugin.search_ranker(self.workspace, self.args)
+        assert ranker is not None, "serve searches with its own engine"
+        self.ranker = ranker
+
+    def json(self, query: str) -> dict[str, Any]:
+        """``search --json``'s object for ``query``."""
+        return ranked_json(self.workspace, self.ranker(query), None)
 
     def __call__(self, query: str) -> list[str]:
-        obj = search_json(self.workspace, search(self.workspace, query, self.setting), None)
-        selected = set(obj["selected"])
-        return [row["tool"] for row in obj["ranking"] if row["tool"] in selected]
+        selected: list[str] = self.json(query)["selected"]
+        return selected
 
 
 def sample_queries(dataset: Path, count: int) -> list[str]:

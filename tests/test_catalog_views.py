@@ -196,20 +196,19 @@ def test_tools_under_holodeck_06_is_unchanged(
 def test_serve_indexes_an_undescribed_tool_by_its_name_and_parameters(tmp_path: Path) -> None:
     """serve's index (the one its command builds, whatever runtime the agent is detected as:
     here HoloDeck 0.6 by its block) holds every listed tool, and no partial docstring."""
-    from workbench.commands.serve import agent_and_setting, snapshot_index
+    from workbench.commands.serve import served_from_args, snapshot_index
 
     agent, snapshot = _snapshot_agent(tmp_path)
     args = parse_args(["serve", str(agent), "--catalog", str(snapshot), "--embedder", "none"])
-    agent_config, setting = agent_and_setting(args)
-    index = snapshot_index(args, agent_config, setting)
+    index = snapshot_index(args, served_from_args(args))
     assert index.catalog.names() == AS_LISTED_NAMES
     undescribed = index.tool("mongo-undescribed")
     assert undescribed is not None
     assert undescribed.search_text == "undescribed mongo collection"
     # words of functools.partial's docstring find nothing; the tool's own words find it
-    assert index.search("partial application keywords") == []
-    assert index.search("undescribed collection")[0].full_name == "mongo-undescribed"
-    assert index.search("connect to a mongodb deployment")[0].full_name == "mongo-connect"
+    assert index.search("partial application keywords").confidence == 0.0
+    assert index.search("undescribed collection").tools[0].full_name == "mongo-undescribed"
+    assert index.search("connect to a mongodb deployment").tools[0].full_name == "mongo-connect"
 
 
 @pytest.mark.slow

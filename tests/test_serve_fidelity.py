@@ -1,7 +1,7 @@
-"""Fidelity: ``search_tools`` answers with exactly what ``holo-tune search --json`` selects, in
-ranking order, on every data set (served from its snapshot with ``--catalog``).
+"""Fidelity: ``search_tools`` answers with exactly what ``holo-tune search --runtime serve --json``
+returns, in its order, on every data set (served from its snapshot with ``--catalog``).
 
-The serving side is built as the command builds it (``agent_and_setting`` and
+The serving side is built as the command builds it (``served_from_args`` and
 ``snapshot_index`` from the parsed command line) and reached through FastMCP's in-memory client;
 the expected side is the ``search`` command's own functions on a workspace of its own. One run
 goes through the real command over stdio.
@@ -17,7 +17,7 @@ from fastmcp import Client
 from serve_client import DATASETS, Expected, sample_queries, search_names, serve_stdio, text_of
 
 from workbench.cli import parse_args
-from workbench.commands.serve import agent_and_setting, snapshot_index
+from workbench.commands.serve import served_from_args, snapshot_index
 from workbench.serve.calls import Router
 from workbench.serve.server import build_server
 
@@ -34,8 +34,7 @@ SETTINGS = {
 def served_names(dataset: Path, flags: list[str], queries: list[str]) -> list[list[str]]:
     agent_file, catalog = str(dataset / "agent.yaml"), str(dataset / "catalog.json")
     args = parse_args(["serve", agent_file, "--catalog", catalog, "--embedder", "none", *flags])
-    agent, setting = agent_and_setting(args)
-    index = snapshot_index(args, agent, setting)
+    index = snapshot_index(args, served_from_args(args))
     server = build_server(index, Router(index, None))
 
     async def ask() -> list[list[str]]:
@@ -103,7 +102,9 @@ def test_the_real_command_over_stdio_answers_the_same(tmp_path: Path) -> None:
                 return listing, found, text_of(call)
 
     listing, found, refusal = anyio.run(ask)
-    assert listing == ["bfcl-math.factorial", "bfcl-math.gcd", "search_tools", "call_tool"]
+    # --always-include (an older .mcp.json's) pins, after --pin and before --pin-file
+    pinned = ["bfcl-math.factorial", "bfcl-calculate_triangle_area", "bfcl-math.gcd"]
+    assert listing == [*pinned, "search_tools", "call_tool"]
     assert found == [expected(q) for q in queries]
-    assert all("bfcl-calculate_triangle_area" in names for names in found)  # always_include
+    assert all(len(names) == 6 for names in found)
     assert refusal.startswith("served from a snapshot: calls need the live servers")

@@ -99,7 +99,7 @@ def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
 
     from workbench.catalog.models import Catalog
     from workbench.config import load_agent
-    from workbench.config.filtering import ToolFiltering
+    from workbench.search.holo.settings import HoloSettings
     from workbench.serve.calls import Router
     from workbench.serve.index import ServeIndex
     from workbench.serve.server import build_server
@@ -109,7 +109,7 @@ def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
         "name: empty\nmodel:\n  provider: openai\n  name: gpt-4o\ninstructions:\n  inline: x\n"
     )
     agent = load_agent(agent_file)
-    index = ServeIndex(agent, Catalog(tools=[], servers=[]), ToolFiltering(), embedder_spec="none")
+    index = ServeIndex(agent, Catalog(tools=[], servers=[]), HoloSettings(), embedder_spec="none")
 
     async def ask() -> tuple[bool, str, object]:
         async with Client(build_server(index, Router(index, None))) as client:

@@ -1,7 +1,7 @@
 """``holo-tune serve`` as a user starts and stops it: the real command in a process.
 
-At its start serve says on stderr and in serve.log what ``search`` and ``check`` say of a
-setting whose search cannot vary (every query answered with the same tools), and, under
+At its start serve says on stderr and in serve.log the settings it searches with (``search``
+and ``check`` say of HoloDeck's setting when its search cannot vary), and, under
 ``--catalog`` (no server started), nothing of a server's unset key. Ctrl-C (SIGINT) ends it with
 ``holo-tune: interrupted`` and exit code 130, over stdio and over HTTP; ``call_tool`` takes its
 ``arguments`` as an object or as a JSON string that parses to one (the MCP Inspector's CLI
@@ -42,13 +42,9 @@ CANNOT_VARY = (
     "(vectorstore-search_papers, brave_search-brave_image_search, "
     "brave_search-brave_llm_context)"
 )
-#: The same finding as serve says it: serve sees the tools in the servers' own order (its
-#: catalog view), so its first 3 after a restart are Brave's first two as listed.
-CANNOT_VARY_SERVE = (
-    "top_k 3 <= 3 always-sent tools: search adds nothing, every request carries the same tools "
-    "(vectorstore-search_papers, brave_search-brave_web_search, "
-    "brave_search-brave_local_search)"
-)
+#: What serve says at its start: its engine's settings (it reads no tool_filtering block, so the
+#: finding above is not serve's).
+SERVE_READY = "search: holo engine (lexical 0.5, name 0.5), top_k 3, no threshold over 18 tools"
 
 
 def without_brave_key() -> dict[str, str]:
@@ -91,13 +87,14 @@ def test_stdio_start_warns_and_sigint_exits_130(tmp_path: Path) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.close()
         proc.stdout.close()
-    assert f"holo-tune serve: {CANNOT_VARY_SERVE}\n" in started
+    assert f"holo-tune serve: {SERVE_READY}\n" in started
+    assert "search adds nothing" not in started
     assert "BRAVE_API_KEY" not in started  # no server starts: nothing reads the key
     text = err.read_text()
     assert "SIGINT: stopping" in text and text.endswith("holo-tune: interrupted\n")
     found = re.search(r"holo-tune serve: log: (\S+)", started)
     assert found is not None
-    assert f"WARNING holo_tune.serve: {CANNOT_VARY_SERVE}\n" in Path(found[1]).read_text()
+    assert f"INFO holo_tune.serve: {SERVE_READY}\n" in Path(found[1]).read_text()
 
 
 def test_search_says_it_too_and_only_when_the_search_cannot_vary(

@@ -86,8 +86,13 @@ CASES_EPILOG = (
 
 SERVE_EPILOG = (
     "Lists the pinned tools, search_tools(query) and call_tool(name, arguments) (FastMCP's "
-    "names). search_tools answers with the tools 'holo-tune search AGENT QUERY --json' selects, "
-    "best first, as full definitions; call_tool forwards to the MCP server that owns the tool "
+    "names). search_tools answers with holo-tune's own engine under --settings and the flags "
+    "over it, as 'holo-tune search AGENT QUERY --runtime serve' shows: the tools, best first, "
+    "as full definitions, or 'no tool fits' when the confidence is below the threshold; "
+    "'select:NAME[,NAME]' returns exactly those tools. Without --settings: the engine's "
+    "defaults (the dense signal when an embedder runs: --embedder, else the agent's). The "
+    "agent's tool_filtering block is HoloDeck's and is not read. call_tool forwards to the MCP "
+    "server that owns the tool "
     "(one session per server, kept open; --timeout bounds every call, else each entry's "
     "request_timeout). A server that fails is said on stderr and the others serve; a dead one "
     "is started again on the next call. HTTP: streamable HTTP at http://HOST:PORT/mcp. Logs: "
@@ -237,6 +242,63 @@ def _setting_flags(p: argparse.ArgumentParser, *, enabled: bool = True) -> None:
     )
 
 
+SETTINGS_HELP = (
+    "holo-tune's engine settings (serve's search), JSON: what tune --runtime serve --json "
+    "prints, whole or its settings object (default: the engine's defaults)"
+)
+BUDGET_HELP = "the most tool tokens one search returns (without --top-k the budget alone decides)"
+
+
+def _engine_flags(p: argparse.ArgumentParser) -> None:
+    """``--settings`` and ``--max-tokens`` on a command that ranks (``search``, ``eval``): read
+    where the runtime searches with holo-tune's engine (``--runtime serve``)."""
+    g = p.add_argument_group(
+        "holo-tune's engine (--runtime serve: --settings FILE, then --top-k, --max-tokens, "
+        "--threshold, --method and --always-include over it, as serve reads them)"
+    )
+    g.add_argument("--settings", metavar="FILE", help=SETTINGS_HELP)
+    g.add_argument("--max-tokens", type=int, metavar="N", help=BUDGET_HELP)
+
+
+def _serve_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("search (--settings FILE, the flags over it; docs/serve.md)")
+    g.add_argument("--settings", metavar="FILE", help=SETTINGS_HELP)
+    g.add_argument(
+        "--top-k", type=int, metavar="K", help="the most tools one search returns (1-100)"
+    )
+    g.add_argument("--max-tokens", type=int, metavar="N", help=BUDGET_HELP)
+    g.add_argument(
+        "--threshold",
+        type=float,
+        metavar="T",
+        help="below this confidence a search answers 'no tool fits' (-1 to 1: the best tool's "
+        "cosine, or without embeddings the share of the query's words the best tool has)",
+    )
+    g.add_argument(
+        "--method",
+        choices=["semantic", "bm25", "hybrid"],
+        help="kept for .mcp.json files an older tune --apply wrote: bm25 turns the dense signal "
+        "off (no embedding model starts), semantic turns BM25 off, hybrid keeps the settings' "
+        "weights",
+    )
+    old = p.add_argument_group("HoloDeck's filter flags, read for older .mcp.json files")
+    old.add_argument(
+        "--always-include",
+        action="append",
+        metavar="NAME",
+        help="a tool always sent: pinned, as --pin (repeatable)",
+    )
+    old.add_argument(
+        "--always-include-file", metavar="FILE", help="tools always sent, from a file: pinned"
+    )
+    old.add_argument(
+        "--no-always-include", action="store_true", help="changes nothing (no YAML block is read)"
+    )
+    old.add_argument(
+        "--top-n-used", type=int, metavar="N", help="ignored (the engine counts no usage)"
+    )
+
+
 def _partial_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allow-partial",
@@ -308,6 +370,7 @@ def build_parser() -> Parsers:
         "runtime shows its search's results in its order, --top-k as its results per search and "
         "--always-include as its pinned tools",
     )
+    _engine_flags(p)
     p.add_argument("--limit", type=int, metavar="N", help="show the first N of the ranking")
     p.add_argument("--usage", metavar="FILE", help="tool usage counts (JSON) for a warm runtime")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
@@ -387,6 +450,7 @@ def build_parser() -> Parsers:
         "server_defer=memory:false",
     )
     _llm_flag(p, "--engine anthropic")
+    _engine_flags(p)
     p.add_argument("--min-recall", type=float, metavar="R", help="exit 1 if recall < R")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
 
@@ -486,7 +550,7 @@ def build_parser() -> Parsers:
         "serve", help=COMMANDS["serve"], description=COMMANDS["serve"], epilog=SERVE_EPILOG
     )
     _common(p, embedder=True)
-    _setting_flags(p, enabled=False)
+    _serve_flags(p)
     p.add_argument(
         "--servers",
         metavar="FILE",

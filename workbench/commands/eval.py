@@ -47,6 +47,8 @@ from workbench.evaluate.metrics import (
     only_generated,
 )
 from workbench.evaluate.query_findings import QueryReader
+from workbench.runtime import RuntimeInfo
+from workbench.runtimes.base import CaseSearch
 from workbench.search.delivery import MethodRun, method_run, runtime_engine
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.anthropic import Variant
@@ -227,8 +229,18 @@ _SETTING_FLAGS = {
 }
 
 
-def run_holodeck(args: argparse.Namespace) -> EvalReport:
+def run_holodeck(args: argparse.Namespace) -> EvalReport | EngineReport:
     ws, cases = open_for_cases(args)
+    runtime = runtime_of(args, ws.agent)
+    own = runtime.plugin.case_search(ws, args)
+    if own is not None:  # the runtime's own search (serve: holo-tune's engine), as it runs
+        return run_own(args, ws, cases, runtime, own)
+    for flag in ("settings", "max_tokens"):
+        if getattr(args, flag, None) is not None:
+            warn(
+                f"--{flag.replace('_', '-')}: {runtime.name} is measured with HoloDeck's filter, "
+                "which does not read it; ignored"
+            )
     setting = measured_setting(args, ws)
     if not setting.enabled:
         warn(
@@ -236,7 +248,6 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
             "measured (--enabled true measures the filter)"
         )
     # what the runtime runs: semantic scored with --embedder is BM25 where it has no embedding
-    runtime = runtime_of(args, ws.agent)
     given = runtime.plugin.runs_given_embedder
     engine = runtime_engine(ws.engine, ws.agent.agent, given=given)
     report = evaluate(engine, ws.catalog, ws.tokens, cases, setting)
@@ -252,6 +263,26 @@ def run_holodeck(args: argparse.Namespace) -> EvalReport:
         sys.stdout.write(human_report(report, ws, run))
         if findings:
             sys.stdout.write(miss_findings_text(findings))
+    return report
+
+
+def run_own(
+    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo, own: CaseSearch
+) -> EngineReport:
+    """The runtime's own search (:meth:`~workbench.runtimes.base.Runtime.case_search`) on every
+    case, billed as the runtime bills a task; ``--json`` as ``eval --engine``'s, its ``engine``
+    the runtime's search and its ``setting`` the settings searched with."""
+    report = evaluate_engine(own.strategy, cases, int(ws.tokens.all))
+    warn_generated(report.per_case)
+    if args.json:
+        obj = with_runtime(with_source(report.to_json(ws.catalog), cases), runtime)
+        print_json(obj, stream=sys.stdout)
+    else:
+        head = [
+            f"{ws.agent.name}: {report.metrics.cases} cases, {len(ws.catalog)} tools",
+            f"search    {runtime.name}: {own.heading}",
+        ]
+        sys.stdout.write(_report_lines(head, report, ws))
     return report
 
 

@@ -66,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
         return run_ranked(args, queries, workspace, runtime, own, out)
     if getattr(args, "variant", None) is not None:
         warn(f"--variant: {runtime.name} is searched with HoloDeck's filter; ignored")
+    for flag in ("settings", "max_tokens"):
+        if getattr(args, flag, None) is not None:
+            warn(
+                f"--{flag.replace('_', '-')}: {runtime.name} is searched with HoloDeck's filter, "
+                "which does not read it; ignored"
+            )
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None

@@ -2,7 +2,8 @@
 (:meth:`workbench.runtimes.base.Runtime.search_ranker`): what that search returns, in its order,
 and every tool that scored, best first, under the names the runtime lists.
 
-``--json`` keeps ``search --json``'s keys: ``selected`` is what the search returns in its order
+``--json`` keeps ``search --json``'s keys (and adds the search's own: serve's ``confidence``,
+``refused`` and each row's ``shares``): ``selected`` is what the search returns in its order
 (``"order": "ranked"`` says so; HoloDeck's is sorted by name), ``ranking`` every tool that scored
 (the first N with ``--limit N``), ``method``/``top_k``/``similarity_threshold`` the runtime's
 variant, results per search and no threshold (its ``setting`` has the rest), ``tokens.selected``
@@ -56,7 +57,10 @@ def ranked_json(workspace: Workspace, found: SearchRanking, limit: int | None) -
         "setting": setting,
         "order": "ranked",
         "selected": list(found.selected),
-        "ranking": [{"tool": name, "score": score} for name, score in found.ranking[:limit]],
+        "ranking": [
+            {"tool": name, "score": score, **_shares(found, position)}
+            for position, (name, score) in enumerate(found.ranking[:limit])
+        ],
         "tokens": {
             "all": tokens.all,
             "selected": tokens.total(list(found.indices)),
@@ -65,18 +69,34 @@ def ranked_json(workspace: Workspace, found: SearchRanking, limit: int | None) -
             "exact": tokens.exact,
         },
         "findings": [],
+        **found.extra,
     }
+
+
+def _shares(found: SearchRanking, position: int) -> dict[str, Any]:
+    """A ranking row's ``shares`` (what its score is made of), where the search gives them."""
+    if position >= len(found.shares):
+        return {}
+    return {"shares": {k: round(float(v), 6) for k, v in found.shares[position].items()}}
 
 
 def ranked_text(workspace: Workspace, found: SearchRanking, limit: int | None, name: str) -> str:
     rows = limit if limit is not None else max(DEFAULT_ROWS, len(found.selected) + 3)
     shown = found.ranking[:rows]
     width = max([len("tool")] + [len(tool) for tool, _ in shown])
-    lines = [found.query, f"{name}: {found.heading}", f"{'#':>5}  {'tool':<{width}}  score"]
+    lines = [found.query, f"{name}: {found.heading}"]
+    if found.note:
+        lines.append(found.note)
+    why = "  made of" if found.shares else ""
+    lines.append(f"{'#':>5}  {'tool':<{width}}  score{why}")
     for position, (tool, score) in enumerate(shown):
         if position == len(found.selected):
             lines.append(f"{'':>5}  {f' returned: {position} ':─^{width + 9}}")
-        lines.append(f"{position + 1:>5}  {tool:<{width}}  {score:.4f}")
+        made = ""
+        if position < len(found.shares):
+            parts = sorted(found.shares[position].items(), key=lambda kv: -abs(kv[1]))
+            made = "  " + " ".join(f"{k} {v:+.2f}" for k, v in parts)
+        lines.append(f"{position + 1:>5}  {tool:<{width}}  {score:.4f}{made}".rstrip())
     if not found.ranking:
         lines.append(f"{'':>5}  no tool matches: the search returns nothing")
     tokens = workspace.tokens

@@ -1,14 +1,15 @@
 """``holo-tune serve AGENT.yaml [...]``: the tuned search behind any MCP client.
 
 An MCP server (stdio, or streamable HTTP at ``/mcp``) whose listing is the pinned tools,
-``search_tools(query)`` and ``call_tool(name, arguments)``: ``search_tools`` answers with the
-tools ``holo-tune search AGENT QUERY --json`` selects (the same setting: the flags, else the
-YAML's block, else HoloDeck's defaults; the same engine and embedder), best first, as full
-definitions; ``call_tool`` forwards to the agent's MCP server that owns the tool, over one
-session per server kept open. ``--catalog`` serves search from a snapshot with no server
-started. The catalog is serve's runtime's view (``catalog_view``): every tool the servers list,
-as they list it, whatever runtime the agent is detected as. The work is in
-:mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
+``search_tools(query)`` and ``call_tool(name, arguments)``: ``search_tools`` answers with
+holo-tune's own engine (:mod:`workbench.search.holo`) under the ``--settings`` file and the flags
+over it (:mod:`workbench.commands.serve_settings`), exactly as ``holo-tune search AGENT QUERY
+--runtime serve`` shows it: the tools, best first, as full definitions, or that no tool fits
+when the engine's confidence is below the threshold; ``call_tool`` forwards to the agent's MCP
+server that owns the tool, over one session per server kept open. ``--catalog`` serves search
+from a snapshot with no server started. The catalog is serve's runtime's view
+(``catalog_view``): every tool the servers list, as they list it, whatever runtime the agent is
+detected as. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import logging
 import shlex
 import sys
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,16 +27,20 @@ import anyio
 
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import specs_from_agent
-from workbench.commands.common import agent_warnings, open_catalog, setting_from_args, warn
+from workbench.commands.common import agent_warnings, open_catalog, warn
+from workbench.commands.serve_settings import check_embedder, labelled_of, serve_settings
 from workbench.config import AgentConfig, load_agent
-from workbench.config.filtering import ToolFiltering
 from workbench.config.servers import with_servers
 from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
+from workbench.evaluate.cases import load_cases
 from workbench.runtime import detect_runtime
+from workbench.search.embedders import EmbedderChoice
+from workbench.search.holo.neighbours import Labelled
+from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import preflight
 
 if TYPE_CHECKING:
-    from workbench.catalog.models import CatalogView
+    from workbench.catalog.models import Catalog, CatalogView
     from workbench.serve.index import ServeIndex
 
 #: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
@@ -62,26 +68,22 @@ def run(args: argparse.Namespace) -> int:
     from workbench.serve.app import Transport, serve_live, serve_snapshot
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
-    agent, setting = agent_and_setting(args)
+    served = served_from_args(args)
+    agent = served.agent
     transport = Transport(args.transport, args.host, args.port)
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
-    pins = list(args.pin or [])
-    if getattr(args, "pin_file", None):
-        from workbench.config.namesfile import read_names
-
-        pins += read_names(args.pin_file, "--pin-file")
     if args.catalog:
-        code = anyio.run(serve_snapshot, snapshot_index(args, agent, setting), pins, transport)
+        code = anyio.run(serve_snapshot, snapshot_index(args, served), transport)
         return _left(code)
     code = anyio.run(
         partial(
             serve_live,
             agent,
-            setting,
-            embedder_spec=args.embedder,
-            pins=pins,
+            served.settings,
+            embedder=served.embedder,
+            labelled=served.labelled,
             transport=transport,
             log_dir=log_dir,
             timeout=args.timeout,
@@ -100,18 +102,33 @@ def _left(code: int) -> int:
     return code
 
 
-def agent_and_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
-    """The agent (its loader's warnings on stderr) and the setting as ``search`` resolves it:
-    the flags, else the YAML's block, else HoloDeck's defaults; the files and the embedder are
-    checked before any server starts (bad input: one line, exit 2)."""
+@dataclass(frozen=True)
+class Served:
+    """What serve serves: the agent, the engine settings (the ``--settings`` file and the flags
+    over it), the embedder that scores the dense signal, and the labelled cases of a catalog."""
+
+    agent: AgentConfig
+    settings: HoloSettings
+    embedder: EmbedderChoice
+
+    def labelled(self, catalog: Catalog) -> Labelled | None:
+        return labelled_of(self.settings, catalog)
+
+
+def served_from_args(args: argparse.Namespace) -> Served:
+    """The agent (its loader's warnings on stderr), the settings and the embedder; the files
+    and the embedder are checked before any server starts (bad input: one line, exit 2)."""
     agent = load_agent(args.agent, missing_env="warn")
     for warning in agent_warnings(agent, servers_start=not args.catalog):
         warn(warning)
     if getattr(args, "servers", None):
         agent = with_servers(agent, Path(args.servers))
-    setting = setting_from_args(args, agent.filtering)
-    preflight(agent, catalog_file=args.catalog, embedder_spec=args.embedder)
-    return agent, setting
+    settings = serve_settings(args, warn)
+    preflight(agent, catalog_file=args.catalog)
+    embedder = check_embedder(args, settings, agent)
+    if settings.cases and settings.weights.get("neighbour", 0.0):
+        load_cases(settings.cases)  # a bad cases file: its line now, not after the servers
+    return Served(agent, settings, embedder)
 
 
 def serve_view(agent: AgentConfig) -> CatalogView:
@@ -119,11 +136,15 @@ def serve_view(agent: AgentConfig) -> CatalogView:
     return detect_runtime(agent.path, agent.data, explicit=SERVE).plugin.catalog_view
 
 
-def snapshot_index(
-    args: argparse.Namespace, agent: AgentConfig, setting: ToolFiltering
-) -> ServeIndex:
+def snapshot_index(args: argparse.Namespace, served: Served) -> ServeIndex:
     """The index of ``--catalog``'s snapshot (its warnings on stderr; nothing started)."""
     from workbench.serve.index import ServeIndex
 
-    catalog = open_catalog(args, agent, refuse=False, view=serve_view(agent))
-    return ServeIndex(agent, catalog, setting, embedder_spec=args.embedder)
+    catalog = open_catalog(args, served.agent, refuse=False, view=serve_view(served.agent))
+    return ServeIndex(
+        served.agent,
+        catalog,
+        served.settings,
+        embedder=served.embedder,
+        labelled=served.labelled,
+    )

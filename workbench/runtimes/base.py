@@ -27,7 +27,8 @@ A runtime says:
   write (:meth:`Runtime.add_flags` adds a flag naming the file where it is not beside the
   agent);
 * **search**: :meth:`Runtime.search_ranker`, what ``search --runtime`` shows where the runtime
-  ranks with a search of its own (by default HoloDeck's filter);
+  ranks with a search of its own (by default HoloDeck's filter), and :meth:`Runtime.case_search`,
+  what ``eval --runtime`` measures then;
 * **findings**: :meth:`Runtime.findings`, what ``check`` says about the agent under this runtime;
   with labelled cases, :meth:`Runtime.case_findings` (what its own search cannot reach, and the
   fixes it measured) and :meth:`Runtime.write_fixes` (``check --write-fixes``: the fixes it can
@@ -47,7 +48,7 @@ from __future__ import annotations
 import argparse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -227,6 +228,11 @@ class Runtime(ABC):
         the block's setting selects, whatever the runtime)."""
         return None
 
+    def case_search(self, ws: Workspace, args: argparse.Namespace) -> CaseSearch | None:
+        """``eval --runtime NAME`` when the runtime's search is measured as it runs, built once
+        from the flags (None: HoloDeck's filter, under the block's setting, is measured)."""
+        return None
+
     # ------------------------------------------------------------------------------- findings
 
     def findings(self, ctx: Context) -> list[Finding]:
@@ -311,6 +317,16 @@ class ConfigWrite:
 
 
 @dataclass(frozen=True)
+class CaseSearch:
+    """What ``eval`` measures for a runtime that searches with an engine of its own
+    (:meth:`Runtime.case_search`): the engine, run on each case as a strategy is
+    (:func:`~workbench.evaluate.engines.evaluate_engine`), and its setting in words."""
+
+    strategy: Any
+    heading: str
+
+
+@dataclass(frozen=True)
 class SearchRanking:
     """One query through a runtime's own search (:meth:`Runtime.search_ranker`), under the names
     the runtime lists: what the search returns in its order (``selected``), every tool that
@@ -325,6 +341,12 @@ class SearchRanking:
     request_tokens: int
     setting: Mapping[str, Any]
     heading: str
+    #: Per row of ``ranking``, what its score is made of (``--json``'s ``shares``; () : none).
+    shares: tuple[Mapping[str, float], ...] = ()
+    #: Keys ``search --json`` adds for this search (its ``confidence`` ...).
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: A line the text shows under the heading (the search's answer when it returns no tool).
+    note: str | None = None
 
 
 @dataclass(frozen=True)

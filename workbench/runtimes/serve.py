@@ -25,20 +25,25 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
 
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
-    from workbench.config.filtering import SearchMethod, ToolFiltering
+    from workbench.config.filtering import ToolFiltering
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtimes.base import ConfigWrite, ToolConfig
+    from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
+    from workbench.search.holo.engine import HoloEngine
+    from workbench.search.holo.settings import HoloSettings
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace
@@ -186,6 +191,97 @@ class Serve(SearchToolRuntime):
 
     def default_text(self) -> str:
         return f"nothing pinned, bm25, top_k {self.default_results}"
+
+    # --------------------------------------------------------------------------------- search
+
+    def served(self, ws: Workspace, args: argparse.Namespace) -> tuple[HoloSettings, HoloEngine]:
+        """The settings and engine serve runs for these flags (``--settings`` and the flags over
+        it, :mod:`workbench.commands.serve_settings`), on the workspace's catalog and tokens,
+        with the embedder serve would score with (the workspace's, or the settings' own)."""
+        from workbench.commands.common import warn
+        from workbench.commands.serve_settings import check_embedder, labelled_of, serve_settings
+        from workbench.search.serving import build_engine
+
+        settings = serve_settings(args, warn)
+        choice = ws.embedder
+        if getattr(args, "embedder", None) is None and settings.embedder is not None:
+            choice = check_embedder(args, settings, ws.agent)
+        labelled = labelled_of(settings, ws.catalog)
+        engine = build_engine(
+            ws.catalog, ws.tokens.per_tool, settings, choice.embedder, choice.cache, labelled
+        )
+        if engine.tool_error:
+            warn(f"no dense signal: {engine.tool_error}")
+        return settings, engine
+
+    def search_ranker(
+        self, ws: Workspace, args: argparse.Namespace
+    ) -> Callable[[str], SearchRanking] | None:
+        """serve's ``search_tools`` for a query (:func:`workbench.search.serving.answer`, the
+        function serve calls): the tools it returns, every tool's fused score best first with
+        each signal's share, the confidence, and the request after the search as serve bills
+        it (the pins, the two meta tools and the answer's text)."""
+        from workbench.runtimes.base import SearchRanking
+        from workbench.search.serving import answer
+
+        settings, engine = self.served(ws, args)
+        search = ServeSearch(
+            ws.catalog,
+            ws.tokens,
+            settings.top_k or 0,
+            _pinned(ws.catalog, settings.pins),
+            settings=settings,
+            engine=engine,
+        )
+        setting = {
+            "method": "holo",
+            "top_k": settings.top_k,
+            "similarity_threshold": settings.threshold,
+            **settings.to_json(),
+        }
+        heading = f"{_settings_words(settings, engine)} · {len(ws.catalog)} tools"
+        tools = ws.catalog.tools
+
+        def rank(query: str) -> SearchRanking:
+            found = answer(engine, settings, query)
+            ranking = found.result.ranking
+            order = [int(i) for i in ranking.order]
+            shares = tuple(
+                {name: float(values[i]) for name, values in ranking.shares.items()} for i in order
+            )
+            sig = engine.signals(query)
+            extra = {
+                "confidence": round(float(found.confidence), 6),
+                "confidence_of": sig.confidence_of,
+                "refused": found.refused,
+                "answer": found.text() if found.refused else None,
+            }
+            return SearchRanking(
+                query,
+                tuple(t.full_name for t in found.tools),
+                tuple((tools[i].full_name, float(ranking.scores[i])) for i in order),
+                tuple(found.result.indices),
+                search.run(query).tokens,
+                setting,
+                heading,
+                shares=shares,
+                extra=extra,
+                note=found.text() if found.refused else None,
+            )
+
+        return rank
+
+    def case_search(self, ws: Workspace, args: argparse.Namespace) -> CaseSearch:
+        """serve's search measured as serve answers (:class:`ServeSearch` under the flags'
+        settings)."""
+        from workbench.runtimes.base import CaseSearch
+
+        settings, engine = self.served(ws, args)
+        pins = _pinned(ws.catalog, settings.pins)
+        search = ServeSearch(
+            ws.catalog, ws.tokens, settings.top_k or 0, pins, settings=settings, engine=engine
+        )
+        return CaseSearch(search, _settings_words(settings, engine))
 
     # --------------------------------------------------------------------------------- writer
 
@@ -368,6 +464,32 @@ class Serve(SearchToolRuntime):
         )
 
 
+def _pinned(catalog: Catalog, names: Sequence[str]) -> list[int]:
+    """The catalog indices of the tools ``names`` pin (full or bare names, as serve matches
+    them), each once."""
+    from workbench.search.selection import match_always_include
+
+    found = [match_always_include(catalog, name) for name in names]
+    return list(dict.fromkeys(i for i in found if i is not None))
+
+
+def _settings_words(settings: HoloSettings, engine: HoloEngine) -> str:
+    """The settings in words: the signals that count, the cut, the threshold, the pins."""
+    dense = engine.embedder is not None and engine.dense
+    signals = [
+        f"{name} {weight:g}"
+        for name, weight in settings.weights.items()
+        if weight and (name != "dense" or dense)
+    ]
+    cut = [f"top_k {settings.top_k}"] if settings.top_k is not None else []
+    if settings.max_tokens is not None:
+        cut.append(f"max_tokens {settings.max_tokens:,}")
+    bar = settings.threshold
+    threshold = f"threshold {bar:g}" if bar is not None else "no threshold"
+    pins = f"pinned: {', '.join(settings.pins)}" if settings.pins else "nothing pinned"
+    return f"holo ({', '.join(signals) or 'no signal'}) · {', '.join(cut)} · {threshold} · {pins}"
+
+
 def program() -> str:
     """The command a client starts serve with: this installation's ``holo-tune`` script, as an
     absolute path (Claude Code starts a server from its own folder, with its own PATH, where a
@@ -393,17 +515,58 @@ def _is_07(agent: AgentConfig) -> bool:
 
 
 def result_text(tools: Sequence[Tool]) -> str:
-    """What ``search_tools`` returns for ``tools``: their definitions as one JSON array (the
-    search's bill, and the tuner's estimate of a found tool: one text, so they cannot differ)."""
-    definitions = [dict(t.definition) for t in tools]
-    return json.dumps(definitions, separators=(",", ":"), ensure_ascii=False)
+    """What ``search_tools`` returns for ``tools``: their definitions as one JSON array, the
+    very text serve sends (the search's bill, and the tuner's estimate of a found tool: one
+    text, so they cannot differ)."""
+    from workbench.search.serving import definition
+
+    return json.dumps([definition(t) for t in tools], ensure_ascii=False)
+
+
+#: Engines kept for the tuner's searches (one per catalog, token table, embedder and fields).
+_ENGINES: dict[tuple[int, int, int, tuple[tuple[str, int], ...]], tuple[Any, ...]] = {}
+_ENGINES_KEPT = 8
+
+
+def _engine_for(
+    catalog: Catalog, bill: TokenBill, settings: HoloSettings, ranker: Ranker | None
+) -> HoloEngine:
+    """serve's engine for ``catalog`` with the workspace engine's embedder and disk cache
+    (``ranker``: the tuner's), built once per catalog, token table, embedder and fields."""
+    from workbench.search.serving import build_engine
+
+    embedder = getattr(ranker, "embedder", None) if settings.weights.get("dense") else None
+    key = (id(catalog), id(bill), id(embedder), settings.fields_key)
+    kept = _ENGINES.get(key)
+    if kept is not None:
+        engine: HoloEngine = kept[0]
+        return engine
+    cache = getattr(ranker, "_store", None)
+    engine = build_engine(catalog, bill.per_tool, settings, embedder, cache)
+    if len(_ENGINES) >= _ENGINES_KEPT:
+        _ENGINES.pop(next(iter(_ENGINES)))
+    _ENGINES[key] = (engine, catalog, bill, embedder)  # the ids stay theirs while kept
+    return engine
+
+
+def method_settings(top_k: int, pins: Sequence[str], method: str) -> HoloSettings:
+    """The engine settings serve's flags ``--method METHOD --top-k K --threshold 0 --pin ...``
+    give (what the tuner writes: :meth:`Serve.setting_flags`)."""
+    from workbench.search.holo.settings import HoloSettings
+
+    settings = HoloSettings(top_k=top_k, threshold=0.0, pins=tuple(pins))
+    off = {"bm25": "dense", "semantic": "lexical"}.get(method)
+    return settings.with_(weights={**settings.weights, off: 0.0}) if off else settings
 
 
 class ServeSearch:
-    """serve's search as the tuner bills it: what ``holo-tune search`` selects under serve's
-    flags (the holodeck engine's ranking by ``method``, with the workspace's embedder, and
-    HoloDeck's selection, top_k, threshold 0, no always_include), in ranking order, returned
-    as definitions in JSON text; the pins and the two meta tools on every request."""
+    """serve's search as the tuner and ``eval --runtime serve`` bill it: what serve's
+    ``search_tools`` answers (:func:`workbench.search.serving.answer`, holo-tune's engine under
+    serve's settings: by default those of serve's flags ``--method``, ``--top-k``, threshold 0,
+    with the workspace's embedder), returned as definitions in JSON text (or "no tool fits");
+    the pins and the two meta tools on every request."""
+
+    name: ClassVar[str] = NAME
 
     def __init__(
         self,
@@ -413,9 +576,10 @@ class ServeSearch:
         pins: Sequence[int],
         method: str = "bm25",
         ranker: Ranker | None = None,
+        *,
+        settings: HoloSettings | None = None,
+        engine: HoloEngine | None = None,
     ) -> None:
-        from workbench.config.filtering import ToolFiltering
-        from workbench.search.engine import HoloDeckEngine
         from workbench.search.strategies.base import definitions_tokens
 
         self.catalog = catalog
@@ -423,38 +587,40 @@ class ServeSearch:
         self.top_k = top_k
         self.pins = tuple(pins)
         self.method = method
-        #: The workspace's engine (its embedder scores semantic and hybrid), else BM25's own.
-        self.engine: Ranker = HoloDeckEngine(catalog, None) if ranker is None else ranker
-        self.meta_tokens = definitions_tokens(bill, list(META_TOOLS))
-        #: What serve's flags set (``serve_args``): bm25, top_k, threshold 0, no always_include.
-        self.setting = ToolFiltering(
-            enabled=True,
-            search_method=cast("SearchMethod", method),
-            top_k=top_k,
-            similarity_threshold=0.0,
-            always_include=(),
-            always_include_top_n_used=0,
+        names = [catalog.tools[i].full_name for i in self.pins]
+        self.settings = settings if settings is not None else method_settings(top_k, names, method)
+        self.engine = (
+            engine if engine is not None else _engine_for(catalog, bill, self.settings, ranker)
         )
+        self.meta_tokens = definitions_tokens(bill, list(META_TOOLS))
+
+    @property
+    def params(self) -> HoloSettings:
+        return self.settings
+
+    def grid(self) -> list[HoloSettings]:
+        return [self.settings]
+
+    def run_grid(self, query: str) -> list[StrategyResult]:
+        return [self.run(query)]
 
     def ranking(self, query: str) -> tuple[IntArray, FloatArray]:
-        ranked = self.engine.rank(query, self.method)
+        ranked = self.engine.rank(query, self.settings)
         return ranked.order, ranked.scores
 
     def run(self, query: str) -> StrategyResult:
-        from workbench.search.selection import select
+        from workbench.search.serving import answer
         from workbench.search.strategies.base import StrategyResult, request_tokens, text_tokens
 
-        ranked = self.engine.rank(query, self.method)
-        chosen = set(select(ranked, self.setting, self.catalog).indices)
-        found = [int(i) for i in ranked.order if int(i) in chosen]
-        text = result_text([self.catalog.tools[i] for i in found])
-        meta = self.meta_tokens + text_tokens(self.bill, text)
-        sent = self.pins + tuple(i for i in found if i not in self.pins)
+        found = answer(self.engine, self.settings, query)
+        ranking = found.result.ranking
+        meta = self.meta_tokens + text_tokens(self.bill, found.text())
+        sent = self.pins + tuple(i for i in found.result.indices if i not in self.pins)
         return StrategyResult(
             query=query,
             engine=NAME,
-            order=ranked.order,
-            scores=ranked.scores,
+            order=ranking.order,
+            scores=ranking.scores,
             sent=sent,
             meta_tokens=meta,
             tokens=request_tokens(self.bill, list(self.pins), meta),

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,12 +22,13 @@ import anyio
 from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskGroup, TaskStatus
 
-from workbench.catalog.models import CatalogView
+from workbench.catalog.models import Catalog, CatalogView
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig
-from workbench.config.filtering import ToolFiltering
 from workbench.errors import EXIT_INTERRUPTED
-from workbench.evaluate.diagnostics import search_cannot_vary
+from workbench.search.embedders import EmbedderChoice
+from workbench.search.holo.neighbours import Labelled
+from workbench.search.holo.settings import HoloSettings
 from workbench.serve.calls import Router
 from workbench.serve.index import ServeIndex, live_catalog
 from workbench.serve.upstream import UpstreamPool
@@ -57,23 +58,23 @@ class Transport:
         return f"http://{host}:{self.port}{HTTP_PATH}"
 
 
-async def serve_snapshot(index: ServeIndex, pins: Sequence[str], transport: Transport) -> int:
+async def serve_snapshot(index: ServeIndex, transport: Transport) -> int:
     """Serve a snapshot's index: search works, every call says it needs the live servers.
     Returns the exit code (:meth:`_Stopping.exit_code`)."""
     stopping = _Stopping()
     async with anyio.create_task_group() as group:
         await group.start(_stop_on_signal, group, stopping, transport)
-        await _run(index, Router(index, None), pins, transport, stopping)
+        await _run(index, Router(index, None), transport, stopping)
         group.cancel_scope.cancel()
     return stopping.exit_code()
 
 
 async def serve_live(
     agent: AgentConfig,
-    setting: ToolFiltering,
+    settings: HoloSettings,
     *,
-    embedder_spec: str | None,
-    pins: Sequence[str],
+    embedder: EmbedderChoice,
+    labelled: Callable[[Catalog], Labelled | None] | None,
     transport: Transport,
     log_dir: Path,
     timeout: float | None,
@@ -98,7 +99,7 @@ async def serve_live(
             _say_down(pool)
             catalog = live_catalog(agent, pool.listings(), view)
             index = await anyio.to_thread.run_sync(
-                lambda: ServeIndex(agent, catalog, setting, embedder_spec=embedder_spec)
+                lambda: ServeIndex(agent, catalog, settings, embedder=embedder, labelled=labelled)
             )
 
             async def reindex() -> None:
@@ -111,7 +112,7 @@ async def serve_live(
                     logger.info("re-indexed: %d tools", len(catalog))
 
             group.start_soon(reindex)
-            await _run(index, Router(index, pool), pins, transport, stopping)
+            await _run(index, Router(index, pool), transport, stopping)
         group.cancel_scope.cancel()
     return stopping.exit_code()
 
@@ -128,14 +129,11 @@ def _say_down(pool: UpstreamPool) -> None:
 
 
 async def _run(
-    index: ServeIndex,
-    router: Router,
-    pins: Sequence[str],
-    transport: Transport,
-    stopping: _Stopping,
+    index: ServeIndex, router: Router, transport: Transport, stopping: _Stopping
 ) -> None:
     from workbench.serve.server import build_server
 
+    pins = index.settings.pins
     server = build_server(index, router, pins)
     _say_ready(index, pins, transport)
     stopping.serving = True
@@ -209,21 +207,31 @@ def _exit_after(seconds: float, code: int) -> None:
 
 
 def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> None:
-    setting, catalog = index.setting, index.catalog
-    logger.info(
-        "search: %s, top_k %d, threshold %g over %d tools (scores: %s)",
-        setting.search_method,
-        setting.top_k,
-        setting.similarity_threshold,
-        len(catalog),
-        index.workspace.embedder.spec if index.workspace.engine.embedder else "bm25",
-    )
-    if index.workspace.embedder.note:
-        logger.info("embedder: %s", index.workspace.embedder.note)
-    for finding in search_cannot_vary(index.workspace, setting):
-        logger.warning("%s", finding.message)  # as search and check say it
+    logger.info("search: %s over %d tools", settings_line(index), len(index.catalog))
+    if index.engine.tool_error:
+        logger.warning("no dense signal: %s", index.engine.tool_error)
+    elif index.embedder.note and index.dense:
+        logger.info("embedder: %s", index.embedder.note)
     unmatched = [pin for pin in pins if not index.pinned([pin])]
     for pin in unmatched:
         logger.warning("--pin %s matches no tool: it is not listed", pin)
     where = "stdio" if transport.kind == "stdio" else transport.url
     logger.info("serving on %s", where)
+
+
+def settings_line(index: ServeIndex) -> str:
+    """The served settings in words: the signals that count, the cut and the threshold."""
+    s = index.settings
+    dense = index.dense
+    signals = [
+        f"{name} {weight:g}" + (f" ({dense})" if name == "dense" else "")
+        for name, weight in s.weights.items()
+        if weight and (name != "dense" or dense)
+    ]
+    cut = []
+    if s.top_k is not None:
+        cut.append(f"top_k {s.top_k}")
+    if s.max_tokens is not None:
+        cut.append(f"max_tokens {s.max_tokens:,}")
+    threshold = f"threshold {s.threshold:g}" if s.threshold is not None else "no threshold"
+    return f"holo engine ({', '.join(signals) or 'no signal'}), {', '.join(cut)}, {threshold}"

@@ -1,32 +1,31 @@
-"""What ``search_tools`` answers: ``holo-tune search``'s selection, best first, as definitions.
+"""What ``search_tools`` answers: holo-tune's own engine under the served settings.
 
-The workspace is the core's (:func:`~workbench.workspace.build_workspace`: the tokens, the
-embedder with its disk cache, the ``holodeck`` engine) and each query goes through the very
-function ``holo-tune search`` calls (:func:`workbench.commands.search.search`: the engine's
-``rank``, then ``select`` under the setting). The selected tools are returned in the ranking's
-order. A catalog that changes (a server's tools listed again) makes a new workspace, with the
-same embedder (its model and caches kept), swapped in whole: a search in flight keeps the one
-it started with.
+The engine (:class:`~workbench.search.holo.engine.HoloEngine`) is built once per catalog with the
+embedder holo-tune resolved and its disk cache of tool vectors (a restart embeds nothing), and
+each query goes through :func:`workbench.search.serving.answer`, the very function ``holo-tune
+search --runtime serve`` and ``eval --runtime serve`` call: the tools the engine returns, best
+first, as definitions, or "no tool fits". A catalog that changes (a server's tools listed again)
+makes a new engine, with the same embedder (its model and caches kept), swapped in whole: a
+search in flight keeps the one it started with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from workbench.catalog.build import ServerListing, build_catalog
 from workbench.catalog.models import Catalog, CatalogView, Tool
 from workbench.catalog.specs import specs_from_agent
-from workbench.commands.search import search
 from workbench.config import AgentConfig
-from workbench.config.filtering import ToolFiltering
-from workbench.limits import MAX_QUERY_BYTES, query_bytes
+from workbench.search.embedders import EmbedderChoice, resolve_embedder
+from workbench.search.holo.engine import HoloEngine
+from workbench.search.holo.neighbours import Labelled
+from workbench.search.holo.settings import HoloSettings
 from workbench.search.selection import match_always_include
-from workbench.workspace import Workspace, build_workspace
+from workbench.search.serving import QueryTooLong, ServeAnswer, answer, build_engine, definition
+from workbench.tokens import token_table
 
-
-class QueryTooLong(ValueError):
-    """A query over :data:`MAX_QUERY_BYTES`."""
+__all__ = ["QueryTooLong", "ServeIndex", "definition", "live_catalog"]
 
 
 def live_catalog(
@@ -39,59 +38,59 @@ def live_catalog(
 
 
 class ServeIndex:
-    """The workspace and setting ``search_tools`` ranks with."""
+    """The engine and settings ``search_tools`` answers with."""
 
     def __init__(
         self,
         agent: AgentConfig,
         catalog: Catalog,
-        setting: ToolFiltering,
+        settings: HoloSettings,
         *,
+        embedder: EmbedderChoice | None = None,
         embedder_spec: str | None = None,
+        labelled: Callable[[Catalog], Labelled | None] | None = None,
     ) -> None:
         self.agent = agent
-        self.setting = setting
-        self.workspace: Workspace = build_workspace(agent, catalog, embedder_spec=embedder_spec)
-        self.workspace.engine.prepare()
+        self.settings = settings
+        #: The labelled cases of a catalog (the neighbour signal), resolved for each catalog.
+        self.labelled = labelled
+        self.embedder = embedder or resolve_embedder(agent, embedder_spec)
+        self.engine = self._engine(catalog)
+
+    def _engine(self, catalog: Catalog) -> HoloEngine:
+        tokens = token_table(catalog, self.agent.agent.model.provider, self.agent.agent.model.name)
+        choice = self.embedder
+        cases = self.labelled(catalog) if self.labelled is not None else None
+        return build_engine(
+            catalog, tokens.per_tool, self.settings, choice.embedder, choice.cache, cases
+        )
 
     @property
     def catalog(self) -> Catalog:
-        return self.workspace.catalog
+        return self.engine.catalog
+
+    @property
+    def dense(self) -> str | None:
+        """The embedder that scores the dense signal (None: none does)."""
+        engine = self.engine
+        return self.embedder.spec if engine.embedder is not None and engine.dense else None
 
     def rebuild(self, catalog: Catalog) -> None:
         """Index a changed catalog (tool embeddings from the disk cache, new ones embedded)."""
-        workspace = build_workspace(self.agent, catalog, embedder=self.workspace.embedder)
-        workspace.engine.prepare()
-        self.workspace = workspace
+        self.engine = self._engine(catalog)
 
-    def search(self, query: str) -> list[Tool]:
-        """The tools ``holo-tune search AGENT QUERY`` selects, in ranking order."""
-        if query_bytes(query) > MAX_QUERY_BYTES:
-            raise QueryTooLong(
-                f"the query is longer than {MAX_QUERY_BYTES} bytes: search with a shorter one"
-            )
-        workspace = self.workspace
-        result = search(workspace, query, self.setting)
-        chosen = set(result.selection.indices)
-        tools = workspace.catalog.tools
-        return [tools[i] for i in result.ranking.order.tolist() if i in chosen]
+    def search(self, query: str) -> ServeAnswer:
+        """``search_tools``' answer (:func:`~workbench.search.serving.answer`)."""
+        return answer(self.engine, self.settings, query)
 
     def tool(self, full_name: str) -> Tool | None:
-        return self.workspace.catalog.get(full_name)
+        return self.engine.catalog.get(full_name)
 
-    def pinned(self, entries: list[str]) -> list[Tool]:
-        """The tools ``--pin`` names (full or bare names, matched as always_include is)."""
-        catalog = self.workspace.catalog
-        found = [match_always_include(catalog, entry) for entry in entries]
+    def pinned(self, entries: list[str] | None = None) -> list[Tool]:
+        """The tools the pins name (full or bare names, matched as always_include is): the
+        settings' pins without ``entries``."""
+        catalog = self.engine.catalog
+        names = list(self.settings.pins) if entries is None else entries
+        found = [match_always_include(catalog, entry) for entry in names]
         indices = list(dict.fromkeys(i for i in found if i is not None))
         return [catalog.tools[i] for i in indices]
-
-
-def definition(tool: Tool) -> dict[str, Any]:
-    """A tool as ``tools/list`` gives it, under holo-tune's full name (what search prints and
-    ``call_tool`` takes): the server's own definition, renamed."""
-    raw = {k: v for k, v in tool.definition.items() if k not in ("input_schema", "name")}
-    raw["inputSchema"] = dict(tool.input_schema)
-    if not raw.get("description"):
-        raw.pop("description", None)
-    return {"name": tool.full_name, **raw}

@@ -11,7 +11,6 @@ embedding request never holds up another call. Every refusal is an MCP error (``
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from mcp.types import TextContent
 from pydantic import WithJsonSchema
 
 from workbench.serve.calls import Router
-from workbench.serve.index import QueryTooLong, ServeIndex, definition
+from workbench.serve.index import QueryTooLong, ServeIndex
 from workbench.serve.upstream import CallFailed
 
 logger = logging.getLogger("holo_tune.serve")
@@ -37,8 +36,9 @@ SEARCH_TOOL = "search_tools"
 CALL_TOOL = "call_tool"
 INSTRUCTIONS = (
     "Find tools with search_tools(query): it returns the tools this agent's tuned search selects "
-    "for the query, best first, with their input schemas. Call one with call_tool(name, "
-    "arguments), or directly by its name."
+    "for the query, best first, with their input schemas, or says that no tool fits; "
+    "select:NAME[,NAME] returns exactly those tools. Call one with call_tool(name, arguments), "
+    "or directly by its name."
 )
 
 
@@ -101,14 +101,17 @@ class ServeProvider(Provider):
             in the same format as list_tools.
             """
             try:
-                tools = await anyio.to_thread.run_sync(index.search, query)
+                found = await anyio.to_thread.run_sync(index.search, query)
             except QueryTooLong as err:
                 raise ToolError(str(err)) from None
-            logger.info("search: %d tools", len(tools))
-            found = [definition(tool) for tool in tools]
-            # The JSON list as text (``[]`` when nothing is found) and as structured content.
-            text = TextContent(type="text", text=json.dumps(found, ensure_ascii=False))
-            return ToolResult(content=[text], structured_content={"result": found})
+            if found.refused:
+                logger.info("search: no tool fits (confidence %.3f)", found.confidence)
+            else:
+                logger.info("search: %d tools", len(found.tools))
+            # The JSON list as text (``[]`` when nothing is found; "no tool fits ..." when the
+            # confidence is below the threshold) and the list as structured content.
+            text = TextContent(type="text", text=found.text())
+            return ToolResult(content=[text], structured_content={"result": found.definitions()})
 
         return search_tools
 

@@ -1,0 +1,121 @@
+"""What ``serve``'s ``search_tools`` answers to one query: holo-tune's engine under one setting.
+
+One function, :func:`answer`, turns a query into the answer every caller shows: ``serve``'s
+``search_tools`` (:class:`workbench.serve.index.ServeIndex`), ``holo-tune search --runtime
+serve`` and ``eval --runtime serve`` (the serve runtime's search, :mod:`workbench.runtimes.serve`).
+So what a search shows is what serve answers, by construction.
+
+The answer is the tools :meth:`HoloEngine.search <workbench.search.holo.engine.HoloEngine.search>`
+returns, best first, as their definitions in one JSON array; or, when the engine's confidence is
+below the threshold (and the query names no tool), :data:`NO_TOOL_FITS`'s line and no tool.
+
+:func:`build_engine` builds the engine once per catalog from the embedder holo-tune resolved
+(its disk cache of tool vectors: a restart embeds nothing) and the settings' field weights and
+labelled cases.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.catalog.models import Catalog, Tool
+from workbench.limits import MAX_QUERY_BYTES, query_bytes
+from workbench.search.embedders.cache import ToolEmbeddingCache
+from workbench.search.holo.engine import HoloEngine, HoloResult
+from workbench.search.holo.neighbours import Labelled
+from workbench.search.holo.settings import HoloSettings
+from workbench.search.types import Embedder
+
+#: The first words of the answer to a query no tool fits (the rest says why and what to do).
+NO_TOOL_FITS = "no tool fits"
+
+
+class QueryTooLong(ValueError):
+    """A query over :data:`~workbench.limits.MAX_QUERY_BYTES`."""
+
+
+@dataclass(frozen=True)
+class ServeAnswer:
+    """One search's answer: the engine's result, the tools returned (best first) and the text
+    ``search_tools`` sends."""
+
+    query: str
+    result: HoloResult
+    tools: tuple[Tool, ...]
+    settings: HoloSettings
+
+    @property
+    def refused(self) -> bool:
+        return self.result.refused
+
+    @property
+    def confidence(self) -> float:
+        return self.result.ranking.confidence
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return [definition(tool) for tool in self.tools]
+
+    def text(self) -> str:
+        """What ``search_tools`` sends: the tools' definitions as a JSON array (``[]`` when the
+        search finds nothing), or one line saying no tool fits."""
+        if self.refused:
+            return refusal_text(self.confidence, self.settings.threshold)
+        return json.dumps(self.definitions(), ensure_ascii=False)
+
+
+def refusal_text(confidence: float, threshold: float | None) -> str:
+    """The answer to a query no tool fits, in words a model acts on."""
+    bar = f" {threshold:g}" if threshold is not None else ""
+    return (
+        f"{NO_TOOL_FITS} this query (confidence {confidence:.3f} is below the threshold{bar}): "
+        "answer without a tool, or search again with other words or select:NAME"
+    )
+
+
+def answer(engine: HoloEngine, settings: HoloSettings, query: str) -> ServeAnswer:
+    """The answer to ``query`` (:class:`QueryTooLong` over the query limit)."""
+    if query_bytes(query) > MAX_QUERY_BYTES:
+        raise QueryTooLong(
+            f"the query is longer than {MAX_QUERY_BYTES} bytes: search with a shorter one"
+        )
+    result = engine.search(query, settings)
+    tools = tuple(engine.catalog.tools[i] for i in result.indices)
+    return ServeAnswer(query, result, tools, settings)
+
+
+def definition(tool: Tool) -> dict[str, Any]:
+    """A tool as ``tools/list`` gives it, under holo-tune's full name (what search prints and
+    ``call_tool`` takes): the server's own definition, renamed."""
+    raw = {k: v for k, v in tool.definition.items() if k not in ("input_schema", "name")}
+    raw["inputSchema"] = dict(tool.input_schema)
+    if not raw.get("description"):
+        raw.pop("description", None)
+    return {"name": tool.full_name, **raw}
+
+
+def build_engine(
+    catalog: Catalog,
+    tokens: Sequence[float] | Any,
+    settings: HoloSettings,
+    embedder: Embedder | None,
+    cache: ToolEmbeddingCache | None,
+    labelled: Labelled | None = None,
+) -> HoloEngine:
+    """The engine for ``catalog`` under ``settings``: the dense signal scored with ``embedder``
+    only when its weight is not 0 (``--method bm25`` starts no model), tool vectors through
+    ``cache``, and the neighbour signal from ``labelled`` when its weight is not 0. The tool
+    vectors are embedded here (from the cache on a restart)."""
+    dense = embedder if settings.weights.get("dense", 0.0) else None
+    engine = HoloEngine(
+        catalog,
+        tokens,
+        dense,
+        fields=settings.fields,
+        embedding_cache=cache,
+        labelled=labelled if settings.weights.get("neighbour", 0.0) else None,
+    )
+    engine.prepare()
+    return engine
