@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +137,7 @@ async def _run(
     pins = index.settings.pins
     server = build_server(index, router, pins)
     _say_ready(index, pins, transport)
+    _load_model_soon(index)
     stopping.serving = True
     if transport.kind == "stdio":
         await server.run_stdio_async(show_banner=False, log_level="WARNING")
@@ -217,6 +219,41 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
         logger.warning("--pin %s matches no tool: it is not listed", pin)
     where = "stdio" if transport.kind == "stdio" else transport.url
     logger.info("serving on %s", where)
+
+
+def _load_model_soon(index: ServeIndex) -> None:
+    """Load the embedding model in a thread of its own while serve already answers: the tool
+    vectors come from the disk cache, so without this the first search would wait seconds for
+    the model its query vector needs (a search in the meantime waits for the same load)."""
+    from workbench.search.embedders.local import load_model, model_to_load
+
+    embedder = index.engine.embedder
+    model = model_to_load(embedder) if embedder is not None else None
+    if model is None:
+        one_thread_per_query()
+        return
+
+    def load() -> None:
+        started = time.perf_counter()
+        try:
+            load_model(embedder)
+        except Exception as err:  # the first search says it again, as an MCP error
+            logger.warning("embedding model %s failed to load: %s", model, err)
+            return
+        one_thread_per_query()
+        logger.info("embedding model %s loaded in %.1f s", model, time.perf_counter() - started)
+
+    threading.Thread(target=load, name="load-model", daemon=True).start()
+
+
+def one_thread_per_query() -> None:
+    """A local model embeds serve's queries one short text at a time: on one thread (torch's
+    default, one per core, costs more in handing the work over than it saves, and on a busy
+    machine many times more). Only a torch already loaded is told; the tools were embedded
+    before, with every thread."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def settings_line(index: ServeIndex) -> str:

@@ -100,14 +100,18 @@ class ServeProvider(Provider):
             Returns matching tool definitions ranked by relevance,
             in the same format as list_tools.
             """
+            started = time.perf_counter()
             try:
                 found = await anyio.to_thread.run_sync(index.search, query)
             except QueryTooLong as err:
                 raise ToolError(str(err)) from None
+            took = (time.perf_counter() - started) * 1000
             if found.refused:
-                logger.info("search: no tool fits (confidence %.3f)", found.confidence)
+                logger.info(
+                    "search: no tool fits (confidence %.3f) in %.1f ms", found.confidence, took
+                )
             else:
-                logger.info("search: %d tools", len(found.tools))
+                logger.info("search: %d tools in %.1f ms", len(found.tools), took)
             # The JSON list as text (``[]`` when nothing is found; "no tool fits ..." when the
             # confidence is below the threshold) and the list as structured content.
             text = TextContent(type="text", text=found.text())
