@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.provided import LOCAL_EXTRA
+from provided import LOCAL_EXTRA
 from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.errors import InputError
 from workbench.search.holo.engine import HoloEngine, pick
@@ -339,11 +339,22 @@ def test_name_first_off_ranks_by_the_fused_score_alone() -> None:
 def test_a_query_no_tool_answers_is_refused_under_the_threshold() -> None:
     engine = HoloEngine(CODE, TOKENS)
     strict = LEXICAL.with_(threshold=0.5)
-    refused = engine.search("bake a chocolate cake tonight", strict)
+    weak = "a cake recipe file"  # one word of three is a tool's
+    assert names(CODE, engine.search(weak, LEXICAL).indices)[0] in {"read_file", "write_file"}
+    refused = engine.search(weak, strict)
     assert refused.refused and refused.indices == ()
+    assert refused.ranking.confidence == pytest.approx(1 / 3)
     kept = engine.search("read the file contents", strict)
     assert not kept.refused and names(CODE, kept.indices)[0] == "read_file"
-    assert not engine.search("bake a chocolate cake tonight", LEXICAL).refused
+
+
+def test_without_embeddings_a_query_sharing_no_word_finds_nothing() -> None:
+    engine = HoloEngine(CODE, TOKENS)
+    result = engine.search("bake a chocolate cake tonight", LEXICAL)
+    assert result.refused and result.indices == () and result.ranking.found.size == 0
+    found = engine.rank("read a file", LEXICAL).found
+    # the files server's tools: "file" is in their server's name too
+    assert set(names(CODE, found.tolist())) == {"read_file", "write_file", "list_directory"}
 
 
 def test_a_token_budget_fills_in_ranked_order() -> None:
