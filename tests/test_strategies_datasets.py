@@ -34,26 +34,31 @@ FLOORS: dict[tuple[str, str], float] = {
     ("azure_mcp", "pizzapi"): 0.95,  # [1.000]
     ("azure_mcp", "anthropic"): 0.95,  # [1.000]
     ("azure_mcp", "fastmcp"): 0.95,  # [1.000]
+    ("azure_mcp", "holo"): 0.95,  # [1.000]: no embedder, lexical and names
     ("bfcl", "stackone"): 0.85,  # [0.900]
     ("bfcl", "argus"): 0.87,  # [0.925]
     ("bfcl", "pizzapi"): 0.72,  # [0.775]
     ("bfcl", "anthropic"): 0.90,  # [0.950]
     ("bfcl", "fastmcp"): 0.92,  # [0.975]
+    ("bfcl", "holo"): 0.92,  # [0.975]: no embedder, lexical and names
     ("livemcpbench", "stackone"): 0.52,  # [0.575]
     ("livemcpbench", "argus"): 0.47,  # [0.525]
     ("livemcpbench", "pizzapi"): 0.22,  # [0.275]
     ("livemcpbench", "anthropic"): 0.57,  # [0.625]
     ("livemcpbench", "fastmcp"): 0.60,  # [0.650]
+    ("livemcpbench", "holo"): 0.60,  # [0.650]: no embedder, lexical and names
     ("metatool", "stackone"): 0.15,  # [0.200]
     ("metatool", "argus"): 0.15,  # [0.200]
     ("metatool", "pizzapi"): 0.10,  # [0.125]
     ("metatool", "anthropic"): 0.17,  # [0.225]
     ("metatool", "fastmcp"): 0.10,  # [0.125]
+    ("metatool", "holo"): 0.40,  # [0.450]: no embedder, lexical and names
     ("stackone", "stackone"): 0.95,  # [1.000]
     ("stackone", "argus"): 0.95,  # [1.000]
     ("stackone", "pizzapi"): 0.70,  # [0.750]
     ("stackone", "anthropic"): 0.87,  # [0.925]
     ("stackone", "fastmcp"): 0.95,  # [1.000]
+    ("stackone", "holo"): 0.95,  # [1.000]: no embedder, lexical and names
 }
 
 

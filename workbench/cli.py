@@ -42,7 +42,16 @@ COMMANDS: dict[str, str] = {
 
 #: ``eval --engine`` choices: ``holodeck`` and ``workbench.search.strategies.ENGINES`` (kept literal
 #: so ``--help`` does not import the engines; a test keeps the two equal).
-ENGINE_NAMES = ("holodeck", "stackone", "argus", "pizzapi", "anthropic", "toolkits", "fastmcp")
+ENGINE_NAMES = (
+    "holodeck",
+    "stackone",
+    "argus",
+    "pizzapi",
+    "anthropic",
+    "toolkits",
+    "fastmcp",
+    "holo",
+)
 
 APPLY_EPILOG = (
     "Only the tool_filtering block changes; every other byte stays. Keys the block has keep "

@@ -334,6 +334,7 @@ SHOWN_PARAMS: dict[str, tuple[str, ...]] = {
     "anthropic": ("variant", "max_results"),
     "toolkits": ("threshold",),
     "fastmcp": ("variant", "max_results"),
+    "holo": ("top_k", "dense", "lexical", "name"),
 }
 
 

@@ -25,7 +25,7 @@ from workbench.search.holo.names import NameIndex, selected
 from workbench.search.holo.neighbours import Labelled, neighbour_scores, tfidf_similarity
 from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings
 from workbench.search.holo.text import documents, words
-from workbench.search.types import Embedder, FloatArray, IntArray, Ranking
+from workbench.search.types import BoolArray, Embedder, FloatArray, IntArray, Ranking
 
 NAME = "holo"
 SIGNAL_CACHE_SIZE = 1024
@@ -56,6 +56,10 @@ class HoloRanking:
     named: tuple[int, ...] = ()
     #: The tools a ``select:`` query names (then exactly these are returned), else None.
     selected: tuple[int, ...] | None = None
+    #: The tools with evidence of their own for the query, in ``order``: every tool when the
+    #: dense signal is scored, else those sharing a word or a name part with it (or a
+    #: labelled neighbour). A search returns only these.
+    found: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def as_ranking(self, model_id: str | None = None) -> Ranking:
         """The ranking as evaluation reads one (method ``holo``)."""
@@ -220,6 +224,7 @@ class HoloEngine:
         if first:
             head = np.asarray(first, dtype=np.int64)
             order = np.concatenate([head, order[~np.isin(order, head)]])
+        evidence = _evidence(sig.raw)
         return HoloRanking(
             query,
             total,
@@ -228,13 +233,15 @@ class HoloEngine:
             sig.confidence,
             sig.named,
             tuple(picked) if picked is not None else None,
+            order[evidence[order]],
         )
 
     def search(self, query: str, settings: HoloSettings) -> HoloResult:
         """The tools one search returns under ``settings``: a ``select:``'s tools exactly; none
-        when the confidence is below the threshold and the query names no tool; else tools in
-        ranked order up to ``top_k`` and within ``max_tokens`` (a tool that does not fit is passed
-        over; the best tool is returned even if it alone is over the budget)."""
+        when the confidence is below the threshold and the query names no tool, or when no tool
+        has evidence of its own (:attr:`HoloRanking.found`); else the found tools in ranked order
+        up to ``top_k`` and within ``max_tokens`` (a tool that does not fit is passed over; the
+        best tool is returned even if it alone is over the budget)."""
         ranking = self.rank(query, settings)
         if ranking.selected is not None:
             chosen = ranking.selected
@@ -242,10 +249,27 @@ class HoloEngine:
         threshold = settings.threshold
         if threshold is not None and ranking.confidence < threshold and not ranking.named:
             return HoloResult(ranking, (), refused=True)
-        picked = pick(ranking.order, self.tokens, settings.top_k, settings.max_tokens)
+        if ranking.found.size == 0:
+            return HoloResult(ranking, (), refused=True)
+        picked = pick(ranking.found, self.tokens, settings.top_k, settings.max_tokens)
         named = set(ranking.named) if settings.name_first else set()
         reasons = {i: ("name" if i in named else "search") for i in picked}
         return HoloResult(ranking, picked, reasons=reasons)
+
+
+def _evidence(raw: Mapping[str, FloatArray]) -> BoolArray:
+    """Which tools have evidence of their own: all with a dense score, else a positive lexical,
+    name or neighbour score."""
+    dense = raw.get("dense")
+    size = next(iter(raw.values())).shape[0]
+    if dense is not None:
+        return np.ones(size, dtype=bool)
+    mask = np.zeros(size, dtype=bool)
+    for name in ("lexical", "name", "neighbour"):
+        values = raw.get(name)
+        if values is not None:
+            mask |= values > 0.0
+    return mask
 
 
 def pick(

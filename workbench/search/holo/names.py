@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from workbench.catalog.models import Catalog
-from workbench.search.holo.text import name_words
+from workbench.search.holo.text import name_words, stem
 from workbench.search.selection import match_always_include
 from workbench.search.types import FloatArray
 
@@ -33,14 +33,14 @@ class NameIndex:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.words = [tuple(name_words(t.name)) for t in catalog.tools]
+        self.words = [tuple(_stems(t.name)) for t in catalog.tools]
         self.written = [t.name.lower() for t in catalog.tools]
         self.full = [t.full_name.lower() for t in catalog.tools]
 
     def scores(self, query: str) -> FloatArray:
         """Per tool: the share of its name's words in the query, +1 when the query has them all
         in order or writes the name itself."""
-        said = name_words(query)
+        said = _stems(query)
         said_set = set(said)
         idents = {m.lower() for m in _IDENT.findall(query)}
         out = np.zeros(len(self.words), dtype=np.float64)
@@ -59,7 +59,7 @@ class NameIndex:
     def named(self, query: str) -> list[int]:
         """The tools the query names outright, in catalog order: written as the name is (or as
         the full name), or, for a name of two words or more, its words in order as a phrase."""
-        said = name_words(query)
+        said = _stems(query)
         idents = {m.lower() for m in _IDENT.findall(query)}
         found: list[int] = []
         for i, name in enumerate(self.words):
@@ -68,6 +68,11 @@ class NameIndex:
             if as_written or (len(name) >= 2 and _phrase(said, name)):
                 found.append(i)
         return found
+
+
+def _stems(text: str) -> list[str]:
+    """A text's name words with a plural's ending off (``symbols`` meets ``symbol``)."""
+    return [stem(word) for word in name_words(text)]
 
 
 def _identifier(name: str) -> bool:

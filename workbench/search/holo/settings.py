@@ -144,7 +144,8 @@ def read_settings(path: str | Path) -> HoloSettings:
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", file=file) from None
     except YamlSyntaxError as err:
-        at = err.line0 + 1 if err.line0 is not None else None
+        last = text.count("\n") + (0 if text.endswith("\n") else 1)
+        at = min(err.line0 + 1, max(last, 1)) if err.line0 is not None else None
         raise InputError(f"not JSON: {err.cause}", file=file, line=at) from None
     data: Any = tree.data
     prefix: tuple[str, ...] = ()

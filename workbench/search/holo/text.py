@@ -45,7 +45,7 @@ def name_words(name: str) -> list[str]:
     return found
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """A plural's ending off: files -> file, queries -> query, boxes -> box; ``ss`` kept."""
     if len(word) <= 3 or not word.isascii():
         return word
@@ -82,7 +82,7 @@ def words(text: str) -> list[str]:
 
 def _plain(run: str) -> list[str]:
     parts = [part.lower() for part in _CAMEL.findall(run)] or [run.lower()]
-    return [_stem(p) for p in parts if p not in STOP_WORDS]
+    return [stem(p) for p in parts if p not in STOP_WORDS]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from workbench.search.strategies.anthropic import AnthropicParams, AnthropicStra
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy
 from workbench.search.strategies.base import Strategy, StrategyResult, TokenBill
 from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy
+from workbench.search.strategies.holo import HoloParams, HoloStrategy
 from workbench.search.strategies.pizzapi import PizzaPiParams, PizzaPiStrategy
 from workbench.search.strategies.stackone import StackOneParams, StackOneStrategy
 from workbench.search.strategies.toolkits import Toolkit, ToolkitsParams, ToolkitsStrategy
@@ -29,6 +30,7 @@ PARAMS: dict[str, type[Any]] = {
     "anthropic": AnthropicParams,
     "toolkits": ToolkitsParams,
     "fastmcp": FastMCPParams,
+    "holo": HoloParams,
 }
 ENGINES: tuple[str, ...] = tuple(PARAMS)
 
@@ -43,7 +45,8 @@ def build_strategy(
 ) -> Strategy:
     """The engine ``name`` for this catalog and token table (``params`` None: its defaults).
 
-    Only ``toolkits`` uses the embedder (without one it activates toolkits by keyword only).
+    ``toolkits`` and ``holo`` use the embedder (without one toolkits activate by keyword only,
+    and holo has no dense signal).
     """
     if name not in PARAMS:
         raise InputError(f"unknown engine {name!r} (known: {', '.join(ENGINES)})", field="engine")
@@ -59,6 +62,8 @@ def build_strategy(
         return AnthropicStrategy(catalog, bill, params)
     if name == "fastmcp":
         return FastMCPStrategy(catalog, bill, params)
+    if name == "holo":
+        return HoloStrategy(catalog, bill, params, embedder=embedder)
     return ToolkitsStrategy(catalog, bill, params, embedder=embedder)
 
 
@@ -71,6 +76,8 @@ __all__ = [
     "ArgusStrategy",
     "FastMCPParams",
     "FastMCPStrategy",
+    "HoloParams",
+    "HoloStrategy",
     "PizzaPiParams",
     "PizzaPiStrategy",
     "StackOneParams",

@@ -15,6 +15,7 @@ dataclass's own checks (:class:`~workbench.errors.InputError` naming the paramet
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -60,6 +61,10 @@ def parse_params(engine: str, items: Sequence[str]) -> Any:
 def _value(hint: Any, text: str, where: str) -> Any:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:  # X | None: "none"
+        if text.lower() in ("none", "null", ""):
+            return None
+        return _value(next(a for a in args if a is not type(None)), text, where)
     if hint is bool:
         return _bool(text, where)
     if hint is int:

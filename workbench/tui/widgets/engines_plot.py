@@ -28,6 +28,7 @@ ENGINE_MARKS: dict[str, tuple[str, str]] = {
     "anthropic regex": ("□", "blue"),
     "toolkits": ("○", "white"),
     "fastmcp": ("▽", "bright_green"),
+    "holo": ("★", "bright_magenta"),
 }
 #: Markers for engines not listed above, in turn.
 SPARE_MARKS: tuple[tuple[str, str], ...] = (("▼", "bright_green"), ("◇", "bright_red"))
