@@ -93,8 +93,8 @@ def test_fastmcp_is_imported_only_by_the_serve_package() -> None:
     assert result.stdout.strip() == "True"  # the check above can fail
 
 
-def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
-    """An answer with no tool is still text a client can read: ``[]``."""
+def test_nothing_found_says_no_tool_fits(tmp_path: Path) -> None:
+    """An answer with no tool is still text a client can read: that no tool fits, and why."""
     from fastmcp import Client
 
     from workbench.catalog.models import Catalog
@@ -117,4 +117,6 @@ def test_nothing_found_is_an_empty_json_list(tmp_path: Path) -> None:
             text = "".join(getattr(block, "text", "") for block in result.content)
             return result.is_error, text, result.structured_content
 
-    assert anyio.run(ask) == (False, "[]", {"result": []})
+    error, text, structured = anyio.run(ask)
+    assert not error and structured == {"result": []}
+    assert text.startswith("no tool fits this query (no tool shares a word with it)")

@@ -384,7 +384,6 @@ class Serve(SearchToolRuntime):
         """The ``holo-tune`` server's flags in ``.mcp.json`` beside the agent (its method,
         ``--top-k`` and pins; serve's defaults for what they leave out), else None (nothing
         configured: serve's default)."""
-        import json
 
         from workbench.evaluate.deferred_tune import DeferredSetting
 
@@ -518,9 +517,9 @@ def result_text(tools: Sequence[Tool]) -> str:
     """What ``search_tools`` returns for ``tools``: their definitions as one JSON array, the
     very text serve sends (the search's bill, and the tuner's estimate of a found tool: one
     text, so they cannot differ)."""
-    from workbench.search.serving import definition
+    from workbench.search.serving import result_text as served
 
-    return json.dumps([definition(t) for t in tools], ensure_ascii=False)
+    return served(tools)
 
 
 #: Engines kept for the tuner's searches (one per catalog, token table, embedder and fields).

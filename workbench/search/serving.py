@@ -6,8 +6,10 @@ serve`` and ``eval --runtime serve`` (the serve runtime's search, :mod:`workbenc
 So what a search shows is what serve answers, by construction.
 
 The answer is the tools :meth:`HoloEngine.search <workbench.search.holo.engine.HoloEngine.search>`
-returns, best first, as their definitions in one JSON array; or, when the engine's confidence is
-below the threshold (and the query names no tool), :data:`NO_TOOL_FITS`'s line and no tool.
+returns, best first, as their definitions in one JSON array; or, when the engine refuses (the
+confidence below the threshold and the query naming no tool, or no tool with evidence of its
+own), one line that starts with :data:`NO_TOOL_FITS` and no tool. The ``holo`` strategy
+(:mod:`workbench.search.strategies.holo`) bills this very text.
 
 :func:`build_engine` builds the engine once per catalog from the embedder holo-tune resolved
 (its disk cache of tool vectors: a restart embeds nothing) and the settings' field weights and
@@ -59,19 +61,34 @@ class ServeAnswer:
         return [definition(tool) for tool in self.tools]
 
     def text(self) -> str:
-        """What ``search_tools`` sends: the tools' definitions as a JSON array (``[]`` when the
-        search finds nothing), or one line saying no tool fits."""
-        if self.refused:
-            return refusal_text(self.confidence, self.settings.threshold)
-        return json.dumps(self.definitions(), ensure_ascii=False)
+        """What ``search_tools`` sends: the tools' definitions as a JSON array (``[]`` when a
+        ``select:`` names no tool), or one line saying no tool fits."""
+        return answer_text(self.result, self.tools, self.settings)
+
+
+def answer_text(result: HoloResult, tools: Sequence[Tool], settings: HoloSettings) -> str:
+    """``search_tools``' text for the engine's ``result`` (``tools``: its tools, best first)."""
+    if result.refused:
+        return refusal_text(result.ranking.confidence, settings.threshold)
+    return result_text(tools)
+
+
+def result_text(tools: Sequence[Tool]) -> str:
+    """The tools' definitions (:func:`definition`) as one JSON array: what ``search_tools``
+    returns for them."""
+    return json.dumps([definition(tool) for tool in tools], ensure_ascii=False)
 
 
 def refusal_text(confidence: float, threshold: float | None) -> str:
-    """The answer to a query no tool fits, in words a model acts on."""
-    bar = f" {threshold:g}" if threshold is not None else ""
+    """The answer to a query no tool fits, in words a model acts on: its confidence is below
+    the threshold, or (below no threshold) no tool shares a word with it."""
+    if threshold is not None and confidence < threshold:
+        why = f"confidence {confidence:.3f} is below the threshold {threshold:g}"
+    else:
+        why = "no tool shares a word with it"
     return (
-        f"{NO_TOOL_FITS} this query (confidence {confidence:.3f} is below the threshold{bar}): "
-        "answer without a tool, or search again with other words or select:NAME"
+        f"{NO_TOOL_FITS} this query ({why}): answer without a tool, or search again in other "
+        "words or with select:NAME"
     )
 
 

@@ -13,7 +13,6 @@ sets them: ``serve --settings``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -24,6 +23,8 @@ from workbench.catalog.models import Catalog, Tool
 from workbench.search.embedders.cache import ToolEmbeddingCache
 from workbench.search.holo.engine import HoloEngine, HoloResult
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
+from workbench.search.serving import answer_text
+from workbench.search.serving import result_text as serve_result_text
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
@@ -34,8 +35,6 @@ from workbench.search.strategies.base import (
 from workbench.search.types import Embedder, FloatArray, IntArray
 
 NAME = "holo"
-#: What ``search_tools`` answers when no tool's confidence reaches the threshold.
-NO_TOOL_FITS = "no tool fits this query: answer without a tool, or search again in other words"
 GRID_TOP_K: tuple[int, ...] = tuple(range(1, 11))
 
 #: serve's own tools as a client lists them (what every request carries besides the pins).
@@ -66,10 +65,10 @@ META_TOOLS: tuple[dict[str, Any], ...] = (
 
 
 def result_text(tools: Sequence[Tool]) -> str:
-    """What ``search_tools`` returns for ``tools``: their definitions as one JSON array (the
-    search's bill, and the tuner's estimate of a found tool: one text, so they cannot differ)."""
-    definitions = [dict(t.definition) for t in tools]
-    return json.dumps(definitions, separators=(",", ":"), ensure_ascii=False)
+    """What ``search_tools`` returns for ``tools``: their definitions as one JSON array, serve's
+    own text (:func:`workbench.search.serving.result_text`: the search's bill, and the tuner's
+    estimate of a found tool: one text, so they cannot differ)."""
+    return serve_result_text(tools)
 
 
 @dataclass(frozen=True)
@@ -162,7 +161,7 @@ class HoloStrategy:
     def result(self, found: HoloResult) -> StrategyResult:
         """The request after the search ``found``: the pins, the meta tools and the result."""
         tools = [self.catalog.tools[i] for i in found.indices]
-        text = result_text(tools) if tools or not found.refused else NO_TOOL_FITS
+        text = answer_text(found, tools, self.settings)  # what serve's search_tools sends
         meta = self.meta_tokens + text_tokens(self.bill, text)
         sent = self.pins + tuple(i for i in found.indices if i not in self.pins)
         ranking = found.ranking
