@@ -29,45 +29,78 @@ _IDENT = re.compile(r"[\w.\-/]+", re.UNICODE)
 
 
 class NameIndex:
-    """Each tool's name as words and as written (lower case), built once per catalog."""
+    """Each tool's name as words and as written (lower case), built once per catalog, with the
+    tools of each word (a query's words reach only the tools that have them: a search of a
+    1,000-tool catalog never walks every name)."""
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.words = [tuple(_stems(t.name)) for t in catalog.tools]
         self.written = [t.name.lower() for t in catalog.tools]
         self.full = [t.full_name.lower() for t in catalog.tools]
+        postings: dict[str, list[int]] = {}
+        for i, name in enumerate(self.words):
+            for word in set(name):
+                postings.setdefault(word, []).append(i)
+        self._postings = {w: np.asarray(ids, dtype=np.int64) for w, ids in postings.items()}
+        self._distinct = np.asarray([len(set(n)) for n in self.words], dtype=np.float64)
+        self._as_written: dict[str, list[int]] = {}
+        self._as_full: dict[str, list[int]] = {}
+        for i, (written, full) in enumerate(zip(self.written, self.full, strict=True)):
+            self._as_written.setdefault(written, []).append(i)
+            self._as_full.setdefault(full, []).append(i)
+        self._identifier = [_identifier(w) for w in self.written]
+
+    def _matched(self, said: set[str]) -> FloatArray:
+        """Per tool: how many of its name's distinct words are in ``said``."""
+        counts = np.zeros(len(self.words), dtype=np.float64)
+        for word in said:
+            ids = self._postings.get(word)
+            if ids is not None:
+                counts[ids] += 1.0
+        return counts
+
+    def _phrases(self, said: list[str], counts: FloatArray, shortest: int) -> list[int]:
+        """The tools of ``shortest`` name words or more whose words are all in ``said`` in
+        order (only a tool with every word in the query can be one)."""
+        complete = np.flatnonzero((counts > 0.0) & (counts == self._distinct))
+        return [
+            int(i)
+            for i in complete
+            if len(self.words[i]) >= shortest and _phrase(said, self.words[i])
+        ]
 
     def scores(self, query: str) -> FloatArray:
         """Per tool: the share of its name's words in the query, +1 when the query has them all
         in order or writes the name itself."""
         said = _stems(query)
         said_set = set(said)
-        idents = {m.lower() for m in _IDENT.findall(query)}
         out = np.zeros(len(self.words), dtype=np.float64)
         if not said_set:
             return out
-        for i, name in enumerate(self.words):
-            if not name:
-                continue
-            share = sum(1 for w in set(name) if w in said_set) / len(set(name))
-            if share == 0.0:
-                continue
-            whole = self.written[i] in idents or self.full[i] in idents or _phrase(said, name)
-            out[i] = share + (1.0 if whole else 0.0)
+        counts = self._matched(said_set)
+        hit = np.flatnonzero(counts)
+        out[hit] = counts[hit] / self._distinct[hit]
+        whole = set(self._phrases(said, counts, 1))
+        for ident in {m.lower() for m in _IDENT.findall(query)}:
+            whole.update(self._as_written.get(ident, ()))
+            whole.update(self._as_full.get(ident, ()))
+        for i in whole:
+            if counts[i] > 0.0:
+                out[i] += 1.0
         return out
 
     def named(self, query: str) -> list[int]:
         """The tools the query names outright, in catalog order: written as the name is (or as
         the full name), or, for a name of two words or more, its words in order as a phrase."""
         said = _stems(query)
-        idents = {m.lower() for m in _IDENT.findall(query)}
-        found: list[int] = []
-        for i, name in enumerate(self.words):
-            written = self.written[i]
-            as_written = self.full[i] in idents or (written in idents and _identifier(written))
-            if as_written or (len(name) >= 2 and _phrase(said, name)):
-                found.append(i)
-        return found
+        found: set[int] = set()
+        for ident in {m.lower() for m in _IDENT.findall(query)}:
+            found.update(self._as_full.get(ident, ()))
+            found.update(i for i in self._as_written.get(ident, ()) if self._identifier[i])
+        if said:
+            found.update(self._phrases(said, self._matched(set(said)), 2))
+        return sorted(found)
 
 
 def _stems(text: str) -> list[str]:
