@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,16 @@ import pytest
 from textual.pilot import Pilot
 from tui_helpers import ENV, SAMPLES, research_app, shown
 
+from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.search.holo.engine import HoloEngine
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
 from workbench.tui.app import HoloTuneApp
-from workbench.tui.lab import HOLO
+from workbench.tui.lab import HOLO, HoloView
 from workbench.tui.options import Options
 from workbench.tui.screens.dashboard import DashboardScreen
 from workbench.tui.screenshots import settle
-from workbench.tui.view import CutRow, RankRow, split_text
-from workbench.tui.widgets.ranking_table import RankingTable
+from workbench.tui.view import CutRow, RankRow, holo_rows, split_text
+from workbench.tui.widgets.ranking_table import SIGNAL_WIDTH, RankingTable, share_cell, widths_for
 
 SIZE = (160, 48)
 QUERY = "find papers on transformers"
@@ -179,3 +181,101 @@ async def test_holodecks_runtime_keeps_holodecks_ranking(tmp_path: Path) -> None
         table = screen.query_one(RankingTable)
         assert all(not row.split for row in _ranked(table))
         assert shown(table).splitlines()[0].split()[-3:] == ["score", "tok", "why"]
+
+
+def test_serve_lab_160x48(
+    snap_compare: Callable[..., bool], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The query lab under serve at 160x48, the threshold lowered to 0.30 so serve answers:
+    the signal columns, the cut lines, the highlighted tool's split under the table; the agent
+    named relative so no machine path is drawn."""
+    monkeypatch.chdir(tmp_path)
+    options = replace(research_app(tmp_path, query=QUERY, relative=True).options, runtime="serve")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("tab", "underscore", "underscore", "down")
+        await settle(pilot)
+
+    assert snap_compare(HoloTuneApp(options), terminal_size=SIZE, run_before=run_before)
+
+
+# -- the rows and widths, without a terminal -------------------------------------------------------
+
+
+def _tool(server: str, name: str, description: str) -> Tool:
+    definition = {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    return Tool(
+        full_name=f"{server}-{name}",
+        plugin=server,
+        name=name,
+        description=description,
+        parameters=(),
+        kind="mcp",
+        definition=definition,
+    )
+
+
+FILES = Catalog(
+    tools=[
+        _tool("files", "read_file", "Read the contents of a file"),
+        _tool("files", "write_file", "Write text to a file"),
+        _tool("files", "list_directory", "List the entries of a folder"),
+        _tool("web", "fetch", "Fetch a URL and return its contents as markdown"),
+        _tool("web", "search", "Search the web"),
+    ],
+    servers=[ServerStatus(s, "snapshot", "snapshot") for s in ("files", "web")],
+)
+
+
+def _view(query: str, settings: HoloSettings, pins: tuple[int, ...] = ()) -> HoloView:
+    engine = HoloEngine(FILES, np.array([50.0, 60.0, 40.0, 300.0, 80.0]))
+    signals = engine.signals(query)
+    return HoloView(
+        engine.search(query, settings), settings, pins, dict(signals.raw), signals.confidence_of
+    )
+
+
+def test_holo_rows_cut_at_top_k_and_where_the_evidence_ends() -> None:
+    view = _view("read or write a file", HoloSettings(top_k=1), pins=(4,))
+    rows = holo_rows(view, FILES, [50, 60, 40, 300, 80])
+    labels = [(i, r.label) for i, r in enumerate(rows) if isinstance(r, CutRow)]
+    ranked = [r for r in rows if isinstance(r, RankRow)]
+    assert [r.tool for r in ranked[:2]] == ["files-read_file", "files-write_file"]
+    found = int(view.result.ranking.found.size)
+    assert labels[0] == (1, "top_k 1")
+    assert labels[-1] == (found + 1, "no evidence below (no word in common)")
+    assert ranked[0].reason == "search" and ranked[1].reason is None
+    assert next(r for r in ranked if r.index == 4).reason == "always_include"  # the pin
+    assert ranked[0].fill == 1.0 and min(r.fill or 0.0 for r in ranked) == 0.0
+    assert split_text(ranked[0]).startswith(f"read_file {ranked[0].score:.3f} = lexical ")
+
+
+def test_holo_rows_say_when_no_tool_fits() -> None:
+    refused = _view("read a poem", HoloSettings(threshold=0.9))  # half the words: under 0.9
+    assert refused.refused
+    first = holo_rows(refused, FILES, [1] * 5)[0]
+    assert isinstance(first, CutRow)
+    assert first.label == "no tool fits · confidence 0.50 < threshold 0.90"
+    nothing = _view("quantum chromodynamics", HoloSettings())
+    label = holo_rows(nothing, FILES, [1] * 5)[0]
+    assert isinstance(label, CutRow) and label.label.endswith(
+        "no tool shares a word with the query"
+    )
+
+
+def test_signal_columns_fit_the_table_and_drop_the_server_when_tight() -> None:
+    signals = ("dense", "lexical", "name")
+    for total in (60, 80, 100, 160):
+        w = widths_for(total, 2, 12, signals, 6)
+        used = w.rank + w.mark + w.tool + w.server + w.score + w.tokens + w.why
+        assert used + SIGNAL_WIDTH * len(signals) == total - 1 or w.tool == 12
+    assert widths_for(100, 2, 12, signals, 6).server == 12
+    assert widths_for(70, 2, 12, signals, 6).server == 0  # the tool's name keeps its room
+    assert widths_for(70).server == 10  # without signals: as before
+    assert [share_cell(s) for s in (1.234, -0.04, 123.4, None)] == [
+        " +1.2 ",
+        " -0.0 ",
+        " +123 ",
+        "      ",
+    ]
