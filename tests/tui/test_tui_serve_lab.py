@@ -183,6 +183,27 @@ async def test_holodecks_runtime_keeps_holodecks_ranking(tmp_path: Path) -> None
         assert shown(table).splitlines()[0].split()[-3:] == ["score", "tok", "why"]
 
 
+async def test_a_runtime_that_becomes_serve_ranks_with_serves_engine(tmp_path: Path) -> None:
+    """The file read again names another runtime (here through the flag the detection gives
+    way to): serve's engine is built in a worker and the query is ranked again with it; back
+    to HoloDeck's runtime, HoloDeck's ranking again."""
+    app = research_app(tmp_path, query=QUERY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        state = _screen(app).state
+        assert state.shown is not None and state.shown.split is None
+        state.runtime_flag = "serve"
+        state.reload(state.agent)
+        await settle(pilot)
+        assert state.lab is not None and state.lab.holo is not None
+        assert state.shown is not None and state.shown.split is not None
+        assert state.shown.ranking is not None and state.shown.ranking.method == HOLO
+        state.runtime_flag = None
+        state.reload(state.agent)
+        await settle(pilot)
+        assert state.shown.split is None and state.shown.ranking.method != HOLO
+
+
 def test_serve_lab_160x48(
     snap_compare: Callable[..., bool], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -241,11 +241,13 @@ class LabState(DOMNode):
         """The file was read again (after a write, or changed on disk): the knobs keep their
         values and are compared with what it holds now."""
         self.agent = agent
+        serve_engine = self.serve_engine
         self.runtime = detect_runtime(agent.path, agent.data, explicit=self.runtime_flag)
         if self.lab is not None:
             self.lab.workspace = replace(self.lab.workspace, agent=agent)
         self.file_setting = file_setting_of(agent)
-        self._announce(self.setting)
+        # Another runtime may rank with another engine: then the query is ranked again.
+        self._announce(self.setting, rerank=self.serve_engine != serve_engine)
 
     def open(self, lab: Lab) -> None:
         """A workspace was opened (the catalog so far, or the final one): it keeps the knobs'

@@ -60,6 +60,7 @@ class LabWorkers:
         """Score what the state asks for; diagnose every setting it announces."""
         self.host.watch(self.state, "asked", self._score_missing, init=False)
         self.host.watch(self.state, "setting", self._diagnose, init=False)
+        self.host.watch(self.state, "runtime", self._runtime_changed, init=False)
 
     # -- starting ------------------------------------------------------------------------------
     def _score_missing(self, ask: Ask | None) -> None:
@@ -126,6 +127,12 @@ class LabWorkers:
             exit_on_error=False,
             description="load the embedding model",
         )
+
+    def _runtime_changed(self) -> None:
+        """The file now says serve runs the agent: build serve's engine for the lab open."""
+        lab = self.state.lab
+        if self.state.serve_engine and lab is not None and lab.holo is None:
+            self._build_holo(lab)
 
     def _build_holo(self, lab: Lab) -> None:
         """Build serve's engine for a workspace just opened (its tools embedded, the model
