@@ -33,7 +33,7 @@ from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
 from workbench.tui.widgets.servers_panel import ServersPanel
-from workbench.tui.widgets.status_line import StatusLine
+from workbench.tui.widgets.status_line import DetailLine, StatusLine
 from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 
 #: Rows of the ranking table (the rest of a 10,000-tool ranking is not drawn).
@@ -52,7 +52,7 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_knobs(screen.query_one(KnobsPanel), state)
     ranking = screen.query_one(RankingTable)
     bind_ranking(ranking, state)
-    bind_split(screen.query_one("#ranking-split", StatusLine), ranking, state)
+    bind_split(screen.query_one("#ranking-split", DetailLine), ranking, state)
     bind_bill(screen.query_one(TokenBars), state)
     bind_scores(screen.query_one(ScoreStrip), state)
     bind_compare(screen.query_one(CompareView), state)
@@ -198,7 +198,7 @@ def bind_ranking(table: RankingTable, state: LabState) -> None:
     table.watch(state, "shown", draw, init=False)
 
 
-def bind_split(line: StatusLine, table: RankingTable, state: LabState) -> None:
+def bind_split(line: DetailLine, table: RankingTable, state: LabState) -> None:
     """Under serve's engine, the line under the ranking: the highlighted tool's score split by
     signal, each signal's raw value and share (hidden under HoloDeck's ranking). Bound after
     the ranking, so it reads the rows just drawn."""

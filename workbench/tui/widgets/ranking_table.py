@@ -27,7 +27,8 @@ from workbench.tui.widgets.row_list import Line, RowList
 BAR_WIDTH = 5
 #: The cells of one signal's share column (``+12.3`` and a space).
 SIGNAL_WIDTH = 6
-#: Under this many cells for the tool's name, a table with signal columns drops the server's.
+#: Under this many cells for the tool's name, a table with signal columns drops the score's bar
+#: (the split shows what the score is made of), then the server's column.
 SPLIT_TOOL_MIN = 20
 #: The label mark of an expected tool that is sent, and of one that is missed.
 SENT_MARK, MISSED_MARK = "✓", "✗"
@@ -45,6 +46,8 @@ class Widths:
     mark: int = 2
     #: serve's engine: the signals whose share has a column, in order.
     signals: tuple[str, ...] = ()
+    #: The score's bar (0: none, in a narrow table with signal columns).
+    bar: int = BAR_WIDTH
 
 
 def widths_for(
@@ -62,16 +65,27 @@ def widths_for(
     decimals)."""
     avail = max(total - 1, 40)
     server = 10 if avail >= 66 else 8 if avail >= 56 else 0
-    score = BAR_WIDTH + max(score_chars or 0, digits + 3) + 1
+    bar_width = BAR_WIDTH
+    number = max(score_chars or 0, digits + 3) + 1
     split = SIGNAL_WIDTH * len(signals)
-    if signals and avail - (4 + 2 + server + score + split + 7 + 7) < SPLIT_TOOL_MIN:
-        server = 0
+    if signals and avail - (4 + 2 + server + bar_width + number + split + 7 + 7) < SPLIT_TOOL_MIN:
+        bar_width = 0
+        if avail - (4 + 2 + server + number + split + 7 + 7) < SPLIT_TOOL_MIN:
+            server = 0
+    score = bar_width + number
     fixed = 4 + 2 + server + score + split + 7 + 7
     if server == 10 and server_names > 10:
         wider = min(server_names, SERVER_MAX)
         if avail - (fixed - server + wider) >= TOOL_ROOM:
             fixed, server = fixed - server + wider, wider
-    return Widths(rank=4, tool=max(avail - fixed, 12), server=server, score=score, signals=signals)
+    return Widths(
+        rank=4,
+        tool=max(avail - fixed, 12),
+        server=server,
+        score=score,
+        signals=signals,
+        bar=bar_width,
+    )
 
 
 #: The widest the server column gets, and what the tool column keeps when it does.
@@ -162,9 +176,9 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
     if w.server:
         text.append(clip(row.server, w.server - 1) + " ", style="dim")
     fill = row.score if row.fill is None else row.fill
-    text.append(bar(fill, BAR_WIDTH), style="green" if sent else "grey50")
+    text.append(bar(fill, w.bar), style="green" if sent else "grey50")
     # A minus sign takes the space after the bar: the column keeps its width.
-    text.append(f"{row.score:>{w.score - BAR_WIDTH - 1}.{row.digits}f} ", style=style)
+    text.append(f"{row.score:>{w.score - w.bar - 1}.{row.digits}f} ", style=style)
     if w.signals:
         shares = {part.name: part.share for part in row.split}
         for name in w.signals:
