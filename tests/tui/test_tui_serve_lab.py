@@ -291,8 +291,11 @@ def test_signal_columns_fit_the_table_and_drop_the_server_when_tight() -> None:
         w = widths_for(total, 2, 12, signals, 6)
         used = w.rank + w.mark + w.tool + w.server + w.score + w.tokens + w.why
         assert used + SIGNAL_WIDTH * len(signals) == total - 1 or w.tool == 12
-    assert widths_for(100, 2, 12, signals, 6).server == 12
-    assert widths_for(70, 2, 12, signals, 6).server == 0  # the tool's name keeps its room
+    wide, middle, narrow = (widths_for(t, 2, 12, signals, 6) for t in (100, 80, 70))
+    assert (wide.server, wide.bar) == (12, 5)
+    assert (middle.server, middle.bar) == (10, 0)  # the bar steps aside first
+    assert (narrow.server, narrow.bar) == (0, 0)  # then the server: the name keeps its room
+    assert min(middle.tool, narrow.tool) >= 20
     assert widths_for(70).server == 10  # without signals: as before
     assert [share_cell(s) for s in (1.234, -0.04, 123.4, None)] == [
         " +1.2 ",
