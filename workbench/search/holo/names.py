@@ -14,7 +14,7 @@ tool's name counts three ways:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -46,13 +46,16 @@ class NameIndex:
         out = np.zeros(len(self.words), dtype=np.float64)
         if not said_set:
             return out
+        starts = _starts(said)
         for i, name in enumerate(self.words):
             if not name:
                 continue
             share = sum(1 for w in set(name) if w in said_set) / len(set(name))
             if share == 0.0:
                 continue
-            whole = self.written[i] in idents or self.full[i] in idents or _phrase(said, name)
+            whole = (
+                self.written[i] in idents or self.full[i] in idents or _phrase(said, name, starts)
+            )
             out[i] = share + (1.0 if whole else 0.0)
         return out
 
@@ -61,11 +64,12 @@ class NameIndex:
         the full name), or, for a name of two words or more, its words in order as a phrase."""
         said = name_words(query)
         idents = {m.lower() for m in _IDENT.findall(query)}
+        starts = _starts(said)
         found: list[int] = []
         for i, name in enumerate(self.words):
             written = self.written[i]
             as_written = self.full[i] in idents or (written in idents and _identifier(written))
-            if as_written or (len(name) >= 2 and _phrase(said, name)):
+            if as_written or (len(name) >= 2 and _phrase(said, name, starts)):
                 found.append(i)
         return found
 
@@ -76,15 +80,25 @@ def _identifier(name: str) -> bool:
     return len(name_words(name)) >= 2
 
 
-def _phrase(said: Sequence[str], name: Sequence[str]) -> bool:
-    """Whether ``name``'s words appear in ``said`` consecutively and in order."""
+def _starts(said: Sequence[str]) -> dict[str, list[int]]:
+    """Where each word of ``said`` stands (to find a phrase without scanning every word)."""
+    at: dict[str, list[int]] = {}
+    for i, word in enumerate(said):
+        at.setdefault(word, []).append(i)
+    return at
+
+
+def _phrase(
+    said: Sequence[str], name: Sequence[str], starts: Mapping[str, Sequence[int]] | None = None
+) -> bool:
+    """Whether ``name``'s words appear in ``said`` consecutively and in order (``starts``:
+    :func:`_starts` of ``said``, computed once per query)."""
     n = len(name)
     if n == 0 or n > len(said):
         return False
-    first = name[0]
-    return any(
-        said[i] == first and tuple(said[i : i + n]) == tuple(name) for i in range(len(said) - n + 1)
-    )
+    at = starts if starts is not None else _starts(said)
+    wanted = tuple(name)
+    return any(tuple(said[i : i + n]) == wanted for i in at.get(name[0], ()))
 
 
 def selected(query: str, catalog: Catalog) -> list[int] | None:
