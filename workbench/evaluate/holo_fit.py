@@ -287,7 +287,7 @@ class _Grid:
         variants: Sequence[_Variant],
         cases: Sequence[ResolvedCase],
         target: Target,
-        similarity: FloatArray,
+        similarity: FloatArray | None,
         labelled: Labelled,
     ) -> None:
         self.variants = variants
@@ -300,6 +300,8 @@ class _Grid:
         self._perm = np.argsort(self.server_of, kind="stable")
         ordered = self.server_of[self._perm]
         self._starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        #: Query-by-query cosines of the query vectors (None: TF-IDF, fitted per context on
+        #: its training queries, as an engine given only those labelled queries fits it).
         self.similarity = similarity
         self.labelled = labelled
         self.n = len(cases)
@@ -334,12 +336,18 @@ class _Grid:
         found = self._neighbours.get(context)
         if found is None:
             train = self._train_of[context]
+            similarity = self.similarity
+            if similarity is None:
+                similarity = np.zeros((self.n, self.n), dtype=np.float64)
+                known = np.flatnonzero(train)
+                labelled = [self.labelled.queries[i] for i in known]
+                similarity[:, known] = tfidf_similarity(self.labelled.queries, labelled)
             rows = np.empty((self.n, self.server_of.shape[0]), dtype=np.float64)
             for c in range(self.n):
                 use = train.copy()
                 use[c] = False
                 rows[c] = neighbour_scores(
-                    self.similarity[c],
+                    similarity[c],
                     self.labelled,
                     self.server_of,
                     self.servers,
@@ -611,14 +619,6 @@ def _settings(
     )
 
 
-def _similarity(
-    engine: HoloEngine, queries: Sequence[str], vectors: FloatArray | None
-) -> FloatArray:
-    if vectors is not None:
-        return np.asarray(vectors @ vectors.T, dtype=np.float64)
-    return tfidf_similarity(queries, queries)
-
-
 def fit_holo(
     engines: Sequence[HoloEngine],
     cases: Sequence[ResolvedCase],
@@ -628,13 +628,15 @@ def fit_holo(
     folds: int = DEFAULT_FOLDS,
     base: HoloSettings | None = None,
     signals: Iterable[str] | None = None,
+    eliminate: bool = True,
 ) -> HoloFit:
     """Fit the engine on ``cases``, held out over ``folds`` (the module's docstring).
 
     ``engines``: one per field-weight variant, on the same catalog, token table and embedder
     (the first is where the walk starts); ``no_answer``: queries no tool answers (``expected:
     []``); ``base``: the settings kept as they are (embedder, pins, cases); ``signals``: the
-    signals the fit may use (default: every one the engines score). Raises
+    signals the fit may use (default: every one the engines score); ``eliminate``: leave out the
+    signals that do not earn their place (False: keep every signal a fold chose). Raises
     :class:`~workbench.errors.InputError` (naming ``--folds``) when the cases cannot fill the
     folds.
     """
@@ -657,9 +659,10 @@ def fit_holo(
         [c.query for c in cases],
         [sorted({t for g in c.groups for t in g}) for c in cases],
     )
-    similarity = _similarity(
-        first, [c.query for c in cases], vectors[:answerable] if vectors is not None else None
-    )
+    similarity = None
+    if vectors is not None:
+        unit = vectors[:answerable]
+        similarity = np.asarray(unit @ unit.T, dtype=np.float64)
     grid = _Grid(variants, cases, target, similarity, labelled)
     for fold in rounds:
         train = np.zeros(answerable, dtype=bool)
@@ -684,7 +687,16 @@ def fit_holo(
     allowed = frozenset(available)
 
     first_rule = fit.rule(allowed)
-    rule, allowed, evidence = _eliminate(fit, first_rule, allowed)
+    if eliminate:
+        rule, allowed, evidence = _eliminate(fit, first_rule, allowed)
+    else:
+        rule, evidence = (
+            first_rule,
+            {
+                name: SignalEvidence(name, True, None, None, "kept without a trial (eliminate off)")
+                for name in allowed
+            },
+        )
     for name in SIGNALS:
         if name not in available:
             why = "not scored (no embedder)" if name in DENSE_SIGNALS else "not allowed"
@@ -694,7 +706,7 @@ def fit_holo(
         allowed,
         np.arange(answerable, dtype=np.int64),
         -1,
-        np.arange(len(no_answer), dtype=np.int64) if no_answer else None,
+        np.arange(len(no_answer), dtype=np.int64) if none_folds is not None else None,
     )
     final = _settings(final_choice, variants, target, base)
     outcome = grid.outcome(final_choice.point, -1)
