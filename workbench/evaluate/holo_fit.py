@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from workbench.evaluate.cases import ResolvedCase
-from workbench.evaluate.folds import Fold, folds_of
+from workbench.evaluate.folds import Fold, cross_fit, folds_of
 from workbench.evaluate.intervals import Interval, bootstrap_mean, paired_difference, wilson
 from workbench.evaluate.tuner import DEFAULT_FOLDS, fold_assignment, gap
 from workbench.search.holo.engine import HoloEngine, Signals
@@ -574,35 +574,51 @@ class _Fit:
         return _Choice(point, threshold)
 
     def rule(self, allowed: frozenset[str]) -> _Rule:
+        """The rule k-fold (:func:`~workbench.evaluate.folds.cross_fit`, the split every tuner
+        uses): chosen on each fold's training cases, measured on its held-out ones."""
         n = self.answerable
-        recall = np.zeros(n, dtype=np.float64)
-        hit = np.zeros(n, dtype=bool)
-        tokens = np.zeros(n, dtype=np.float64)
-        refused = wrongly = 0
-        choices: list[_Choice] = []
-        for fold in self.folds:
+        refused = 0
+
+        def fit(fold: Fold) -> _Choice:
             train = np.asarray(fold.train, dtype=np.int64)
-            test = np.asarray(fold.test, dtype=np.int64)
-            none_train = none_test = None
+            none_train = None
             if self.none_folds is not None:
                 none_train = np.flatnonzero(self.none_folds != fold.index)
-                none_test = np.flatnonzero(self.none_folds == fold.index)
-            choice = self.choose(allowed, train, fold.index, none_train)
-            choices.append(choice)
+            return self.choose(allowed, train, fold.index, none_train)
+
+        def measure(choice: _Choice, fold: Fold) -> list[tuple[float, bool, float, bool]]:
+            nonlocal refused
+            test = np.asarray(fold.test, dtype=np.int64)
             outcome = self.grid.outcome(choice.point, fold.index)
-            keep = np.ones(test.size, dtype=bool)
             variant = self.grid.variants[choice.point[0]]
+            keep = np.ones(test.size, dtype=bool)
             if choice.threshold is not None:
                 keep = (variant.confidence[test] >= choice.threshold) | variant.names_any[test]
-                wrongly += int((~keep).sum())
-                if none_test is not None:
+                if self.none_folds is not None:
+                    none_test = np.flatnonzero(self.none_folds == fold.index)
                     conf = variant.confidence[n:][none_test]
                     named = variant.names_any[n:][none_test]
                     refused += int(((conf < choice.threshold) & ~named).sum())
-            recall[test] = np.where(keep, outcome.recall[test], 0.0)
-            hit[test] = keep & outcome.hit[test]
-            tokens[test] = np.where(keep, outcome.tokens[test], 0.0)
-        return _Rule(tuple(choices), recall, hit, tokens, refused, wrongly)
+            return [
+                (
+                    float(outcome.recall[c]) if ok else 0.0,
+                    bool(outcome.hit[c]) and bool(ok),
+                    float(outcome.tokens[c]) if ok else 0.0,
+                    not ok,
+                )
+                for c, ok in zip(test.tolist(), keep.tolist(), strict=True)
+            ]
+
+        crossed = cross_fit(n, len(self.folds), fit, measure)
+        rows = crossed.case_order()
+        return _Rule(
+            crossed.settings,
+            np.asarray([r[0] for r in rows], dtype=np.float64),
+            np.asarray([r[1] for r in rows], dtype=bool),
+            np.asarray([r[2] for r in rows], dtype=np.float64),
+            refused,
+            sum(r[3] for r in rows),
+        )
 
 
 def _settings(
