@@ -9,6 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from provided import LOCAL_EXTRA
 
 from workbench.catalog.build import mcp_tools
@@ -307,3 +310,26 @@ def test_with_the_real_minilm_the_figures_are_the_engines() -> None:
     again = _remeasured(fit, CATALOG, TOKENS, cases, minilm)
     assert list(fit.case_recall) == pytest.approx(again)
     assert fit.heldout.recall > 0.8
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(
+    tokens=st.lists(st.integers(1, 400), min_size=1, max_size=30),
+    seed=st.integers(0, 2**32 - 1),
+    budget=st.integers(1, 3000),
+    top_k=st.sampled_from([None, 1, 2, 5, 40]),
+)
+def test_filling_a_budget_for_every_case_at_once_is_the_engines_pick(
+    tokens: list[int], seed: int, budget: int, top_k: int | None
+) -> None:
+    from workbench.evaluate.holo_fit import _fill
+    from workbench.search.holo.engine import pick
+
+    costs = np.asarray(tokens, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    order = np.stack([rng.permutation(costs.size) for _ in range(4)]).astype(np.int64)
+    chosen = _fill(order, costs, top_k, budget)
+    for row in range(4):
+        assert set(np.flatnonzero(chosen[row]).tolist()) == set(
+            pick(order[row], costs, top_k, budget)
+        )

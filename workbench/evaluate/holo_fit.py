@@ -422,26 +422,35 @@ class _Grid:
 def _fill(
     order: npt.NDArray[np.int64], tokens: FloatArray, top_k: int | None, budget: int
 ) -> BoolArray:
-    """:func:`~workbench.search.holo.engine.pick` for every row of ``order`` at once."""
+    """:func:`~workbench.search.holo.engine.pick` for every row of ``order`` at once: the tools
+    in order while their running sum fits (the first always), then, one take at a time, the next
+    tool that fits what is left (a few steps of whole-row searches, not one step per tool)."""
     n, size = order.shape
+    if size == 0:
+        return np.zeros((n, 0), dtype=bool)
     limit = top_k or size
-    smallest = float(tokens.min()) if tokens.size else 0.0
-    chosen = np.zeros((n, size), dtype=bool)
-    spent = np.zeros(n, dtype=np.float64)
-    count = np.zeros(n, dtype=np.int64)
-    done = np.zeros(n, dtype=bool)
+    smallest = float(tokens.min())
+    cost = tokens[order]
+    prefix = np.maximum((np.cumsum(cost, axis=1) <= budget).sum(axis=1), 1)
+    prefix = np.minimum(prefix, limit)
+    position = np.arange(size)
+    taken = position[None, :] < prefix[:, None]
     rows = np.arange(n)
-    for j in range(size):
-        live = ~done
-        if not live.any():
-            break
-        tool = order[:, j]
-        cost = tokens[tool]
-        take = live & ((count == 0) | (spent + cost <= budget))
-        chosen[rows[take], tool[take]] = True
-        spent += np.where(take, cost, 0.0)
-        count += take
-        done |= take & ((count >= limit) | (spent + smallest > budget))
+    spent = np.where(taken, cost, 0.0).sum(axis=1)
+    count = prefix.copy()
+    last = prefix - 1
+    done = (count >= limit) | (spent + smallest > budget)
+    while not done.all():
+        fits = (cost <= (budget - spent)[:, None]) & (position[None, :] > last[:, None])
+        found = fits.any(axis=1) & ~done
+        at = fits.argmax(axis=1)
+        taken[rows[found], at[found]] = True
+        spent += np.where(found, cost[rows, at], 0.0)
+        count += found
+        last = np.where(found, at, last)
+        done |= ~found | (count >= limit) | (spent + smallest > budget)
+    chosen = np.zeros((n, size), dtype=bool)
+    np.put_along_axis(chosen, order, taken, axis=1)
     return chosen
 
 
