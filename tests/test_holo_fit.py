@@ -304,6 +304,12 @@ def test_with_the_real_minilm_the_figures_are_the_engines() -> None:
     from workbench.search.embedders import LocalEmbedder
 
     minilm = LocalEmbedder("all-MiniLM-L6-v2")
+    engine = HoloEngine(CATALOG, TOKENS, minilm)
+    # the server_text signal: one value per server, the mail server's highest for a mail query
+    raw = engine.signals("compose a letter and deliver it to my inbox").raw["server_text"]
+    by_server = {t.server: float(raw[i]) for i, t in enumerate(CATALOG.tools)}
+    assert all(raw[i] == by_server[t.server] for i, t in enumerate(CATALOG.tools))
+    assert max(by_server, key=lambda name: by_server[name]) == "mail"
     cases = _cases()
     fit = fit_holo(_engines(minilm), cases, target=Target(top_k=1), folds=3)
     assert {s.signal: s for s in fit.signals}["dense"].why != "not scored (no embedder)"
