@@ -388,35 +388,40 @@ class _Grid:
         total = self.scores(point, context)
         if point[2]:
             total = total + _NAMED * self.variants[point[0]].named
-        chosen = self._select(total)
+        chosen, tokens = self._select(total)
         found = chosen[self._pair_case, self._pair_tool]
         group_found = np.bincount(self._pair_group, weights=found, minlength=self._groups.size)
         per_case = np.bincount(self._group_case, weights=group_found > 0, minlength=self.n).astype(
             np.float64
         )
-        return _Outcome(
-            recall=per_case / self._groups,
-            hit=per_case > 0,
-            tokens=chosen.astype(np.float64) @ self.tokens,
-        )
+        return _Outcome(recall=per_case / self._groups, hit=per_case > 0, tokens=tokens)
 
-    def _select(self, total: FloatArray) -> BoolArray:
+    def _select(self, total: FloatArray) -> tuple[BoolArray, FloatArray]:
         """Which tools each case's search returns (ties: the lower catalog index first, as the
-        engine's stable sort)."""
+        engine's stable sort), and their tokens."""
         n, size = total.shape
         top_k, budget = self.target.top_k, self.target.max_tokens
-        if budget is None:
-            k = min(int(top_k or size), size)
-            if k >= size:
-                return np.ones((n, size), dtype=bool)
-            kth = np.partition(total, size - k, axis=1)[:, size - k][:, None]
-            above = total > kth
-            need = k - above.sum(axis=1, keepdims=True)
-            equal = total == kth
-            picked: BoolArray = above | (equal & (np.cumsum(equal, axis=1) <= need))
-            return picked
-        order = np.argsort(-total, axis=1, kind="stable")
-        return _fill(order, self.tokens, top_k, budget)
+        if budget is not None:
+            order = np.argsort(-total, axis=1, kind="stable")
+            chosen = _fill(order, self.tokens, top_k, budget)
+            return chosen, chosen.astype(np.float64) @ self.tokens
+        k = min(int(top_k or size), size)
+        if k >= size:
+            return np.ones((n, size), dtype=bool), np.full(n, float(self.tokens.sum()))
+        top = np.argpartition(total, size - k, axis=1)[:, size - k :]
+        rows = np.arange(n)[:, None]
+        kth = total[rows, top].min(axis=1, keepdims=True)
+        # a row whose k-th score is shared by a tool left out: the lower catalog index first
+        tied = np.flatnonzero((total >= kth).sum(axis=1) > k)
+        if tied.size:
+            sub, edge = total[tied], kth[tied]
+            equal = sub == edge
+            need = k - (sub > edge).sum(axis=1, keepdims=True)
+            keep = (sub > edge) | (equal & (np.cumsum(equal, axis=1) <= need))
+            top[tied] = np.sort(np.argsort(~keep, axis=1, kind="stable")[:, :k], axis=1)
+        chosen = np.zeros((n, size), dtype=bool)
+        chosen[rows, top] = True
+        return chosen, self.tokens[top].sum(axis=1)
 
 
 def _fill(
