@@ -173,6 +173,22 @@ def test_a_tool_the_query_names_comes_first() -> None:
     assert list(fit.case_recall) == pytest.approx(_remeasured(fit, CATALOG, TOKENS, resolved))
 
 
+def test_a_select_query_returns_exactly_its_tools() -> None:
+    cases = _cases()
+    cases += resolve_cases(
+        [
+            Case("select:mail-send,files-read", ("mail-send", "files-read")),
+            Case("select:weather-alerts", ("weather-forecast",)),
+        ],
+        CATALOG,
+    ).cases
+    fit = fit_holo(_engines(), cases, target=Target(top_k=1), folds=3)
+    assert fit.case_recall[-2:] == (1.0, 0.0)
+    both = [CATALOG.position("mail-send"), CATALOG.position("files-read")]
+    assert fit.case_tokens[-2] == float(TOKENS[both].sum())
+    assert list(fit.case_recall) == pytest.approx(_remeasured(fit, CATALOG, TOKENS, cases))
+
+
 def _code_word_cases(shared: bool) -> list[ResolvedCase]:
     """Queries in words no tool has: a code word per tool (``shared``: two queries use it, so
     only another labelled query can tell which tool it wants), or a word per query (not shared:

@@ -46,6 +46,7 @@ from workbench.evaluate.intervals import Interval, bootstrap_mean, paired_differ
 from workbench.evaluate.tuner import DEFAULT_FOLDS, fold_assignment, gap
 from workbench.search.holo.engine import HoloEngine, Signals
 from workbench.search.holo.fusion import SIGNALS
+from workbench.search.holo.names import selected
 from workbench.search.holo.neighbours import Labelled, neighbour_scores, tfidf_similarity
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
 from workbench.search.types import FloatArray
@@ -264,7 +265,14 @@ def _variant(
         z,
         named,
         np.asarray([s.confidence for s in signals], dtype=np.float64),
-        np.asarray([bool(s.named) for s in signals], dtype=bool),
+        # a select: query is never refused, as one that names a tool
+        np.asarray(
+            [
+                bool(s.named) or selected(q, engine.catalog) is not None
+                for q, s in zip(queries, signals, strict=True)
+            ],
+            dtype=bool,
+        ),
     )
 
 
@@ -322,6 +330,12 @@ class _Grid:
         self._group_case = np.asarray(group_case, dtype=np.int64)
         self._groups = np.bincount(self._group_case, minlength=self.n).astype(np.float64)
         self._memo: dict[tuple[Point, int], _Outcome] = {}
+        #: ``select:`` queries: the tools they name are returned, exactly those.
+        self._selected: dict[int, list[int]] = {}
+        for c, case in enumerate(cases):
+            picked = selected(case.query, first.catalog)
+            if picked is not None:
+                self._selected[c] = picked
         self._neighbours: dict[int, FloatArray] = {}
         self._train_of: dict[int, BoolArray] = {}
         self.evaluations = 0
@@ -389,6 +403,10 @@ class _Grid:
         if point[2]:
             total = total + _NAMED * self.variants[point[0]].named
         chosen, tokens = self._select(total)
+        for row, picked in self._selected.items():
+            chosen[row] = False
+            chosen[row, picked] = True
+            tokens[row] = float(self.tokens[picked].sum())
         found = chosen[self._pair_case, self._pair_tool]
         group_found = np.bincount(self._pair_group, weights=found, minlength=self._groups.size)
         per_case = np.bincount(self._group_case, weights=group_found > 0, minlength=self.n).astype(
