@@ -18,7 +18,7 @@ from workbench.catalog.build import mcp_tools
 from workbench.catalog.models import AS_LISTED, Catalog
 from workbench.evaluate.cases import Case, ResolvedCase, load_cases, resolve_cases
 from workbench.evaluate.folds import folds_of
-from workbench.evaluate.holo_fit import HoloFit, Target, fit_holo
+from workbench.evaluate.holo_fit import HoloFit, Target, _Grid, _Variant, fit_holo
 from workbench.search.holo.engine import HoloEngine
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings, settings_from
@@ -171,6 +171,22 @@ def test_a_tool_the_query_names_comes_first() -> None:
     )
     assert all(s.name_first for s in fit.fold_settings) and fit.heldout.recall == 1.0
     assert list(fit.case_recall) == pytest.approx(_remeasured(fit, CATALOG, TOKENS, resolved))
+
+
+def test_a_select_query_returns_exactly_its_tools() -> None:
+    cases = _cases()
+    cases += resolve_cases(
+        [
+            Case("select:mail-send,files-read", ("mail-send", "files-read")),
+            Case("select:weather-alerts", ("weather-forecast",)),
+        ],
+        CATALOG,
+    ).cases
+    fit = fit_holo(_engines(), cases, target=Target(top_k=1), folds=3)
+    assert fit.case_recall[-2:] == (1.0, 0.0)
+    both = [CATALOG.position("mail-send"), CATALOG.position("files-read")]
+    assert fit.case_tokens[-2] == float(TOKENS[both].sum())
+    assert list(fit.case_recall) == pytest.approx(_remeasured(fit, CATALOG, TOKENS, cases))
 
 
 def _code_word_cases(shared: bool) -> list[ResolvedCase]:
@@ -339,3 +355,26 @@ def test_filling_a_budget_for_every_case_at_once_is_the_engines_pick(
         assert set(np.flatnonzero(chosen[row]).tolist()) == set(
             pick(order[row], costs, top_k, budget)
         )
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(
+    scores=st.lists(st.lists(st.integers(0, 3), min_size=8, max_size=8), min_size=1, max_size=5),
+    k=st.integers(1, 9),
+)
+def test_the_top_k_of_every_case_at_once_breaks_ties_as_the_engine(
+    scores: list[list[int]], k: int
+) -> None:
+    """Ties (many here) go to the lower catalog index, as the engine's stable sort has them."""
+    engine = HoloEngine(CATALOG, TOKENS, None)
+    variant = _Variant(
+        engine, {}, np.zeros((len(scores), 12), dtype=bool), np.zeros(0), np.zeros(0, dtype=bool)
+    )
+    grid = _Grid([variant], [], Target(top_k=k), None, Labelled.of([], []))
+    total = np.zeros((len(scores), 12))
+    total[:, :8] = scores
+    chosen, tokens = grid._select(total)
+    for row in range(len(scores)):
+        want = np.argsort(-total[row], kind="stable")[:k]
+        assert np.flatnonzero(chosen[row]).tolist() == sorted(want.tolist())
+        assert tokens[row] == pytest.approx(float(TOKENS[want].sum()))

@@ -34,7 +34,7 @@ eliminations share them).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from workbench.evaluate.intervals import Interval, bootstrap_mean, paired_differ
 from workbench.evaluate.tuner import DEFAULT_FOLDS, fold_assignment, gap
 from workbench.search.holo.engine import EVERY_TOOL_SIGNALS, HoloEngine, Signals
 from workbench.search.holo.fusion import SIGNALS
+from workbench.search.holo.names import selected
 from workbench.search.holo.neighbours import Labelled, neighbour_scores, tfidf_similarity
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
 from workbench.search.types import FloatArray
@@ -246,7 +247,7 @@ class _Variant:
     names_any: BoolArray
     #: Per lexical and name signal, which tools score above 0 for each answerable case (the
     #: engine's evidence: :attr:`~workbench.search.holo.engine.HoloRanking.found`).
-    positive: dict[str, BoolArray]
+    positive: dict[str, BoolArray] = field(default_factory=dict)
 
 
 def _variant(
@@ -272,7 +273,14 @@ def _variant(
         z,
         named,
         np.asarray([s.confidence for s in signals], dtype=np.float64),
-        np.asarray([bool(s.named) for s in signals], dtype=bool),
+        # a select: query is never refused, as one that names a tool
+        np.asarray(
+            [
+                bool(s.named) or selected(q, engine.catalog) is not None
+                for q, s in zip(queries, signals, strict=True)
+            ],
+            dtype=bool,
+        ),
         positive,
     )
 
@@ -331,6 +339,12 @@ class _Grid:
         self._group_case = np.asarray(group_case, dtype=np.int64)
         self._groups = np.bincount(self._group_case, minlength=self.n).astype(np.float64)
         self._memo: dict[tuple[Point, int], _Outcome] = {}
+        #: ``select:`` queries: the tools they name are returned, exactly those.
+        self._selected: dict[int, list[int]] = {}
+        for c, case in enumerate(cases):
+            picked = selected(case.query, first.catalog)
+            if picked is not None:
+                self._selected[c] = picked
         self._neighbours: dict[int, FloatArray] = {}
         self._neighbour_positive: dict[int, BoolArray] = {}
         self._train_of: dict[int, BoolArray] = {}
@@ -382,6 +396,9 @@ class _Grid:
         if weights["neighbour"]:
             self.neighbour(context)
             mask |= self._neighbour_positive[context]
+        if weights["server"] and self.servers > 1:
+            answered = np.logical_or.reduceat(mask[:, self._perm], self._starts, axis=1)
+            mask = answered[:, self.server_of]
         return mask
 
     def outcome(self, point: Point, context: int) -> _Outcome:
@@ -418,37 +435,47 @@ class _Grid:
         evidence = self.evidence(point, context)
         if evidence is not None:
             total = np.where(evidence, total, -np.inf)
-        chosen = self._select(total)
+        chosen, tokens = self._select(total)
         if evidence is not None:
             chosen &= evidence
+            tokens = chosen.astype(np.float64) @ self.tokens
+        for row, picked in self._selected.items():
+            chosen[row] = False
+            chosen[row, picked] = True
+            tokens[row] = float(self.tokens[picked].sum())
         found = chosen[self._pair_case, self._pair_tool]
         group_found = np.bincount(self._pair_group, weights=found, minlength=self._groups.size)
         per_case = np.bincount(self._group_case, weights=group_found > 0, minlength=self.n).astype(
             np.float64
         )
-        return _Outcome(
-            recall=per_case / self._groups,
-            hit=per_case > 0,
-            tokens=chosen.astype(np.float64) @ self.tokens,
-        )
+        return _Outcome(recall=per_case / self._groups, hit=per_case > 0, tokens=tokens)
 
-    def _select(self, total: FloatArray) -> BoolArray:
+    def _select(self, total: FloatArray) -> tuple[BoolArray, FloatArray]:
         """Which tools each case's search returns (ties: the lower catalog index first, as the
-        engine's stable sort)."""
+        engine's stable sort), and their tokens."""
         n, size = total.shape
         top_k, budget = self.target.top_k, self.target.max_tokens
-        if budget is None:
-            k = min(int(top_k or size), size)
-            if k >= size:
-                return np.ones((n, size), dtype=bool)
-            kth = np.partition(total, size - k, axis=1)[:, size - k][:, None]
-            above = total > kth
-            need = k - above.sum(axis=1, keepdims=True)
-            equal = total == kth
-            picked: BoolArray = above | (equal & (np.cumsum(equal, axis=1) <= need))
-            return picked
-        order = np.argsort(-total, axis=1, kind="stable")
-        return _fill(order, self.tokens, top_k, budget)
+        if budget is not None:
+            order = np.argsort(-total, axis=1, kind="stable")
+            chosen = _fill(order, self.tokens, top_k, budget)
+            return chosen, chosen.astype(np.float64) @ self.tokens
+        k = min(int(top_k or size), size)
+        if k >= size:
+            return np.ones((n, size), dtype=bool), np.full(n, float(self.tokens.sum()))
+        top = np.argpartition(total, size - k, axis=1)[:, size - k :]
+        rows = np.arange(n)[:, None]
+        kth = total[rows, top].min(axis=1, keepdims=True)
+        # a row whose k-th score is shared by a tool left out: the lower catalog index first
+        tied = np.flatnonzero((total >= kth).sum(axis=1) > k)
+        if tied.size:
+            sub, edge = total[tied], kth[tied]
+            equal = sub == edge
+            need = k - (sub > edge).sum(axis=1, keepdims=True)
+            keep = (sub > edge) | (equal & (np.cumsum(equal, axis=1) <= need))
+            top[tied] = np.sort(np.argsort(~keep, axis=1, kind="stable")[:, :k], axis=1)
+        chosen = np.zeros((n, size), dtype=bool)
+        chosen[rows, top] = True
+        return chosen, self.tokens[top].sum(axis=1)
 
 
 def _fill(

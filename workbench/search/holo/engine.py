@@ -277,7 +277,7 @@ class HoloEngine:
         if first:
             head = np.asarray(first, dtype=np.int64)
             order = np.concatenate([head, order[~np.isin(order, head)]])
-        evidence = _evidence(sig.raw, settings.weights)
+        evidence = _evidence(sig.raw, settings.weights, self.server_of, self.servers)
         return HoloRanking(
             query,
             total,
@@ -310,10 +310,16 @@ class HoloEngine:
         return HoloResult(ranking, picked, reasons=reasons)
 
 
-def _evidence(raw: Mapping[str, FloatArray], weights: Mapping[str, float]) -> BoolArray:
+def _evidence(
+    raw: Mapping[str, FloatArray],
+    weights: Mapping[str, float],
+    server_of: IntArray,
+    servers: int,
+) -> BoolArray:
     """Which tools have evidence of their own in the signals that count (a weight not 0): all
-    with a dense score, else a positive lexical, name or neighbour score."""
-    size = next(iter(raw.values())).shape[0]
+    with a dense score, else a positive lexical, name or neighbour score, and with the server
+    signal, every tool of a server one of whose tools has such a score."""
+    size = server_of.shape[0]
     if any(name in raw and weights.get(name, 0.0) for name in EVERY_TOOL_SIGNALS):
         return np.ones(size, dtype=bool)
     mask = np.zeros(size, dtype=bool)
@@ -321,6 +327,10 @@ def _evidence(raw: Mapping[str, FloatArray], weights: Mapping[str, float]) -> Bo
         values = raw.get(name)
         if values is not None and weights.get(name, 0.0):
             mask |= values > 0.0
+    if weights.get("server", 0.0) and servers > 1:
+        answered = np.zeros(servers, dtype=bool)
+        answered[server_of[mask]] = True
+        mask = answered[server_of]
     return mask
 
 
