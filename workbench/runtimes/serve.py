@@ -1,23 +1,22 @@
 """holo-tune's own ``serve`` (:mod:`workbench.serve`): the tuned search as an MCP server in front
 of the agent's MCP servers. Its listing is the pinned tools, ``search_tools(query)`` and
-``call_tool(name, arguments)``; ``search_tools`` answers with what ``holo-tune search`` selects,
-best first, as full definitions.
+``call_tool(name, arguments)``; ``search_tools`` answers with what holo-tune's engine
+(:mod:`workbench.search.holo`) returns under serve's settings (``--settings FILE`` and the flags
+over it), best first, as definitions (:func:`workbench.search.serving.answer`).
 
-Knobs: the search's setting (``--method``, ``--top-k``, ``--threshold``) and the pins (``--pin``).
-The engine is holo-tune's own ``holodeck`` engine and selection: exact, since serve runs them.
 The bill is a search-tool design's: every request carries the pins and the two meta tools; a
-task the pins do not cover takes a second request with the search's results (the found tools'
-definitions as JSON text; they are called through ``call_tool``). The tuner is the search-tool
-runtimes' (:mod:`workbench.evaluate.deferred_tune`): pins that recur, and ``top_k``, within the
-budget, held-out, and the search method: BM25, and semantic and hybrid when the workspace's
-embedder runs here (``--embedder``, else the agent's; serve is then given the same
-``--embedder``); threshold 0, so that ``top_k`` is the cut.
+task the pins do not cover takes a second request with the search's answer (the found tools'
+definitions as JSON text; they are called through ``call_tool``). The tuner fits the engine held
+out (:mod:`workbench.evaluate.serve_tune`): the signals' weights, the fields, names first, the
+no-answer threshold and what a search returns, within the budget; the dashboard's Write and
+``export`` still speak serve's flags (``--top-k``, ``--method``, the pins:
+:mod:`workbench.evaluate.deferred_tune` measures them).
 
-The configuration is where the client reads its servers: ``export`` prints a ``.mcp.json`` with
-one ``holo-tune`` server (``holo-tune serve AGENT`` with the tuned flags) in place of the agent's
-MCP servers, and says the streamable-HTTP URL for the providers' MCP connectors; ``tune --apply``
-writes that ``.mcp.json`` beside the agent (the servers serve proxies replaced, every other kept;
-diff, backup).
+The configuration is where the client reads its servers: ``tune --apply`` writes the settings
+file beside the agent and a ``.mcp.json`` with one ``holo-tune`` server (``holo-tune serve AGENT
+--settings FILE``) in place of the agent's MCP servers (every other kept; diff, backup), or points
+a HoloDeck 0.7 agent at serve; ``export`` prints the ``.mcp.json`` and says the streamable-HTTP URL
+for the providers' MCP connectors.
 """
 
 from __future__ import annotations
