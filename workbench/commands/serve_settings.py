@@ -21,11 +21,14 @@ A relative ``cases`` path in the file is relative to the file.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
 from workbench.errors import InputError
+from workbench.search.embedders import EmbedderChoice
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings, read_settings
 
@@ -47,7 +50,9 @@ def settings_file(args: argparse.Namespace) -> HoloSettings:
     return settings
 
 
-def serve_settings(args: argparse.Namespace, warn: Any = None) -> HoloSettings:
+def serve_settings(
+    args: argparse.Namespace, warn: Callable[[str], None] | None = None
+) -> HoloSettings:
     """The settings ``args`` search with: the file's (:func:`settings_file`), the flags over
     them. ``warn`` (a function of one line) is told of a flag that is read but changes
     nothing."""
@@ -109,7 +114,9 @@ def embedder_spec(args: argparse.Namespace, settings: HoloSettings) -> str | Non
     return flag if flag is not None else settings.embedder
 
 
-def check_embedder(args: argparse.Namespace, settings: HoloSettings, agent: Any) -> Any:
+def check_embedder(
+    args: argparse.Namespace, settings: HoloSettings, agent: AgentConfig
+) -> EmbedderChoice:
     """The embedder choice for ``settings`` (:func:`embedder_spec`), or the settings file's line
     when its ``embedder`` cannot be built."""
     from workbench.search.embedders import resolve_embedder

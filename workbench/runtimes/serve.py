@@ -1,10 +1,13 @@
 """holo-tune's own ``serve`` (:mod:`workbench.serve`): the tuned search as an MCP server in front
 of the agent's MCP servers. Its listing is the pinned tools, ``search_tools(query)`` and
-``call_tool(name, arguments)``; ``search_tools`` answers with what ``holo-tune search`` selects,
-best first, as full definitions.
+``call_tool(name, arguments)``; ``search_tools`` answers with holo-tune's own engine
+(:mod:`workbench.search.holo`), best first, as full definitions, or that no tool fits.
 
-Knobs: the search's setting (``--method``, ``--top-k``, ``--threshold``) and the pins (``--pin``).
-The engine is holo-tune's own ``holodeck`` engine and selection: exact, since serve runs them.
+Knobs: the engine's settings (``--settings FILE``, and ``--top-k``, ``--max-tokens``,
+``--threshold``, ``--method`` over it) and the pins (``--pin``). ``search --runtime serve``
+(:meth:`Serve.search_ranker`) and ``eval --runtime serve`` (:meth:`Serve.case_search`) answer
+through the function serve's ``search_tools`` calls (:func:`workbench.search.serving.answer`):
+exact, since serve runs it.
 The bill is a search-tool design's: every request carries the pins and the two meta tools; a
 task the pins do not cover takes a second request with the search's results (the found tools'
 definitions as JSON text; they are called through ``call_tool``). The tuner is the search-tool
@@ -86,16 +89,23 @@ class Serve(SearchToolRuntime):
     title: ClassVar[str] = "holo-tune serve (the tuned search as an MCP server)"
     marker: ClassVar[tuple[str, str]] = ("S", "bright_cyan")
     knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob("--settings", "the engine's settings file (tune --runtime serve --json)", "none"),
         Knob("--pin", "tools listed beside search_tools and call_tool", "none", "tool names"),
         Knob("--top-k", "the most tools one search returns", "5", "1-100"),
-        Knob("--method", "how the search scores", "bm25", "semantic | bm25 | hybrid"),
-        Knob("--threshold", "the lowest score returned", "0.0", "0-1"),
+        Knob("--max-tokens", "the most tool tokens one search returns", "none", ">= 1"),
+        Knob("--threshold", "below this confidence no tool fits", "none", "-1 to 1"),
+        Knob(
+            "--method",
+            "bm25: no dense signal; semantic: no BM25 (older .mcp.json files)",
+            "the settings' weights",
+            "semantic | bm25 | hybrid",
+        ),
     )
     engine: ClassVar[EngineNote] = EngineNote(
-        "holodeck",
+        "holo",
         True,
-        "holo-tune's own search (the holodeck engine and selection), exact: serve runs it; "
-        "BM25, or semantic and hybrid with the workspace's embedder, threshold 0",
+        "holo-tune's own engine (workbench/search/holo), exact: serve runs it; BM25 and the "
+        "names, and the dense signal with the workspace's embedder, threshold 0",
     )
     billing: ClassVar[str] = (
         "per task: the pinned tools, search_tools and call_tool; a task the pins do not cover "
@@ -203,6 +213,9 @@ class Serve(SearchToolRuntime):
         from workbench.search.serving import build_engine
 
         settings = serve_settings(args, warn)
+        for flag in ("variant", "enabled", "usage"):
+            if getattr(args, flag, None) is not None:
+                warn(f"--{flag}: serve's search does not read it; ignored")
         choice = ws.embedder
         if getattr(args, "embedder", None) is None and settings.embedder is not None:
             choice = check_embedder(args, settings, ws.agent)
@@ -281,7 +294,9 @@ class Serve(SearchToolRuntime):
         search = ServeSearch(
             ws.catalog, ws.tokens, settings.top_k or 0, pins, settings=settings, engine=engine
         )
-        return CaseSearch(search, _settings_words(settings, engine))
+        dense = engine.embedder is not None and engine.dense
+        spec = getattr(engine.embedder, "spec", None) if dense else None
+        return CaseSearch(search, _settings_words(settings, engine), {"dense": spec})
 
     # --------------------------------------------------------------------------------- writer
 
@@ -475,8 +490,9 @@ def _pinned(catalog: Catalog, names: Sequence[str]) -> list[int]:
 def _settings_words(settings: HoloSettings, engine: HoloEngine) -> str:
     """The settings in words: the signals that count, the cut, the threshold, the pins."""
     dense = engine.embedder is not None and engine.dense
+    spec = getattr(engine.embedder, "spec", None) if dense else None
     signals = [
-        f"{name} {weight:g}"
+        f"{name} {weight:g}" + (f" ({spec})" if name == "dense" and spec else "")
         for name, weight in settings.weights.items()
         if weight and (name != "dense" or dense)
     ]
