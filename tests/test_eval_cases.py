@@ -64,7 +64,8 @@ def test_yaml_cases_keep_their_lines(tmp_path: Path) -> None:
             "JSON",
         ),
         ("bad.jsonl", '{"query": "", "expected": ["x"]}\n', 1, "query"),
-        ("bad.jsonl", '{"query": "a", "expected": []}\n', 1, "expected"),
+        ("bad.jsonl", '{"query": "a", "expected": {}}\n', 1, "expected"),
+        ("bad.jsonl", '{"query": "a"}\n', 1, "expected"),
         ("bad.jsonl", '{"query": "a", "expected": [3]}\n', 1, "expected"),
         ("bad.jsonl", '["a"]\n', 1, "object"),
         ("bad.yaml", "cases:\n  - query: a\n    expected: [x\n", 4, "YAML"),
@@ -80,6 +81,56 @@ def test_bad_files_name_file_and_line(
         load_cases(path)
     assert err.value.file == str(path) and err.value.line == line
     assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_an_empty_expected_list_is_a_query_no_tool_answers(tmp_path: Path) -> None:
+    jsonl = tmp_path / "cases.jsonl"
+    jsonl.write_text(
+        '{"query": "news about mars", "expected": ["brave_news_search"]}\n'
+        '{"query": "bake me a cake", "expected": []}\n'
+    )
+    yaml_file = tmp_path / "cases.yaml"
+    yaml_file.write_text(
+        "cases:\n  - query: news about mars\n    expected: [brave_news_search]\n"
+        "  - query: bake me a cake\n    expected: []\n"
+    )
+    for path in (jsonl, yaml_file):
+        cases = load_cases(path)
+        assert [c.expected for c in cases] == [("brave_news_search",), ()]
+        resolved = resolve_cases(cases, CATALOG)
+        assert [c.query for c in resolved.cases] == ["news about mars"]
+        assert [c.query for c in resolved.no_answer] == ["bake me a cake"]
+        assert not resolved.skipped and not resolved.unknown
+        assert resolved.warnings() == [
+            "1 case expects no tool (expected: []): left out of hit and recall"
+        ]
+        assert resolved.subset([0]).no_answer == resolved.no_answer
+
+
+def test_no_answer_cases_leave_every_other_figure_as_it_was(tmp_path: Path) -> None:
+    from workbench.config.filtering import ToolFiltering
+    from workbench.evaluate.metrics import evaluate
+    from workbench.search.engine import HoloDeckEngine
+    from workbench.tokens import token_table
+
+    rows = [
+        '{"query": "latest news about mars", "expected": ["brave_news_search"]}',
+        '{"query": "what is in my memory graph", "expected": ["read_graph"]}',
+    ]
+    with_none = tmp_path / "with.jsonl"
+    with_none.write_text("\n".join([*rows, '{"query": "bake a cake", "expected": []}']) + "\n")
+    without = tmp_path / "without.jsonl"
+    without.write_text("\n".join(rows) + "\n")
+    engine = HoloDeckEngine(CATALOG, None)
+    tokens = token_table(CATALOG, "openai", "gpt-4o")
+    setting = ToolFiltering(enabled=True, search_method="bm25", top_k=1)
+    reports = [
+        evaluate(engine, CATALOG, tokens, resolve_cases(load_cases(p), CATALOG), setting)
+        for p in (with_none, without)
+    ]
+    assert reports[0].metrics == reports[1].metrics
+    assert reports[0].metrics.cases == 2
+    assert reports[0].ci95() == reports[1].ci95()
 
 
 def test_missing_or_empty_file(tmp_path: Path) -> None:

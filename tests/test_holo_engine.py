@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from provided import LOCAL_EXTRA
+
 from workbench.catalog.models import Catalog, ServerStatus, Tool
 from workbench.errors import InputError
 from workbench.search.holo.engine import HoloEngine, pick

@@ -7,6 +7,10 @@ Sources (docs/design.md, Files; docs/cases.md):
 - the agent's own HoloDeck ``test_cases`` (``input`` + ``expected_tools``; multi-turn cases give
   one case per turn that names tools, since the runtime filters on the last user message alone).
 
+An empty ``expected: []`` (files only) says that no tool answers the query: such a case is kept
+apart (:attr:`CaseSet.no_answer`), left out of every figure but the no-answer threshold of
+holo-tune's own engine (:mod:`workbench.evaluate.holo_fit`).
+
 Name matching. In a cases file an expected name is a full name ``<server>-<tool>`` or a bare tool
 name, which matches that tool on any server; a name as the server lists it also matches the tool
 the runtime renamed (``a/b`` is registered as ``a-b``). HoloDeck's own test runner matches
@@ -111,6 +115,10 @@ class CaseSet:
     skipped: list[Case] = field(default_factory=list)
     #: Where the cases were read from (``workbench.evaluate.casesource``), when known.
     source: CasesSource | None = None
+    #: Cases that expect no tool (``expected: []``): only the no-answer threshold of holo-tune's
+    #: engine is fitted on them (:mod:`workbench.evaluate.holo_fit`); every other figure leaves
+    #: them out.
+    no_answer: list[Case] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.cases)
@@ -120,7 +128,14 @@ class CaseSet:
         catalog name), then how many cases remain (:meth:`kept_line`)."""
         lines = [u.line() for u in self.unknown]
         kept = self.kept_line()
-        return [*lines, kept] if kept else lines
+        lines = [*lines, kept] if kept else lines
+        if self.no_answer:
+            n = len(self.no_answer)
+            lines.append(
+                f"{n} case{'s' if n != 1 else ''} expect{'s' if n == 1 else ''} no tool "
+                "(expected: []): left out of hit and recall"
+            )
+        return lines
 
     def kept_line(self) -> str:
         """What remains when names are unknown: ``16 of 17 cases kept; 1 dropped: ...`` (empty
@@ -142,7 +157,11 @@ class CaseSet:
     def subset(self, indices: Iterable[int]) -> CaseSet:
         """The cases at ``indices`` (for folds and samples); problems are kept."""
         return CaseSet(
-            [self.cases[i] for i in indices], list(self.unknown), list(self.skipped), self.source
+            [self.cases[i] for i in indices],
+            list(self.unknown),
+            list(self.skipped),
+            no_answer=list(self.no_answer),
+            source=self.source,
         )
 
 
@@ -288,8 +307,12 @@ def _expected_names(
     each name's position in the list (None for a lone string)."""
     if isinstance(value, str):
         return _expected_names([value], path, line, key)[0], [None]
-    if not isinstance(value, list) or not value:
-        raise CasesError("must be a non-empty list of tool names", file=path, line=line, field=key)
+    if isinstance(value, list) and not value:
+        return (), []  # ``expected: []``: a query no tool answers
+    if not isinstance(value, list):
+        raise CasesError(
+            "must be a list of tool names ([]: no tool fits)", file=path, line=line, field=key
+        )
     names: list[str] = []
     positions: list[int | None] = []
     for position, entry in enumerate(value):
@@ -433,7 +456,8 @@ def close_name(name: str, candidates: Sequence[str]) -> str | None:
 
 def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
     """Resolve every case against ``catalog``; unknown names (each with the closest catalog
-    name, full or bare) and empty cases are reported."""
+    name, full or bare) and empty cases are reported. A case that expects no tool (``expected:
+    []``) is kept apart, in :attr:`CaseSet.no_answer`."""
     resolved: list[ResolvedCase] = []
     unknown: list[UnknownName] = []
     skipped: list[Case] = []
@@ -448,7 +472,11 @@ def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
             suggestions[name] = close_name(name, candidates)
         return suggestions.get(name)
 
+    no_answer: list[Case] = []
     for case in cases:
+        if not case.expected:
+            no_answer.append(case)
+            continue
         names: list[str] = []
         groups: list[tuple[int, ...]] = []
         for name in case.expected:
@@ -462,4 +490,4 @@ def resolve_cases(cases: Sequence[Case], catalog: Catalog) -> CaseSet:
             resolved.append(ResolvedCase(case, tuple(names), tuple(groups)))
         else:
             skipped.append(case)
-    return CaseSet(resolved, unknown, skipped)
+    return CaseSet(resolved, unknown, skipped, no_answer=no_answer)

@@ -166,6 +166,11 @@ class Runtime(ABC):
     config_file: ClassVar[str | None] = None
     #: What ``check --write-fixes`` writes for it, in words (None: no fix it writes itself).
     fixes: ClassVar[str | None] = None
+    #: The engine the dashboard's query lab ranks with under it: ``holodeck`` (HoloDeck's filter
+    #: under the knobs) or ``holo`` (holo-tune's own engine as serve runs it, under the knobs
+    #: mapped by :func:`~workbench.search.holo.knobs.knob_settings`: each tool's score is shown
+    #: split by signal).
+    lab_engine: ClassVar[Literal["holodeck", "holo"]] = "holodeck"
 
     # ------------------------------------------------------------------------------ detection
 
@@ -257,9 +262,15 @@ class Runtime(ABC):
     # ------------------------------------------------------------------------------ dashboard
 
     def knobs_note(self) -> str | None:
-        """What the knobs panel says when this runtime does not read them (None: it does)."""
+        """What the knobs panel says when this runtime does not read them (None: it does): with
+        a lab engine of its own, what the knobs mean to it."""
         if self.reads_tool_filtering:
             return None
+        if self.lab_engine == "holo":
+            return (
+                f"the lab ranks as {self.name} does: top_k, threshold (below it no tool fits), "
+                "always_include as pins, bm25 without embeddings"
+            )
         return f"{self.name} does not read these: it loads tools by its own search"
 
     def instead(self, agent: str) -> str:

@@ -121,6 +121,7 @@ class Serve(SearchToolRuntime):
         "agent pointed at serve (its MCP entries moved to a servers file)"
     )
     config_file: ClassVar[str | None] = "its .mcp.json (a HoloDeck 0.7 agent: the agent file)"
+    lab_engine = "holo"
     runs_given_embedder: ClassVar[bool] = True
     results: ClassVar[tuple[int, ...]] = TOP_K
     default_results: ClassVar[int] = 5

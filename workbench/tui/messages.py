@@ -38,6 +38,14 @@ class RankingsReady(Message):
 
 
 @dataclass
+class SignalsScored(Message):
+    """serve's engine scored ``query``'s signals (a thread worker did): the lab fuses them
+    under the knobs."""
+
+    query: str
+
+
+@dataclass
 class EmbedderLoading(Message):
     """Scoring ``query`` has to load the embedding ``model`` first (seconds): say so."""
 

@@ -15,6 +15,7 @@ from workbench.catalog import Catalog
 from workbench.config.filtering import ToolFiltering
 from workbench.search.selection import score_decimals, search_cut, threshold_decimals
 from workbench.search.types import FloatArray, IntArray, Ranking, Reason, Selection
+from workbench.tui.lab import HoloView
 
 #: Token counts per catalog tool (the core gives a numpy array).
 Counts = Sequence[int] | IntArray
@@ -64,6 +65,32 @@ class RankRow:
     digits: int = 3
     #: Labelled as expected for the query (sent or missed: ``reason``).
     expected: bool = False
+    #: serve's engine: the score split by signal (each signal with a weight), and how full the
+    #: score's bar is drawn (None: the score itself, a 0-1 similarity).
+    split: tuple[SignalShare, ...] = ()
+    fill: float | None = None
+
+
+@dataclass(frozen=True)
+class SignalShare:
+    """One signal's part of a tool's fused score (serve's engine): its raw value for the tool
+    (None for a derived signal: ``server``, ``cost``) and its share, weight × z-score (the
+    shares sum to the score)."""
+
+    name: str
+    raw: float | None
+    share: float
+
+
+#: The signals' short names, for the ranking's columns (their full names in the detail line).
+SIGNAL_LABEL: dict[str, str] = {
+    "dense": "dense",
+    "lexical": "lex",
+    "name": "name",
+    "neighbour": "nbr",
+    "server": "srv",
+    "cost": "cost",
+}
 
 
 @dataclass(frozen=True)
@@ -152,6 +179,126 @@ def _row(
         digits=digits,
         expected=index in expected,
     )
+
+
+#: Decimals of a fused score (serve's engine): a sum of z-scores, not a 0-1 similarity.
+HOLO_DIGITS = 2
+
+
+def holo_cut_labels(view: HoloView) -> dict[int, str]:
+    """Where serve's search stopped, as ``{rank after which to draw: label}``: no tool fits
+    (above the first row), where ``top_k`` (or ``max_tokens``) stopped it, the last tool a
+    ``select:`` names, and the last tool with evidence of its own (the tools below it share
+    no word nor name part with the query: a search never returns them)."""
+    result = view.result
+    ranked = result.ranking
+    settings = view.settings
+    cuts: dict[int, str] = {}
+
+    def add(at: int, label: str) -> None:
+        cuts[at] = f"{cuts[at]} · {label}" if at in cuts else label
+
+    position = {int(index): rank for rank, index in enumerate(ranked.order.tolist(), start=1)}
+    size = len(position)
+    if result.refused:
+        threshold = settings.threshold
+        if threshold is not None and ranked.confidence < threshold and not ranked.named:
+            add(0, f"no tool fits · confidence {ranked.confidence:.2f} < threshold {threshold:.2f}")
+        else:
+            add(0, "no tool fits · no tool shares a word with the query")
+        return cuts
+    if ranked.selected is not None:
+        if ranked.selected:
+            add(max(position[i] for i in ranked.selected), "select: exactly these")
+        return cuts
+    found = [int(i) for i in ranked.found]
+    returned = [int(i) for i in result.indices]
+    if returned and len(returned) < len(found):
+        last = max(position[i] for i in returned)
+        budget = settings.max_tokens
+        full = settings.top_k is not None and len(returned) >= settings.top_k
+        add(last, f"top_k {settings.top_k}" if full or budget is None else f"max_tokens {budget:,}")
+    if found and len(found) < size:
+        add(max(position[i] for i in found), "no evidence below (no word in common)")
+    return cuts
+
+
+def holo_rows(
+    view: HoloView,
+    catalog: Catalog,
+    per_tool: Counts,
+    limit: int = 100,
+    expected: Collection[int] = (),
+) -> list[RankRow | CutRow]:
+    """serve's ranking as :func:`ranking_rows` draws HoloDeck's: the first ``limit`` tools in
+    its order with its cut lines (:func:`holo_cut_labels`), then any pinned or ``expected``
+    tool ranked below; each row with its score split by signal."""
+    ranked = view.result.ranking
+    selection = view.selection()
+    cuts = holo_cut_labels(view)
+    order = [int(i) for i in ranked.order]
+    shown = order[:limit]
+    on_show = set(shown)
+    position = {index: rank for rank, index in enumerate(order, start=1)}
+    wanted = {*selection.indices, *expected}
+    below = sorted((i for i in wanted if i not in on_show), key=position.__getitem__)
+    drawn = [float(ranked.scores[i]) for i in shown + below]
+    low, high = min(drawn, default=0.0), max(drawn, default=0.0)
+    span = high - low
+
+    def row(rank: int, index: int) -> RankRow:
+        tool = catalog.tools[index]
+        score = float(ranked.scores[index])
+        return RankRow(
+            rank=rank,
+            index=index,
+            tool=tool.full_name,
+            server=tool.plugin,
+            score=score,
+            tokens=int(per_tool[index]),
+            reason=selection.reasons.get(index),
+            digits=HOLO_DIGITS,
+            expected=index in expected,
+            split=signal_split(view, index),
+            fill=(score - low) / span if span > 0 else 1.0,
+        )
+
+    rows: list[RankRow | CutRow] = []
+    if 0 in cuts:
+        rows.append(CutRow(cuts[0]))
+    for rank, index in enumerate(shown, start=1):
+        rows.append(row(rank, index))
+        if rank in cuts and rank < len(order):
+            rows.append(CutRow(cuts[rank]))
+    rows.extend(row(position[index], index) for index in below)
+    return rows
+
+
+def signal_split(view: HoloView, index: int) -> tuple[SignalShare, ...]:
+    """Tool ``index``'s fused score split by signal (the signals with a weight, in fusion
+    order), each with its raw value where the query scores it."""
+    shares = view.result.ranking.shares
+    out = []
+    for name, values in shares.items():
+        raw = view.raw.get(name)
+        out.append(
+            SignalShare(name, None if raw is None else float(raw[index]), float(values[index]))
+        )
+    return tuple(out)
+
+
+def split_text(row: RankRow) -> str:
+    """The detail of one tool's score under serve's engine: its name without the server's
+    prefix, the score, then each signal's raw value and the share it became
+    (``dense 0.612→+1.520``; a derived signal has no raw value); the shares sum to the score."""
+    parts = []
+    for part in row.split:
+        raw = "" if part.raw is None else f"{part.raw:.3g}→"
+        parts.append(f"{part.name} {raw}{part.share:+.3f}")
+    terms = "  ".join(parts) if parts else "no signal has a weight"
+    prefix = f"{row.server}-"
+    name = row.tool[len(prefix) :] if row.tool.startswith(prefix) else row.tool
+    return f"{name} {row.score:.3f} = {terms}"
 
 
 def histogram(scores: FloatArray, bins: int) -> list[int]:

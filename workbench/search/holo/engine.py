@@ -24,10 +24,15 @@ from workbench.search.holo.lexical import LexicalIndex
 from workbench.search.holo.names import NameIndex, selected
 from workbench.search.holo.neighbours import Labelled, neighbour_scores, tfidf_similarity
 from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings
-from workbench.search.holo.text import documents, words
+from workbench.search.holo.text import documents, name_words, words
 from workbench.search.types import BoolArray, Embedder, FloatArray, IntArray, Ranking
 
 NAME = "holo"
+#: Signals that score every tool for every query (cosines): with one, every tool is found.
+EVERY_TOOL_SIGNALS = ("dense", "server_text")
+#: Signals that score only the tools sharing something with the query: a tool is found when one
+#: of them is above 0.
+EVIDENCE_SIGNALS = ("lexical", "name", "neighbour")
 SIGNAL_CACHE_SIZE = 1024
 
 
@@ -110,6 +115,8 @@ class HoloEngine:
             [servers.setdefault(t.server, len(servers)) for t in catalog.tools], dtype=np.int64
         )
         self.servers = len(servers)
+        self._server_texts = server_texts(catalog, servers)
+        self._server_unit: FloatArray | None = None
         self.cost = cost_signal(self.tokens)
         self._store = embedding_cache
         self._unit: FloatArray | None = None
@@ -149,11 +156,19 @@ class HoloEngine:
                         else np.asarray(embedder.embed(self._dense_texts), dtype=np.float64)
                     )
                     self._unit = _unit_rows(vectors)
+                    texts = self._server_texts
+                    served = (
+                        embed_cached(embedder, texts, store)
+                        if store is not None
+                        else np.asarray(embedder.embed(texts), dtype=np.float64)
+                    )
+                    self._server_unit = _unit_rows(served)
                     if self.labelled is not None and self.labelled.queries:
                         queries = list(self.labelled.queries)
                         self._labelled_vectors = _unit_rows(np.asarray(embedder.embed(queries)))
             except Exception as err:  # an embedding service down: lexical signals only
                 self._unit = None
+                self._server_unit = None
                 self.tool_error = " ".join(str(err).split())[:200] or type(err).__name__
             self._prepared = True
 
@@ -165,6 +180,16 @@ class HoloEngine:
         norm = float(np.linalg.norm(vector))
         return vector / norm if norm > 0 else vector
 
+    def query_vectors(self, queries: Sequence[str]) -> FloatArray | None:
+        """The queries' unit vectors, one row each, embedded in one call (None without the
+        dense signal): what a fit over many cases embeds once and hands to every engine of the
+        same embedder (:meth:`signals_many`)."""
+        if self.embedder is None or not self.dense:
+            return None
+        if not queries:
+            return np.zeros((0, 0), dtype=np.float64)
+        return _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float64))
+
     # -- signals ------------------------------------------------------------------------------
     def signals(self, query: str) -> Signals:
         """The query's raw signals (cached per query)."""
@@ -174,15 +199,43 @@ class HoloEngine:
             self._signals.put(query, found)
         return found
 
-    def _compute(self, query: str) -> Signals:
+    def signals_many(
+        self, queries: Sequence[str], vectors: FloatArray | None = None
+    ) -> list[Signals]:
+        """Every query's raw signals, as :meth:`signals` gives them, the queries not cached
+        embedded in one call, or read from ``vectors`` (one unit row per query, as
+        :meth:`query_vectors` gives them for an engine of the same embedder)."""
+        found: list[Signals | None] = [self._signals.get(q) for q in queries]
+        todo = [i for i, sig in enumerate(found) if sig is None]
+        rows: FloatArray | None = None
+        if todo and self.embedder is not None and self.dense:
+            if vectors is not None:
+                rows = np.asarray(vectors, dtype=np.float64)[todo]
+            else:
+                rows = self.query_vectors([queries[i] for i in todo])
+        for j, i in enumerate(todo):
+            vector = rows[j] if rows is not None else None
+            sig = self._compute(queries[i], vector, given=True)
+            self._signals.put(queries[i], sig)
+            found[i] = sig
+        return [sig for sig in found if sig is not None]
+
+    def _compute(
+        self, query: str, given_vector: FloatArray | None = None, *, given: bool = False
+    ) -> Signals:
         raw: dict[str, FloatArray] = {
             "lexical": self.lexical.scores(query),
             "name": self.names.scores(query),
         }
-        vector = self.query_vector(query) if self.embedder is not None else None
+        if given:
+            vector = given_vector
+        else:
+            vector = self.query_vector(query) if self.embedder is not None else None
         unit = self._unit
         if vector is not None and unit is not None:
             raw["dense"] = unit @ vector
+            if self._server_unit is not None:
+                raw["server_text"] = (self._server_unit @ vector)[self.server_of]
             confidence, of = float(raw["dense"].max()) if raw["dense"].size else 0.0, "dense"
         else:
             confidence, of = self._word_share(query, raw["lexical"]), "lexical"
@@ -224,7 +277,7 @@ class HoloEngine:
         if first:
             head = np.asarray(first, dtype=np.int64)
             order = np.concatenate([head, order[~np.isin(order, head)]])
-        evidence = _evidence(sig.raw)
+        evidence = _evidence(sig.raw, settings.weights, self.server_of, self.servers)
         return HoloRanking(
             query,
             total,
@@ -257,19 +310,40 @@ class HoloEngine:
         return HoloResult(ranking, picked, reasons=reasons)
 
 
-def _evidence(raw: Mapping[str, FloatArray]) -> BoolArray:
-    """Which tools have evidence of their own: all with a dense score, else a positive lexical,
-    name or neighbour score."""
-    dense = raw.get("dense")
-    size = next(iter(raw.values())).shape[0]
-    if dense is not None:
+def _evidence(
+    raw: Mapping[str, FloatArray],
+    weights: Mapping[str, float],
+    server_of: IntArray,
+    servers: int,
+) -> BoolArray:
+    """Which tools have evidence of their own in the signals that count (a weight not 0): all
+    with a dense score, else a positive lexical, name or neighbour score, and with the server
+    signal, every tool of a server one of whose tools has such a score."""
+    size = server_of.shape[0]
+    if any(name in raw and weights.get(name, 0.0) for name in EVERY_TOOL_SIGNALS):
         return np.ones(size, dtype=bool)
     mask = np.zeros(size, dtype=bool)
-    for name in ("lexical", "name", "neighbour"):
+    for name in EVIDENCE_SIGNALS:
         values = raw.get(name)
-        if values is not None:
+        if values is not None and weights.get(name, 0.0):
             mask |= values > 0.0
+    if weights.get("server", 0.0) and servers > 1:
+        answered = np.zeros(servers, dtype=bool)
+        answered[server_of[mask]] = True
+        mask = answered[server_of]
     return mask
+
+
+def server_texts(catalog: Catalog, servers: Mapping[str, int]) -> list[str]:
+    """Each server's document for the ``server_text`` signal, in server order: its name in
+    words, then its tools' names in words (what the server is for, in one text)."""
+    names: list[list[str]] = [[] for _ in servers]
+    for tool in catalog.tools:
+        names[servers[tool.server]].append(" ".join(name_words(tool.name)))
+    return [
+        " ".join(name_words(server)) + "\n" + "; ".join(names[index])
+        for server, index in servers.items()
+    ]
 
 
 def pick(

@@ -2,7 +2,10 @@
 
 Signals live on different scales (a cosine near 0.3, a BM25 of 12, a name share of 1.5); a
 z-score puts each on its own spread over the catalog for this query, so a weight means the same
-on every catalog. Two signals are derived from the others:
+on every catalog. The query's own signals are ``dense``, ``lexical``, ``name``, ``neighbour`` and
+``server_text`` (the cosine of the query to the tool's server's document: the server's name and
+its tools' names in one text, so that a task a server is for lifts all its tools). Two signals
+are derived from the others:
 
 - ``server``: each tool also gets its server's best fused score (a tool is likelier when its
   server answers the query well, as in Tool-to-Agent retrieval);
@@ -19,7 +22,7 @@ import numpy as np
 from workbench.search.types import FloatArray, IntArray
 
 #: The signals scored from the query itself, fused first; ``server`` and ``cost`` come after.
-QUERY_SIGNALS = ("dense", "lexical", "name", "neighbour")
+QUERY_SIGNALS = ("dense", "lexical", "name", "neighbour", "server_text")
 SIGNALS = (*QUERY_SIGNALS, "server", "cost")
 
 

@@ -27,6 +27,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "neighbour": 0.0,
     "server": 0.0,
     "cost": 0.0,
+    "server_text": 0.0,
 }
 #: How many times each field's words count in the lexical document (0: left out of both).
 DEFAULT_FIELDS: dict[str, int] = {"server": 1, "name": 2, "description": 1, "parameters": 1}

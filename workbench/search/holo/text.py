@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from workbench.catalog.models import Tool
@@ -67,17 +68,24 @@ def words(text: str) -> list[str]:
     """The searchable words of ``text`` (see the module's doc), in order, repeats kept."""
     out: list[str] = []
     for run in _WORD.findall(text):
-        if _CJK.search(run):
-            for piece in re.split(f"({_CJK.pattern})", run):
-                if not piece:
-                    continue
-                if _CJK.fullmatch(piece):
-                    out.extend(_cjk(piece))
-                else:
-                    out.extend(_plain(piece))
-            continue
-        out.extend(_plain(run))
+        out.extend(_run_words(run))
     return out
+
+
+@lru_cache(maxsize=1 << 16)
+def _run_words(run: str) -> tuple[str, ...]:
+    """The words of one run of letters and digits (cached: a catalog repeats its words)."""
+    if not _CJK.search(run):
+        return tuple(_plain(run))
+    out: list[str] = []
+    for piece in re.split(f"({_CJK.pattern})", run):
+        if not piece:
+            continue
+        if _CJK.fullmatch(piece):
+            out.extend(_cjk(piece))
+        else:
+            out.extend(_plain(piece))
+    return tuple(out)
 
 
 def _plain(run: str) -> list[str]:

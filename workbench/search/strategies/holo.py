@@ -81,6 +81,7 @@ class HoloParams:
     neighbour: float = DEFAULT_WEIGHTS["neighbour"]
     server: float = DEFAULT_WEIGHTS["server"]
     cost: float = DEFAULT_WEIGHTS["cost"]
+    server_text: float = DEFAULT_WEIGHTS["server_text"]
     top_k: int | None = 5
     max_tokens: int | None = None
     threshold: float | None = None

@@ -22,7 +22,7 @@ from workbench.search.selection import match_always_include, select
 from workbench.tui.dashboard.labels import expected_indices
 from workbench.tui.dashboard.runtime import knobs_note, runtime_text
 from workbench.tui.dashboard.state import LabState, Shown
-from workbench.tui.view import ranking_rows, server_tokens
+from workbench.tui.view import RankRow, holo_rows, ranking_rows, server_tokens, split_text
 from workbench.tui.widgets.banner import Banner
 from workbench.tui.widgets.catalog_table import CatalogTable
 from workbench.tui.widgets.compare_view import CompareView, column_title
@@ -33,7 +33,7 @@ from workbench.tui.widgets.knobs_panel import KnobsPanel
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreShape, ScoreStrip
 from workbench.tui.widgets.servers_panel import ServersPanel
-from workbench.tui.widgets.status_line import StatusLine
+from workbench.tui.widgets.status_line import DetailLine, StatusLine
 from workbench.tui.widgets.token_bars import TokenBars, TokenBill
 
 #: Rows of the ranking table (the rest of a 10,000-tool ranking is not drawn).
@@ -50,7 +50,9 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     for table in screen.query(CatalogTable):
         bind_catalog(table, state)
     bind_knobs(screen.query_one(KnobsPanel), state)
-    bind_ranking(screen.query_one(RankingTable), state)
+    ranking = screen.query_one(RankingTable)
+    bind_ranking(ranking, state)
+    bind_split(screen.query_one("#ranking-split", DetailLine), ranking, state)
     bind_bill(screen.query_one(TokenBars), state)
     bind_scores(screen.query_one(ScoreStrip), state)
     bind_compare(screen.query_one(CompareView), state)
@@ -59,7 +61,7 @@ def bind_panels(screen: Screen[None], state: LabState) -> None:
     bind_catalog_findings(screen.query_one("#catalog-findings", FindingsList), tabs, state)
     bind_query_findings(screen.query_one("#query-findings", FindingsList), state)
     bind_history(screen.query_one(HistoryList), state)
-    bind_status(screen.query_one(StatusLine), state)
+    bind_status(screen.query_one("#lab-status", StatusLine), state)
     bind_banner(screen.query_one(Banner), state)
 
 
@@ -170,6 +172,18 @@ def bind_ranking(table: RankingTable, state: LabState) -> None:
             table.show([])
             return
         ws = shown.lab.workspace
+        if shown.split is not None:
+            table.show(
+                holo_rows(
+                    shown.split,
+                    ws.catalog,
+                    ws.tokens.per_tool,
+                    limit=RANKING_ROWS,
+                    expected=state.marks(shown.selection),
+                ),
+                follow=shown.follow,
+            )
+            return
         rows = ranking_rows(
             shown.ranking,
             shown.selection,
@@ -184,6 +198,25 @@ def bind_ranking(table: RankingTable, state: LabState) -> None:
     table.watch(state, "shown", draw, init=False)
 
 
+def bind_split(line: DetailLine, table: RankingTable, state: LabState) -> None:
+    """Under serve's engine, the line under the ranking: the highlighted tool's score split by
+    signal, each signal's raw value and share (hidden under HoloDeck's ranking). Bound after
+    the ranking, so it reads the rows just drawn."""
+
+    def draw() -> None:
+        rows = [row for row in table.rows_shown if isinstance(row, RankRow) and row.split]
+        line.display = bool(rows)
+        if not rows:
+            return
+        key = table.highlighted_tool()
+        row = next((r for r in rows if r.tool == key), rows[0])
+        line.text = split_text(row)
+
+    line.watch(state, "shown", lambda _: draw(), init=False)
+    line.watch(table, "cursor", lambda _: draw(), init=False)
+    line.display = False
+
+
 def bind_bill(bars: TokenBars, state: LabState) -> None:
     def draw(shown: Shown | None) -> None:
         bars.bill = None if shown is None else token_bill(shown)
@@ -194,7 +227,7 @@ def bind_bill(bars: TokenBars, state: LabState) -> None:
 def token_bill(shown: Shown) -> TokenBill:
     """All tools against what the selection sends (every tool with no query or filtering off)."""
     ws, setting = shown.lab.workspace, shown.setting
-    if shown.selection is None or not setting.enabled:
+    if shown.selection is None or not (setting.enabled or shown.split is not None):
         chosen: Sequence[int] = range(len(ws.catalog))
     else:
         chosen = shown.selection.indices
@@ -206,14 +239,16 @@ def token_bill(shown: Shown) -> TokenBill:
         tools=len(ws.catalog),
         chosen=len(chosen),
         servers=tuple(server_tokens(ws.catalog, ws.tokens.per_tool, list(chosen))),
-        filtering=setting.enabled,
+        filtering=setting.enabled or shown.split is not None,
         overhead=ws.tokens.overhead,
     )
 
 
 def bind_scores(strip: ScoreStrip, state: LabState) -> None:
     def draw(shown: Shown | None) -> None:
-        if shown is None or shown.ranking is None:
+        # A fused score is no 0-1 similarity: under serve's engine the split says more.
+        strip.display = shown is None or shown.split is None
+        if shown is None or shown.ranking is None or shown.split is not None:
             strip.shape = None
             return
         strip.shape = ScoreShape(
@@ -240,7 +275,9 @@ def bind_compare(view: CompareView, state: LabState) -> None:
             setting = shown.setting.with_(search_method=method)
             selection = (
                 shown.selection
-                if method == shown.setting.search_method and shown.selection is not None
+                if method == shown.setting.search_method
+                and shown.selection is not None
+                and shown.split is None
                 else select(ranking, setting, ws.catalog, lab.usage)
             )
             rows = ranking_rows(

@@ -27,13 +27,16 @@ from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
 from workbench.evaluate.casestore import query_key
 from workbench.runtime import RuntimeInfo, detect_runtime
+from workbench.search.holo.engine import HoloEngine
 from workbench.search.types import Ranking, Selection
 from workbench.tui.dashboard.advice import Advice
 from workbench.tui.dashboard.labels import Mark, marks, summary
-from workbench.tui.lab import Lab
+from workbench.tui.lab import HOLO, HoloView, Lab
 
 #: The tab whose view wants every method's ranking.
 COMPARE_TAB = "tab-compare"
+#: What the status line says while serve's engine is being built.
+BUILDING = "building serve's engine…"
 
 
 def file_setting_of(agent: AgentConfig) -> ToolFiltering:
@@ -52,6 +55,9 @@ class Shown:
     selection: Selection | None = None
     #: The same query as the one drawn before (a knob moved): the cursor stays on its tool.
     follow: bool = False
+    #: Under serve's engine: the search with each tool's score split by signal (None:
+    #: HoloDeck's ranking).
+    split: HoloView | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,11 @@ class LabState(DOMNode):
         embeds = self.setting.search_method != "bm25" and bool(lab.workspace.embedder.model_id)
         self.query_found = tuple(advice.reader.findings(self.query_text, embeds=embeds))
 
+    @property
+    def serve_engine(self) -> bool:
+        """The lab ranks with serve's engine under the knobs (the runtime's ``lab_engine``)."""
+        return self.runtime.plugin.lab_engine == HOLO
+
     def show_tab(self, tab: str | None) -> None:
         """A tab was opened: the compare tab wants every method's ranking."""
         self.comparing = tab == COMPARE_TAB
@@ -175,6 +186,8 @@ class LabState(DOMNode):
     def methods_wanted(self) -> tuple[str, ...]:
         """The current method first; all three when the compare view is open."""
         current = self.setting.search_method
+        if self.serve_engine:  # the compare tab still shows HoloDeck's three methods
+            return (HOLO, *SEARCH_METHODS) if self.comparing else (HOLO,)
         if self.comparing:
             return (current, *[m for m in SEARCH_METHODS if m != current])
         return (current,)
@@ -228,11 +241,13 @@ class LabState(DOMNode):
         """The file was read again (after a write, or changed on disk): the knobs keep their
         values and are compared with what it holds now."""
         self.agent = agent
+        serve_engine = self.serve_engine
         self.runtime = detect_runtime(agent.path, agent.data, explicit=self.runtime_flag)
         if self.lab is not None:
             self.lab.workspace = replace(self.lab.workspace, agent=agent)
         self.file_setting = file_setting_of(agent)
-        self._announce(self.setting)
+        # Another runtime may rank with another engine: then the query is ranked again.
+        self._announce(self.setting, rerank=self.serve_engine != serve_engine)
 
     def open(self, lab: Lab) -> None:
         """A workspace was opened (the catalog so far, or the final one): it keeps the knobs'
@@ -253,6 +268,26 @@ class LabState(DOMNode):
             took = f" in {seconds:.1f}s" if self.show_timing else ""
             self.say(f"embedded {len(self.lab.workspace.catalog):,} tools{took}")
         self._ask()
+
+    def holo_ready(self, lab: Lab, engine: HoloEngine, seconds: float) -> None:
+        """serve's engine is built for ``lab`` (the tools embedded): rank with it, unless
+        another workspace opened since."""
+        if self.lab is not lab:
+            return
+        lab.holo = engine
+        if engine.tool_error:
+            self.say(f"tool embeddings failed: {engine.tool_error}", error=True)
+        else:
+            took = f" in {seconds:.1f}s" if self.show_timing else ""
+            self.say(f"serve's engine ready for {len(lab.workspace.catalog):,} tools{took}")
+        self._ask()
+
+    def holo_scored(self, query: str, seconds: float) -> None:
+        """serve's engine scored ``query``: remembered, and drawn when it is the current one."""
+        if self.lab is None or self.lab.holo is None:
+            return
+        self.lab.remember_holo(query)
+        self.arrived(query, (), seconds)
 
     # -- rankings ----------------------------------------------------------------------------
     def _ask(self) -> None:
@@ -282,6 +317,9 @@ class LabState(DOMNode):
             return
         setting = lab.setting
         query = self.query_text.strip()
+        if self.serve_engine:
+            self._reselect_holo(lab, setting, query)
+            return
         ranking = lab.cached(query, setting.search_method) if query else None
         banner = lab.workspace.embedder.note
         if ranking is None:
@@ -298,6 +336,45 @@ class LabState(DOMNode):
             banner = f"{ranking.requested} is really BM25 here: {ranking.fallback}"
         self.banner = banner
         self.say(self._scored_by(ranking, selection))
+
+    def _reselect_holo(self, lab: Lab, setting: ToolFiltering, query: str) -> None:
+        """:meth:`_reselect` under serve's engine: its search of the query under the knobs,
+        fused from the signals scored (without them, what is drawn stays)."""
+        view = lab.holo_view(query) if query else None
+        self.banner = lab.workspace.embedder.note
+        if view is None:
+            if not query:
+                self.shown = Shown(lab, setting)
+                tools = f"{len(lab.workspace.catalog):,} tools"
+                self.say(f"{tools} · type a query" if lab.holo else f"{tools} · {BUILDING}")
+            return
+        model = lab.workspace.embedder.model_id if "dense" in view.raw else None
+        ranking = view.ranking(setting.search_method, model)
+        selection = view.selection()
+        follow = ranking.query == self.shown_query
+        self.shown_query = ranking.query
+        self.shown = Shown(lab, setting, ranking, selection, follow, split=view)
+        self.say(self._searched_by(view, selection))
+
+    def _searched_by(self, view: HoloView, selection: Selection) -> str:
+        """The status line under serve's engine: what a search returns (or that no tool fits),
+        and which signals ranked it."""
+        result, ranked = view.result, view.result.ranking
+        took = ""
+        if self.rank_seconds is not None and self.show_timing:
+            took = f" · {self.rank_seconds * 1000:.0f} ms"
+        signals = " + ".join(ranked.shares) or "no signal"
+        threshold = view.settings.threshold
+        if result.refused:
+            head = "no tool fits"
+            if threshold is not None and ranked.confidence < threshold:
+                head += f": confidence {ranked.confidence:.2f} < threshold {threshold:.2f}"
+        else:
+            head = f"{len(result.indices)} returned of {ranked.found.size:,} found"
+        pinned = f" · {len(view.pins)} pinned" if view.pins else ""
+        text = f"{head}{pinned} · serve's engine: {signals}{took}"
+        labelled = summary(self.marks(selection))
+        return f"{labelled} · {text}" if labelled else text
 
     def _scored_by(self, ranking: Ranking, selection: Selection) -> str:
         model = ranking.model_id or ("BM25" if ranking.method == "bm25" else ranking.method)
@@ -350,7 +427,7 @@ class LabState(DOMNode):
         names = self.expected()
         if not names or self.lab is None or selection is None:
             return {}
-        sent = set(selection.indices) if self.setting.enabled else None
+        sent = set(selection.indices) if self.setting.enabled or self.serve_engine else None
         return marks(names, self.lab.workspace.catalog, sent)
 
     # -- findings, servers, the status line ----------------------------------------------------

@@ -10,6 +10,9 @@ handles what becomes of them.
   vectors all come from the disk cache, it loads the embedding model instead (seconds the first
   query would otherwise wait, unsaid), and the status line says so until it is ready.
 - ``diagnose``: a thread worker runs the core's diagnostics on every setting announced.
+- ``holo-engine`` (under the serve runtime, in place of ``prepare``'s embedding): a thread worker
+  builds serve's engine for the workspace (the tools embedded through the disk cache, the model
+  loaded); ``rank`` then scores a query's signals with it (:data:`~workbench.tui.lab.HOLO`).
 
 Thread workers never touch a widget nor the state: they post messages, and the screen hands
 them (and every ``Worker.StateChanged``) to :class:`LabWorkers` on the UI thread.
@@ -29,9 +32,10 @@ from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
 from workbench.runtime import RuntimeInfo
 from workbench.search.embedders.local import load_model, model_to_load
+from workbench.search.holo.engine import HoloEngine
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
-from workbench.tui.lab import Lab
-from workbench.tui.messages import EmbedderLoading, RankingsReady
+from workbench.tui.lab import HOLO, Lab, build_holo
+from workbench.tui.messages import EmbedderLoading, RankingsReady, SignalsScored
 
 #: The groups of the workers started here.
 GROUPS = ("rank", "prepare", "diagnose")
@@ -56,18 +60,25 @@ class LabWorkers:
         """Score what the state asks for; diagnose every setting it announces."""
         self.host.watch(self.state, "asked", self._score_missing, init=False)
         self.host.watch(self.state, "setting", self._diagnose, init=False)
+        self.host.watch(self.state, "runtime", self._runtime_changed, init=False)
 
     # -- starting ------------------------------------------------------------------------------
     def _score_missing(self, ask: Ask | None) -> None:
         lab = self.state.lab
         if ask is None or lab is None:
             return
-        missing = [m for m in ask.methods if lab.cached(ask.query, m) is None]
+        missing = [
+            m
+            for m in ask.methods
+            if (not lab.holo_scored(ask.query) if m == HOLO else lab.cached(ask.query, m) is None)
+        ]
+        if lab.holo is None and HOLO in missing:
+            missing.remove(HOLO)  # scored once the engine is built (holo_ready asks again)
         if not missing:
             return
         self._rank_started = time.perf_counter()
         engine = lab.workspace.engine
-        if not engine.prepared and any(m != "bm25" for m in missing):
+        if not engine.prepared and any(m not in ("bm25", HOLO) for m in missing):
             model = lab.workspace.embedder.model_id
             self.state.say(f"embedding {len(lab.workspace.catalog):,} tools with {model}…")
         self._asked += 1
@@ -92,6 +103,9 @@ class LabWorkers:
         """Embed every tool of a workspace just opened, unless its engine already has; then
         load the model, if it is not yet, for the queries."""
         ws = lab.workspace
+        if self.state.serve_engine:
+            self._build_holo(lab)
+            return
         if ws.engine.prepared:
             self._preload(lab)
             return
@@ -112,6 +126,28 @@ class LabWorkers:
             thread=True,
             exit_on_error=False,
             description="load the embedding model",
+        )
+
+    def _runtime_changed(self) -> None:
+        """The file now says serve runs the agent: build serve's engine for the lab open."""
+        lab = self.state.lab
+        if self.state.serve_engine and lab is not None and lab.holo is None:
+            self._build_holo(lab)
+
+    def _build_holo(self, lab: Lab) -> None:
+        """Build serve's engine for a workspace just opened (its tools embedded, the model
+        loaded), in a thread."""
+        ws = lab.workspace
+        model = ws.embedder.model_id
+        with_model = f": embedding {len(ws.catalog):,} tools with {model}…" if model else "…"
+        self.state.say(f"building serve's engine{with_model}")
+        self.host.run_worker(
+            partial(self._holo_engine, lab),
+            name="holo-engine",
+            group="prepare",
+            thread=True,
+            exit_on_error=False,
+            description="build serve's engine",
         )
 
     def _diagnose(self, setting: ToolFiltering) -> None:
@@ -143,6 +179,18 @@ class LabWorkers:
         for method in methods:
             if superseded():
                 return
+            holo = lab.holo
+            if method == HOLO and holo is not None:
+                loading = model_to_load(holo.embedder)
+                if loading is not None:
+                    self.host.post_message(EmbedderLoading(query, loading))
+                lab.score_holo(query)
+                if superseded():
+                    return
+                self.host.post_message(SignalsScored(query))
+                continue
+            if method == HOLO:
+                continue
             loading = model_to_load(lab.workspace.engine.embedder) if method != "bm25" else None
             if loading is not None:  # the engine's first embedding: the model loads (seconds)
                 self.host.post_message(EmbedderLoading(query, loading))
@@ -157,6 +205,16 @@ class LabWorkers:
         started = time.perf_counter()
         load_model(lab.workspace.engine.embedder)
         return time.perf_counter() - started
+
+    @staticmethod
+    def _holo_engine(lab: Lab) -> tuple[Lab, HoloEngine, float]:
+        """serve's engine for ``lab``'s workspace with its tools embedded and the model loaded
+        for the queries, timed."""
+        started = time.perf_counter()
+        engine = build_holo(lab.workspace, lab.holo_base)
+        if engine.tool_error is None:
+            load_model(engine.embedder)
+        return lab, engine, time.perf_counter() - started
 
     @staticmethod
     def _prepare(lab: Lab) -> float:
@@ -174,6 +232,10 @@ class LabWorkers:
     def rankings_ready(self, message: RankingsReady) -> None:
         seconds = time.perf_counter() - self._rank_started
         self.state.arrived(message.query, list(message.rankings.values()), seconds)
+
+    def signals_scored(self, message: SignalsScored) -> None:
+        seconds = time.perf_counter() - self._rank_started
+        self.state.holo_scored(message.query, seconds)
 
     def embedder_loading(self, message: EmbedderLoading) -> None:
         self.state.loading_model(message.query, message.model)
@@ -195,6 +257,8 @@ class LabWorkers:
                     self._preload(self.state.lab)
             elif worker.name == "diagnose":
                 self.state.diagnosed_as(cast(Diagnosed, worker.result))
+            elif worker.name == "holo-engine":
+                self.state.holo_ready(*cast(tuple[Lab, HoloEngine, float], worker.result))
 
     def _failed(self, worker: Worker[object]) -> None:
         message = failure(worker)

@@ -56,6 +56,7 @@ from workbench.tui.messages import (
     RerunQuery,
     ServerChanged,
     SettingEdited,
+    SignalsScored,
     ToggleAlways,
     ToggleLabel,
 )
@@ -71,7 +72,7 @@ from workbench.tui.widgets.query_input import QueryInput
 from workbench.tui.widgets.ranking_table import RankingTable
 from workbench.tui.widgets.score_strip import ScoreStrip
 from workbench.tui.widgets.servers_panel import ServersPanel
-from workbench.tui.widgets.status_line import StatusLine
+from workbench.tui.widgets.status_line import DetailLine, StatusLine
 from workbench.tui.widgets.token_bars import TokenBars
 
 #: Below this width the servers/catalog column hides (f2 shows it).
@@ -152,6 +153,7 @@ class DashboardScreen(DashboardActions):
                 with TabbedContent(initial="tab-ranking", id="tabs"):
                     with TabPane("ranking", id="tab-ranking"):
                         yield RankingTable(id="ranking")
+                        yield DetailLine(id="ranking-split")
                     with TabPane("compare", id="tab-compare"):
                         yield CompareView(id="compare")
                     with TabPane("history", id="tab-history"):
@@ -221,6 +223,10 @@ class DashboardScreen(DashboardActions):
     @on(RankingsReady)
     def _rankings_ready(self, message: RankingsReady) -> None:
         self.lab_workers.rankings_ready(message)
+
+    @on(SignalsScored)
+    def _signals_scored(self, message: SignalsScored) -> None:
+        self.lab_workers.signals_scored(message)
 
     @on(EmbedderLoading)
     def _embedder_loading(self, message: EmbedderLoading) -> None:

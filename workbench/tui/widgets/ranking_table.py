@@ -3,6 +3,10 @@ why the tool is sent; separator rows mark where top_k and the threshold cut. ``a
 highlighted tool in always_include; ``space`` labels it as expected for the query (✓ an expected
 tool that is sent, ✗ in red one that is missed, "missed" in its why column).
 
+Under serve's engine each row also splits its fused score by signal: one column per signal with a
+weight (its share, weight × z-score, one decimal; the shares sum to the score), and the score's
+bar is drawn against the rows shown (a fused score is not a 0-1 similarity).
+
 Column widths follow the widget's width (the tool name takes what is left), so the table fits
 without horizontal scrolling from 80 columns up; below 58 cells the server column goes.
 """
@@ -17,10 +21,15 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 
 from workbench.tui.messages import ToggleAlways, ToggleLabel
-from workbench.tui.view import REASON_LABEL, CutRow, RankRow, bar
+from workbench.tui.view import REASON_LABEL, SIGNAL_LABEL, CutRow, RankRow, bar
 from workbench.tui.widgets.row_list import Line, RowList
 
 BAR_WIDTH = 5
+#: The cells of one signal's share column (``+12.3`` and a space).
+SIGNAL_WIDTH = 6
+#: Under this many cells for the tool's name, a table with signal columns drops the score's bar
+#: (the split shows what the score is made of), then the server's column.
+SPLIT_TOOL_MIN = 20
 #: The label mark of an expected tool that is sent, and of one that is missed.
 SENT_MARK, MISSED_MARK = "✓", "✗"
 
@@ -35,22 +44,48 @@ class Widths:
     why: int = 7
     #: The label mark and a space.
     mark: int = 2
+    #: serve's engine: the signals whose share has a column, in order.
+    signals: tuple[str, ...] = ()
+    #: The score's bar (0: none, in a narrow table with signal columns).
+    bar: int = BAR_WIDTH
 
 
-def widths_for(total: int, digits: int = 3, server_names: int = 10) -> Widths:
+def widths_for(
+    total: int,
+    digits: int = 3,
+    server_names: int = 10,
+    signals: tuple[str, ...] = (),
+    score_chars: int | None = None,
+) -> Widths:
     """Column widths for a table ``total`` cells wide whose scores have ``digits`` decimals and
     whose longest server name takes ``server_names`` cells with its gap (pure: unit-tested). A
     wide table gives the server column up to :data:`SERVER_MAX` cells for whole names while the
-    tool column keeps :data:`TOOL_ROOM`."""
+    tool column keeps :data:`TOOL_ROOM`. ``signals`` (serve's engine) each take a column of
+    :data:`SIGNAL_WIDTH`; ``score_chars``: the widest score drawn (default: ``-0.`` and the
+    decimals)."""
     avail = max(total - 1, 40)
     server = 10 if avail >= 66 else 8 if avail >= 56 else 0
-    score = BAR_WIDTH + digits + 4
-    fixed = 4 + 2 + server + score + 7 + 7
+    bar_width = BAR_WIDTH
+    number = max(score_chars or 0, digits + 3) + 1
+    split = SIGNAL_WIDTH * len(signals)
+    if signals and avail - (4 + 2 + server + bar_width + number + split + 7 + 7) < SPLIT_TOOL_MIN:
+        bar_width = 0
+        if avail - (4 + 2 + server + number + split + 7 + 7) < SPLIT_TOOL_MIN:
+            server = 0
+    score = bar_width + number
+    fixed = 4 + 2 + server + score + split + 7 + 7
     if server == 10 and server_names > 10:
         wider = min(server_names, SERVER_MAX)
         if avail - (fixed - server + wider) >= TOOL_ROOM:
             fixed, server = fixed - server + wider, wider
-    return Widths(rank=4, tool=max(avail - fixed, 12), server=server, score=score)
+    return Widths(
+        rank=4,
+        tool=max(avail - fixed, 12),
+        server=server,
+        score=score,
+        signals=signals,
+        bar=bar_width,
+    )
 
 
 #: The widest the server column gets, and what the tool column keeps when it does.
@@ -115,6 +150,8 @@ def header_text(w: Widths) -> Text:
     if w.server:
         text.append(clip("server", w.server))
     text.append(clip("score", w.score))
+    for name in w.signals:
+        text.append(f"{SIGNAL_LABEL.get(name, name)[: SIGNAL_WIDTH - 1]:>{SIGNAL_WIDTH - 1}} ")
     text.append(f"{'tok':>{w.tokens - 1}} ")
     text.append("why")
     return text
@@ -138,9 +175,15 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
     text.append(name.ljust(w.tool - 1) + " ", style=style)
     if w.server:
         text.append(clip(row.server, w.server - 1) + " ", style="dim")
-    text.append(bar(row.score, BAR_WIDTH), style="green" if sent else "grey50")
+    fill = row.score if row.fill is None else row.fill
+    text.append(bar(fill, w.bar), style="green" if sent else "grey50")
     # A minus sign takes the space after the bar: the column keeps its width.
-    text.append(f"{row.score:>{row.digits + 3}.{row.digits}f} ", style=style)
+    text.append(f"{row.score:>{w.score - w.bar - 1}.{row.digits}f} ", style=style)
+    if w.signals:
+        shares = {part.name: part.share for part in row.split}
+        for name in w.signals:
+            share = shares.get(name)
+            text.append(share_cell(share), style=share_style(share))
     text.append(f"{row.tokens:>{w.tokens - 1},} ", style=style)
     if missed:
         text.append("missed", style="bold red")
@@ -150,9 +193,26 @@ def row_text(row: RankRow, w: Widths, name: str | None = None) -> Text:
     return text
 
 
+def share_cell(share: float | None) -> str:
+    """One signal's share in its column (blank: the tool has none)."""
+    if share is None:
+        return " " * SIGNAL_WIDTH
+    text = f"{share:+.1f}"
+    if len(text) > SIGNAL_WIDTH - 1:
+        text = f"{share:+.0f}"
+    return f"{text:>{SIGNAL_WIDTH - 1}} "
+
+
+def share_style(share: float | None) -> str:
+    """Green where a signal lifts the tool, red where it pulls it down, dim near nothing."""
+    if share is None or abs(share) < 0.05:
+        return "dim"
+    return "green" if share > 0 else "red"
+
+
 def cut_text(row: CutRow, w: Widths) -> Text:
     label = f"{'':>{w.rank}}─ ─ {row.label} "
-    total = w.rank + w.mark + w.tool + w.server + w.score
+    total = w.rank + w.mark + w.tool + w.server + w.score + SIGNAL_WIDTH * len(w.signals)
     return Text(label + "─ " * max((total - len(label)) // 2, 0), style="yellow")
 
 
@@ -195,10 +255,13 @@ class RankingTable(RowList):
         current = self.highlighted_tool() if follow else None
         self._rows = list(rows)
         ranked = [row for row in rows if isinstance(row, RankRow)]
+        signals = tuple(dict.fromkeys(part.name for row in ranked for part in row.split))
         w = widths_for(
             self.size.width or 60,
             max((row.digits for row in ranked), default=3),
             max((len(row.server) + 1 for row in ranked), default=10),  # a space after it
+            signals,
+            max((len(f"{row.score:.{row.digits}f}") for row in ranked), default=None),
         )
         names = iter(clip_names([local_name(row) for row in ranked], w.tool - 1))
         lines = [

@@ -21,3 +21,12 @@ class StatusLine(Widget):
         return Text(
             self.text, style="bold red" if self.error else "", no_wrap=True, overflow="ellipsis"
         )
+
+
+class DetailLine(StatusLine):
+    """A :class:`StatusLine` that wraps onto up to three lines (a detail too long for one)."""
+
+    DEFAULT_CSS = "DetailLine { height: auto; max-height: 3; padding: 0 1; color: $text; }"
+
+    def render(self) -> Text:
+        return Text(self.text, style="bold red" if self.error else "")
