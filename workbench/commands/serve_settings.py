@@ -6,10 +6,12 @@ so the three search with the same settings for the same flags:
 - ``--settings FILE``: :func:`~workbench.search.holo.settings.read_settings` (the settings, or a
   whole ``tune --runtime serve --json`` report); without it the engine's defaults;
 - ``--top-k K``, ``--max-tokens N`` (without ``--top-k``: the budget alone decides),
-  ``--threshold T`` (the confidence below which no tool fits) override the file's key;
-- ``--method``: ``bm25`` turns the dense signal off (no embedding model starts), ``semantic``
-  turns BM25 off, ``hybrid`` keeps the settings' weights (HoloDeck's names, kept so that a
-  ``.mcp.json`` written by an older ``tune --apply`` keeps working);
+  ``--threshold T`` (the confidence below which no tool fits; 0: none, as the dashboard's knob)
+  override the file's key;
+- ``--method``: ``bm25`` turns the dense signal off (no embedding model starts), ``semantic`` and
+  ``hybrid`` keep the settings' weights (HoloDeck's names, kept so that a ``.mcp.json`` written
+  by an older ``tune --apply`` keeps working; :func:`~workbench.search.holo.knobs.knob_settings`
+  maps the dashboard's knobs the same way);
 - ``--pin``/``--pin-file``, and HoloDeck's ``--always-include``/``--always-include-file`` (tools
   always sent: serve pins them), replace the file's pins; ``--no-always-include`` and
   ``--top-n-used 0`` (what older ``.mcp.json`` files carry) change nothing;
@@ -35,7 +37,7 @@ from workbench.search.holo.settings import HoloSettings, read_settings
 #: The settings' keys as the flags that override them name them (for a refused flag's line).
 FLAGS = {"top_k": "--top-k", "max_tokens": "--max-tokens", "threshold": "--threshold"}
 #: ``--method``: the signal each of HoloDeck's search methods turns off.
-METHOD_OFF = {"bm25": "dense", "semantic": "lexical"}
+METHOD_OFF = {"bm25": "dense"}
 
 
 def settings_file(args: argparse.Namespace) -> HoloSettings:
@@ -67,7 +69,7 @@ def serve_settings(
         changes["top_k"] = top_k
     threshold = getattr(args, "threshold", None)
     if threshold is not None:
-        changes["threshold"] = threshold
+        changes["threshold"] = threshold if threshold > 0.0 else None
     method = getattr(args, "method", None)
     if method in METHOD_OFF:
         changes["weights"] = {**settings.weights, METHOD_OFF[method]: 0.0}

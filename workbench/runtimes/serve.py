@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
-    from workbench.config.filtering import ToolFiltering
+    from workbench.config.filtering import SearchMethod, ToolFiltering
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.search_queries import SearchQueries
@@ -93,10 +93,10 @@ class Serve(SearchToolRuntime):
         Knob("--pin", "tools listed beside search_tools and call_tool", "none", "tool names"),
         Knob("--top-k", "the most tools one search returns", "5", "1-100"),
         Knob("--max-tokens", "the most tool tokens one search returns", "none", ">= 1"),
-        Knob("--threshold", "below this confidence no tool fits", "none", "-1 to 1"),
+        Knob("--threshold", "below this confidence no tool fits (0: none)", "none", "0-1"),
         Knob(
             "--method",
-            "bm25: no dense signal; semantic: no BM25 (older .mcp.json files)",
+            "bm25: no dense signal; semantic, hybrid: the settings' weights (older .mcp.json)",
             "the settings' weights",
             "semantic | bm25 | hybrid",
         ),
@@ -567,12 +567,20 @@ def _engine_for(
 
 def method_settings(top_k: int, pins: Sequence[str], method: str) -> HoloSettings:
     """The engine settings serve's flags ``--method METHOD --top-k K --threshold 0 --pin ...``
-    give (what the tuner writes: :meth:`Serve.setting_flags`)."""
-    from workbench.search.holo.settings import HoloSettings
+    give (what the tuner writes: :meth:`Serve.setting_flags`): the dashboard's mapping of the
+    knobs (:func:`~workbench.search.holo.knobs.knob_settings`)."""
+    from workbench.config.filtering import ToolFiltering
+    from workbench.search.holo.knobs import knob_settings
 
-    settings = HoloSettings(top_k=top_k, threshold=0.0, pins=tuple(pins))
-    off = {"bm25": "dense", "semantic": "lexical"}.get(method)
-    return settings.with_(weights={**settings.weights, off: 0.0}) if off else settings
+    setting = ToolFiltering(
+        enabled=True,
+        search_method=cast("SearchMethod", method),
+        top_k=top_k,
+        similarity_threshold=0.0,
+        always_include=tuple(pins),
+        always_include_top_n_used=0,
+    )
+    return knob_settings(setting)
 
 
 class ServeSearch:
