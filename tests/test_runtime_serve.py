@@ -1,9 +1,10 @@
 """The ``serve`` runtime: holo-tune's own search behind an MCP client, tuned and written.
 
-What the tuner measured is what serve answers: the proposal's flags, run as the real command
-over stdio, list the pins + ``search_tools`` + ``call_tool`` and answer each query with the tools
-the tuner's engine found, in order. ``tune --apply`` writes a ``.mcp.json`` whose one
-``holo-tune`` server stands in for the agent's MCP servers (the others kept, a backup kept).
+What the tuner measured is what serve answers: the fitted settings, given to the real command
+over stdio as a file, answer each query with the tools the settings' engine returns, in order.
+``tune --apply`` writes the settings file and a ``.mcp.json`` whose one ``holo-tune`` server
+(``serve AGENT --settings FILE``) stands in for the agent's MCP servers (the others kept, a
+backup kept).
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ from serve_client import search_names, serve_stdio
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
+from workbench.commands.serve_settings import labelled_of
 from workbench.config import load_agent
 from workbench.evaluate.cases import load_cases
-from workbench.runtimes.serve import SERVER, ServeSearch
+from workbench.runtimes.serve import SERVER, SETTINGS_FILE
+from workbench.search.holo.engine import HoloEngine
+from workbench.search.holo.settings import read_settings
+from workbench.search.serving import answer_tokens
 from workbench.tokens import token_table
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"
@@ -37,37 +42,44 @@ def _tune(agent: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[
     return json.loads(out)  # type: ignore[no-any-return]
 
 
-def test_the_tuned_flags_run_as_measured(
+def test_the_tuned_settings_run_as_measured(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """tune's settings, given to the real serve over stdio as a file, answer each query with
+    the tools the same settings' engine returns, in order; the report's held-out figures are
+    those of its folds' settings."""
     monkeypatch.setenv("BRAVE_API_KEY", "x")
     report = _tune(AGENT, capsys, "--max-tokens", "4000")
-    assert report["gap"] and report["runtime"]["name"] == "serve"  # type: ignore[index]
-    server = report["config"]["mcpServers"][SERVER]  # type: ignore[index]
-    args = server["args"][1:]  # without "serve"
-    pins = report["setting"]["loaded"]  # type: ignore[index]
+    assert report["runtime"]["name"] == "serve"  # type: ignore[index]
+    fit = report["fit"]
+    assert fit["folds"] == 5 and len(fit["fold_settings"]) == 5  # type: ignore[index,arg-type]
+    assert fit["heldout"]["cases"] == 35  # type: ignore[index]
+    settings_file = tmp_path / "tuned.json"
+    settings_file.write_text(json.dumps(report))  # the whole report is a settings file
+    settings = read_settings(settings_file)
+    assert settings.to_json() == report["settings"]
     agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
-    catalog = load_catalog(agent, catalog_file=CATALOG)
-    bill = token_table(catalog, "openai", "gpt-4o")
-    k = report["setting"]["max_results"]  # type: ignore[index]
-    index = {tool.full_name: i for i, tool in enumerate(catalog.tools)}
-    engine = ServeSearch(catalog, bill, int(k), [index[n] for n in pins])
+    catalog = load_catalog(agent, catalog_file=CATALOG, view="listed")
+    bill = token_table(catalog, agent.agent.model.provider, agent.agent.model.name)
+    labelled = labelled_of(settings, catalog)  # the cases file the settings name, if they use it
+    engine = HoloEngine(
+        catalog, answer_tokens(catalog, bill), None, fields=settings.fields, labelled=labelled
+    )
     queries = [case.query for case in load_cases(CASES)][:8]
 
-    async def ask() -> tuple[list[str], list[list[str]]]:
+    async def ask() -> list[list[str]]:
         with (tmp_path / "serve.err").open("w") as errlog:
             async with serve_stdio(
-                [*args, "--catalog", str(CATALOG), "--embedder", "none"], errlog, BRAVE_API_KEY="x"
+                [str(AGENT), "--settings", str(settings_file), "--catalog", str(CATALOG)],
+                errlog,
+                BRAVE_API_KEY="x",
             ) as session:
-                listing = [tool.name for tool in (await session.list_tools()).tools]
-                return listing, [await search_names(session, q) for q in queries]
+                return [await search_names(session, q) for q in queries]
 
-    listing, found = anyio.run(ask)
-    assert listing == [*pins, "search_tools", "call_tool"]
+    found = anyio.run(ask)
     for query, names in zip(queries, found, strict=True):
-        sent = [catalog.tools[i].full_name for i in engine.run(query).sent]
-        expected = [n for n in sent if n not in pins]
-        assert [n for n in names if n not in pins] == expected, query
+        expected = [catalog.tools[i].full_name for i in engine.search(query, settings).indices]
+        assert names == expected, query
 
 
 def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
@@ -108,6 +120,9 @@ def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
             str(agent.resolve()),
         ]
     )
+    settings = tmp_path / SETTINGS_FILE
+    assert server["args"][2:] == ["--settings", str(settings.resolve())]
+    assert read_settings(settings).to_json()["weights"]  # the fitted settings, readable
     assert (tmp_path / ".mcp.json.bak").read_text() == before
     _tune(agent, capsys, "--apply", "--force")  # a second run changes nothing
     assert json.loads(mcp.read_text()) == written

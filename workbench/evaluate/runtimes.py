@@ -55,11 +55,11 @@ from workbench.evaluate.fronts import (
 )
 from workbench.evaluate.generalise import Bars
 from workbench.evaluate.intervals import Interval, bootstrap_mean, wilson
-from workbench.evaluate.metrics import CaseResult, Progress, Ranker, tokens_sent
+from workbench.evaluate.metrics import Progress, Ranker, tokens_sent
 from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, gap
-from workbench.evaluate.verdict import Verdict, judge
+from workbench.evaluate.verdict import PerCase, Verdict, judge
 from workbench.runtimes import all_runtimes
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.tokens import TokenTable
@@ -240,7 +240,7 @@ class RowContext:
 
 
 def kept_or(
-    row: RuntimeRow, verdict: Verdict, current: Sequence[CaseResult], ctx: RowContext, now: str
+    row: RuntimeRow, verdict: Verdict, current: Sequence[PerCase], ctx: RowContext, now: str
 ) -> RuntimeRow:
     """``row``, or where the verdict would not propose it (a proposal at recall 0, or below the
     current setting beyond the error bar with no budget given: the rule every tuner shares,
@@ -355,6 +355,49 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
     row = RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
     now = search_tool(name).row_text(report.current) if report.current is not None else ""
     return kept_or(row, report.verdict, report.current_cases, ctx, now)
+
+
+def serve_row(name: str, ctx: RowContext) -> RuntimeRow:
+    """holo-tune serve: its engine fitted held out within the budget per task
+    (:mod:`workbench.evaluate.serve_tune`), with the workspace's embedder; the engines (and
+    their query signals) built once for every budget of the context."""
+    from workbench.evaluate.serve_tune import serve_engines, settings_words, tune_serve
+
+    embedder = getattr(ctx.engine, "embedder", None)
+    store = getattr(ctx.engine, "embedding_cache", None)
+    engines = ctx.memo(
+        ("serve-engines", id(ctx.catalog)),
+        lambda: serve_engines(ctx.catalog, ctx.tokens, embedder, store),
+    )
+    report = tune_serve(
+        ctx.catalog,
+        ctx.tokens,
+        ctx.cases,
+        Budget(max_tokens=ctx.budget),
+        tokens_all=int(ctx.tokens.all),
+        embedder=embedder,
+        embedder_spec=getattr(embedder, "spec", None),
+        cache=store,
+        folds=ctx.folds,
+        engines=engines,
+    )
+    held = report.heldout
+    order = [c for fold in folds_of(len(held), ctx.folds) for c in fold.test]
+    figures = tuple(CaseFigures(held[c].hit, held[c].recall, float(held[c].tokens)) for c in order)
+    fit = report.fit
+    within = ctx.budget is None or report.fixed <= ctx.budget
+    note = "exact: holo-tune's own engine, as serve runs it; the user's message is searched"
+    row = RuntimeRow(
+        name,
+        settings_words(report.settings),
+        report.settings.to_json(),
+        figures,
+        note,
+        ctx.budget,
+        within,
+        (fit.insample.hit, fit.insample.recall),
+    )
+    return kept_or(row, report.verdict, list(report.now), ctx, "serve's defaults")
 
 
 def compare_runtimes(

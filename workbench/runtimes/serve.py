@@ -30,6 +30,7 @@ from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
 
@@ -40,9 +41,12 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
     from workbench.config.filtering import SearchMethod, ToolFiltering
+    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
+    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
+    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.holo.engine import HoloEngine
@@ -55,6 +59,8 @@ NAME = "serve"
 #: The ``.mcp.json`` server name serve is given.
 SERVER = "holo-tune"
 MCP_JSON = ".mcp.json"
+#: The engine's settings file ``tune --apply`` writes beside the agent.
+SETTINGS_FILE = "holo-tune.settings.json"
 #: The ``top_k`` values the tuner tries, largest first (HoloDeck's default is 5).
 TOP_K = (10, 8, 6, 5, 4, 3, 2, 1)
 #: serve's own tools as a client lists them (what every request carries besides the pins).
@@ -163,6 +169,21 @@ class Serve(SearchToolRuntime):
 
         return ("bm25", *(m for m in SEARCH_METHODS if m != "bm25"))
 
+    def tune(
+        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
+    ) -> int:
+        """serve's engine fitted held out (:mod:`workbench.evaluate.serve_tune`): its signals'
+        weights, fields, names first, the no-answer threshold, and each search's size or
+        budget; ``--apply`` writes the settings file and the client's entry."""
+        from workbench.commands.tune_serve import run_serve_tune
+
+        return run_serve_tune(args, ws, cases, info)
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow:
+        from workbench.evaluate.runtimes import serve_row
+
+        return serve_row(self.name, ctx)
+
     def tuner_notes(self, ws: Workspace) -> list[str]:
         if ws.engine.embedder is not None:
             return [f"serve: bm25, semantic and hybrid tried, with the embedder {ws.embedder.spec}"]
@@ -222,7 +243,7 @@ class Serve(SearchToolRuntime):
             choice = check_embedder(args, settings, ws.agent)
         labelled = labelled_of(settings, ws.catalog)
         engine = build_engine(
-            ws.catalog, ws.tokens.per_tool, settings, choice.embedder, choice.cache, labelled
+            ws.catalog, ws.tokens, settings, choice.embedder, choice.cache, labelled
         )
         if engine.tool_error:
             warn(f"no dense signal: {engine.tool_error}")
@@ -436,12 +457,17 @@ class Serve(SearchToolRuntime):
         """A HoloDeck 0.7 agent: pointed at serve (its MCP entries moved to the servers file);
         any other: ``.mcp.json`` beside the agent, the ``holo-tune`` server in place of the
         agent's MCP servers it proxies (every other server and key kept)."""
+        return self.flags_write(ws, self.flags_of(setting, ws))
+
+    def flags_write(self, ws: Workspace, flags: list[str]) -> ConfigWrite:
+        """The write that starts serve with ``flags`` where the client reads its servers: a
+        HoloDeck 0.7 agent pointed at serve, else ``.mcp.json`` beside the agent."""
         from workbench.runtimes.base import ConfigWrite
 
         if _is_07(ws.agent):
             from workbench.config.writeback.served import apply_served, plan_served
 
-            served = plan_served(ws.agent.path, self.flags_of(setting, ws), original=ws.agent.raw)
+            served = plan_served(ws.agent.path, flags, original=ws.agent.raw)
             moved = f", {', '.join(served.moved)} moved to the servers file" if served.moved else ""
             return ConfigWrite(
                 Path(ws.agent.path),
@@ -466,7 +492,8 @@ class Serve(SearchToolRuntime):
             raise ConfigError("mcpServers is not an object", file=str(path))
         for name in {t.plugin for t in ws.catalog.tools if t.kind == "mcp"}:
             servers.pop(name, None)
-        servers[SERVER] = self.setting_doc(setting, ws)["mcpServers"][SERVER]
+        agent = Path(ws.agent.path).resolve()
+        servers[SERVER] = {"command": program(), "args": ["serve", str(agent), *flags]}
         plan = plan_json(read, doc)
         return ConfigWrite(
             path,
@@ -477,6 +504,82 @@ class Serve(SearchToolRuntime):
             written=f"{SERVER} server written",
             unchanged="serve is already set so",
         )
+
+    # ----------------------------------------------------------------- the engine's settings
+
+    def settings_path(self, ws: Workspace) -> Path:
+        """Where ``tune --runtime serve --apply`` writes the engine's settings: beside the
+        agent."""
+        return Path(ws.agent.path).parent / SETTINGS_FILE
+
+    def settings_writes(self, ws: Workspace, settings: HoloSettings) -> list[ConfigWrite]:
+        """The settings file (:meth:`settings_path`; a cases path in it relative to it) and
+        the client's entry starting serve with ``--settings`` that file."""
+        from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
+        from workbench.runtimes.base import ConfigWrite
+
+        path = self.settings_path(ws)
+        doc = settings.to_json()
+        if doc.get("cases"):
+            doc["cases"] = _relative(Path(doc["cases"]), path.parent)
+        read = read_json_object(path, "settings file", {})
+        plan = plan_json(read, doc)
+        first = ConfigWrite(
+            path,
+            plan.diff,
+            plan.changed,
+            lambda: apply_json(plan),
+            what="serve's engine settings",
+            written="settings written",
+            unchanged="the settings are already these",
+        )
+        return [first, self.flags_write(ws, ["--settings", str(path.resolve())])]
+
+    def current_settings(self, ws: Workspace) -> HoloSettings | None:
+        """What serve runs now, as the client's entry starts it: its ``--settings`` file and
+        flags (serve's defaults for what they leave out); None when no entry starts serve."""
+        import argparse
+        import json
+
+        from workbench.commands.serve_settings import serve_settings
+
+        path = Path(ws.agent.path).parent / MCP_JSON
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            args = [str(a) for a in doc["mcpServers"][SERVER]["args"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        parsed = _serve_flags(args)
+        if parsed is None:
+            return None
+        try:
+            return serve_settings(argparse.Namespace(**parsed))
+        except HoloTuneError:
+            return None
+
+
+def _serve_flags(args: list[str]) -> dict[str, Any] | None:
+    """serve's own parser's reading of ``args`` (``serve AGENT --flag ...``), None when they do
+    not parse."""
+    from workbench.cli import build_parser
+
+    if not args or args[0] != "serve":
+        return None
+    _, _, commands = build_parser()
+    try:
+        parsed = commands["serve"].parse_args(args[1:])
+    except (SystemExit, HoloTuneError):
+        return None
+    found: dict[str, Any] = vars(parsed)
+    return found
+
+
+def _relative(path: Path, folder: Path) -> str:
+    """``path`` relative to ``folder`` when it is under it, else absolute."""
+    try:
+        return str(path.resolve().relative_to(folder.resolve()))
+    except ValueError:
+        return str(path.resolve())
 
 
 def _pinned(catalog: Catalog, names: Sequence[str]) -> list[int]:
@@ -551,14 +654,15 @@ def _engine_for(
     (``ranker``: the tuner's), built once per catalog, token table, embedder and fields."""
     from workbench.search.serving import build_engine
 
-    embedder = getattr(ranker, "embedder", None) if settings.weights.get("dense") else None
+    dense = settings.weights.get("dense") or settings.weights.get("server_text")
+    embedder = getattr(ranker, "embedder", None) if dense else None
     key = (id(catalog), id(bill), id(embedder), settings.fields_key)
     kept = _ENGINES.get(key)
     if kept is not None:
         engine: HoloEngine = kept[0]
         return engine
-    cache = getattr(ranker, "_store", None)
-    engine = build_engine(catalog, bill.per_tool, settings, embedder, cache)
+    cache = getattr(ranker, "embedding_cache", None)
+    engine = build_engine(catalog, bill, settings, embedder, cache)
     if len(_ENGINES) >= _ENGINES_KEPT:
         _ENGINES.pop(next(iter(_ENGINES)))
     _ENGINES[key] = (engine, catalog, bill, embedder)  # the ids stay theirs while kept

@@ -124,6 +124,11 @@ class HoloDeckEngine:
 
     # -- tool embeddings -------------------------------------------------------------------
     @property
+    def embedding_cache(self) -> ToolEmbeddingCache | None:
+        """Where tool vectors are kept between runs (None: not kept)."""
+        return self._store
+
+    @property
     def prepared(self) -> bool:
         """True once the tool embeddings exist (or failed, or there is no embedder)."""
         return self._prepared

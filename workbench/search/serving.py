@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.limits import MAX_QUERY_BYTES, query_bytes
@@ -29,7 +31,10 @@ from workbench.search.embedders.cache import ToolEmbeddingCache
 from workbench.search.holo.engine import HoloEngine, HoloResult
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings
-from workbench.search.types import Embedder
+from workbench.search.types import Embedder, FloatArray
+
+if TYPE_CHECKING:
+    from workbench.search.strategies.base import TokenBill
 
 #: The first words of the answer to a query no tool fits (the rest says why and what to do).
 NO_TOOL_FITS = "no tool fits"
@@ -103,32 +108,54 @@ def answer(engine: HoloEngine, settings: HoloSettings, query: str) -> ServeAnswe
     return ServeAnswer(query, result, tools, settings)
 
 
+#: What a search's answer keeps of a tool's definition: what a model needs to call it. Its
+#: ``outputSchema``, ``annotations``, ``icons`` and ``_meta`` are left out: the model calls the
+#: tool through ``call_tool``, which returns the server's own result, and an output schema alone
+#: can weigh ten times the tool's definition (Brave's place search: 17,300 tokens as JSON).
+ANSWER_KEYS = ("title", "description")
+
+
 def definition(tool: Tool) -> dict[str, Any]:
-    """A tool as ``tools/list`` gives it, under holo-tune's full name (what search prints and
-    ``call_tool`` takes): the server's own definition, renamed."""
-    raw = {k: v for k, v in tool.definition.items() if k not in ("input_schema", "name")}
-    raw["inputSchema"] = dict(tool.input_schema)
-    if not raw.get("description"):
-        raw.pop("description", None)
-    return {"name": tool.full_name, **raw}
+    """A tool as a search answers it, under holo-tune's full name (what search prints and
+    ``call_tool`` takes): its title and description as the server lists them, and its input
+    schema (:data:`ANSWER_KEYS`)."""
+    out: dict[str, Any] = {"name": tool.full_name}
+    for key in ANSWER_KEYS:
+        value = tool.definition.get(key)
+        if value:
+            out[key] = value
+    out["inputSchema"] = dict(tool.input_schema)
+    return out
+
+
+def answer_tokens(catalog: Catalog, bill: TokenBill) -> FloatArray:
+    """Each tool's tokens in a search's answer (:func:`result_text` of it alone): what a
+    ``max_tokens`` budget counts, in serve and in its tuner alike."""
+    from workbench.search.strategies.base import text_tokens  # the strategies import this module
+
+    return np.asarray(
+        [text_tokens(bill, result_text([tool])) for tool in catalog.tools], dtype=np.float64
+    )
 
 
 def build_engine(
     catalog: Catalog,
-    tokens: Sequence[float] | Any,
+    bill: TokenBill,
     settings: HoloSettings,
     embedder: Embedder | None,
     cache: ToolEmbeddingCache | None,
     labelled: Labelled | None = None,
 ) -> HoloEngine:
-    """The engine for ``catalog`` under ``settings``: the dense signal scored with ``embedder``
-    only when its weight is not 0 (``--method bm25`` starts no model), tool vectors through
-    ``cache``, and the neighbour signal from ``labelled`` when its weight is not 0. The tool
+    """The engine for ``catalog`` under ``settings``: the dense signals scored with
+    ``embedder`` only when one has a weight (``--method bm25`` starts no model), tool vectors
+    through ``cache``, the neighbour signal from ``labelled`` when its weight is not 0, and a
+    ``max_tokens`` budget counted in each tool's answer tokens (:func:`answer_tokens`). The tool
     vectors are embedded here (from the cache on a restart)."""
-    dense = embedder if settings.weights.get("dense", 0.0) else None
+    weights = settings.weights
+    dense = embedder if weights.get("dense", 0.0) or weights.get("server_text", 0.0) else None
     engine = HoloEngine(
         catalog,
-        tokens,
+        answer_tokens(catalog, bill),
         dense,
         fields=settings.fields,
         embedding_cache=cache,

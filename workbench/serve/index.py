@@ -61,9 +61,7 @@ class ServeIndex:
         tokens = token_table(catalog, self.agent.agent.model.provider, self.agent.agent.model.name)
         choice = self.embedder
         cases = self.labelled(catalog) if self.labelled is not None else None
-        return build_engine(
-            catalog, tokens.per_tool, self.settings, choice.embedder, choice.cache, cases
-        )
+        return build_engine(catalog, tokens, self.settings, choice.embedder, choice.cache, cases)
 
     @property
     def catalog(self) -> Catalog:
