@@ -177,7 +177,8 @@ def test_serve_runs_the_embedder_it_is_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """serve ranks with holo-tune's engine and the embedder it is given (the same --embedder), so
-    under --runtime serve an MCP-only agent's semantic is measured with the model, as asked."""
+    under --runtime serve an MCP-only agent's semantic (the dense signal) is measured with the
+    model, as asked."""
     tools = [
         {"name": name, "description": text, "inputSchema": {"type": "object", "properties": {}}}
         for name, text in [
@@ -195,12 +196,8 @@ def test_serve_runs_the_embedder_it_is_given(
     argv = [str(SLICE / "agent.yaml"), "--catalog", str(catalog), "--cases", str(cases)]
     argv += ["--method", "semantic", "--threshold", "0.2", "--embedder", MINILM, "--json"]
     served = json.loads(_eval(capsys, *argv, "--runtime", "serve")[0])
-    assert served["measured_as"] == {
-        "asked": "semantic",
-        "measured": "semantic",
-        "runs": "semantic",
-        "why": None,
-    }
+    assert served["engine"] == "serve" and served["dense"] == MINILM
+    assert served["setting"]["weights"]["dense"] == 1.0
     block = json.loads(_eval(capsys, *argv)[0])  # holodeck-0.6: no embedding service
     assert block["measured_as"]["measured"] == "bm25"
     assert served["per_case"] != block["per_case"]

@@ -280,15 +280,14 @@ def _serve_flags(p: argparse.ArgumentParser) -> None:
         "--threshold",
         type=float,
         metavar="T",
-        help="below this confidence a search answers 'no tool fits' (-1 to 1: the best tool's "
-        "cosine, or without embeddings the share of the query's words the best tool has)",
+        help="below this confidence a search answers 'no tool fits' (0-1, 0: none; the best "
+        "tool's cosine, or without embeddings the share of the query's words the best tool has)",
     )
     g.add_argument(
         "--method",
         choices=["semantic", "bm25", "hybrid"],
         help="kept for .mcp.json files an older tune --apply wrote: bm25 turns the dense signal "
-        "off (no embedding model starts), semantic turns BM25 off, hybrid keeps the settings' "
-        "weights",
+        "off (no embedding model starts), semantic and hybrid keep the settings' weights",
     )
     old = p.add_argument_group("HoloDeck's filter flags, read for older .mcp.json files")
     old.add_argument(

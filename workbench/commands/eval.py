@@ -276,7 +276,7 @@ def run_own(
     warn_generated(report.per_case)
     if args.json:
         obj = with_runtime(with_source(report.to_json(ws.catalog), cases), runtime)
-        print_json(obj, stream=sys.stdout)
+        print_json({**obj, **own.extra}, stream=sys.stdout)
     else:
         head = [
             f"{ws.agent.name}: {report.metrics.cases} cases, {len(ws.catalog)} tools",

@@ -6,10 +6,12 @@ so the three search with the same settings for the same flags:
 - ``--settings FILE``: :func:`~workbench.search.holo.settings.read_settings` (the settings, or a
   whole ``tune --runtime serve --json`` report); without it the engine's defaults;
 - ``--top-k K``, ``--max-tokens N`` (without ``--top-k``: the budget alone decides),
-  ``--threshold T`` (the confidence below which no tool fits) override the file's key;
-- ``--method``: ``bm25`` turns the dense signal off (no embedding model starts), ``semantic``
-  turns BM25 off, ``hybrid`` keeps the settings' weights (HoloDeck's names, kept so that a
-  ``.mcp.json`` written by an older ``tune --apply`` keeps working);
+  ``--threshold T`` (the confidence below which no tool fits; 0: none, as the dashboard's knob)
+  override the file's key;
+- ``--method``: ``bm25`` turns the dense signal off (no embedding model starts), ``semantic`` and
+  ``hybrid`` keep the settings' weights (HoloDeck's names, kept so that a ``.mcp.json`` written
+  by an older ``tune --apply`` keeps working; :func:`~workbench.search.holo.knobs.knob_settings`
+  maps the dashboard's knobs the same way);
 - ``--pin``/``--pin-file``, and HoloDeck's ``--always-include``/``--always-include-file`` (tools
   always sent: serve pins them), replace the file's pins; ``--no-always-include`` and
   ``--top-n-used 0`` (what older ``.mcp.json`` files carry) change nothing;
@@ -21,18 +23,21 @@ A relative ``cases`` path in the file is relative to the file.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from workbench.catalog.models import Catalog
+from workbench.config import AgentConfig
 from workbench.errors import InputError
+from workbench.search.embedders import EmbedderChoice
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings, read_settings
 
 #: The settings' keys as the flags that override them name them (for a refused flag's line).
 FLAGS = {"top_k": "--top-k", "max_tokens": "--max-tokens", "threshold": "--threshold"}
 #: ``--method``: the signal each of HoloDeck's search methods turns off.
-METHOD_OFF = {"bm25": "dense", "semantic": "lexical"}
+METHOD_OFF = {"bm25": "dense"}
 
 
 def settings_file(args: argparse.Namespace) -> HoloSettings:
@@ -47,7 +52,9 @@ def settings_file(args: argparse.Namespace) -> HoloSettings:
     return settings
 
 
-def serve_settings(args: argparse.Namespace, warn: Any = None) -> HoloSettings:
+def serve_settings(
+    args: argparse.Namespace, warn: Callable[[str], None] | None = None
+) -> HoloSettings:
     """The settings ``args`` search with: the file's (:func:`settings_file`), the flags over
     them. ``warn`` (a function of one line) is told of a flag that is read but changes
     nothing."""
@@ -62,7 +69,7 @@ def serve_settings(args: argparse.Namespace, warn: Any = None) -> HoloSettings:
         changes["top_k"] = top_k
     threshold = getattr(args, "threshold", None)
     if threshold is not None:
-        changes["threshold"] = threshold
+        changes["threshold"] = threshold if threshold > 0.0 else None
     method = getattr(args, "method", None)
     if method in METHOD_OFF:
         changes["weights"] = {**settings.weights, METHOD_OFF[method]: 0.0}
@@ -109,7 +116,9 @@ def embedder_spec(args: argparse.Namespace, settings: HoloSettings) -> str | Non
     return flag if flag is not None else settings.embedder
 
 
-def check_embedder(args: argparse.Namespace, settings: HoloSettings, agent: Any) -> Any:
+def check_embedder(
+    args: argparse.Namespace, settings: HoloSettings, agent: AgentConfig
+) -> EmbedderChoice:
     """The embedder choice for ``settings`` (:func:`embedder_spec`), or the settings file's line
     when its ``embedder`` cannot be built."""
     from workbench.search.embedders import resolve_embedder

@@ -335,6 +335,8 @@ class CaseSearch:
 
     strategy: Any
     heading: str
+    #: Keys ``eval --json`` adds (serve's: ``dense``, the embedder that scored it, or null).
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """holo-tune's own ``serve`` (:mod:`workbench.serve`): the tuned search as an MCP server in front
 of the agent's MCP servers. Its listing is the pinned tools, ``search_tools(query)`` and
-``call_tool(name, arguments)``; ``search_tools`` answers with what holo-tune's engine
-(:mod:`workbench.search.holo`) returns under serve's settings (``--settings FILE`` and the flags
-over it), best first, as definitions (:func:`workbench.search.serving.answer`).
+``call_tool(name, arguments)``; ``search_tools`` answers with holo-tune's own engine
+(:mod:`workbench.search.holo`) under serve's settings (``--settings FILE``, and ``--top-k``,
+``--max-tokens``, ``--threshold``, ``--method``, ``--pin`` over it), best first, as definitions,
+or that no tool fits. ``search --runtime serve`` (:meth:`Serve.search_ranker`) and ``eval
+--runtime serve`` (:meth:`Serve.case_search`) answer through the function serve's
+``search_tools`` calls (:func:`workbench.search.serving.answer`): exact, since serve runs it.
 
 The bill is a search-tool design's: every request carries the pins and the two meta tools; a
 task the pins do not cover takes a second request with the search's answer (the found tools'
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, Knob
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
-    from workbench.config.filtering import ToolFiltering
+    from workbench.config.filtering import SearchMethod, ToolFiltering
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
@@ -91,16 +94,23 @@ class Serve(SearchToolRuntime):
     title: ClassVar[str] = "holo-tune serve (the tuned search as an MCP server)"
     marker: ClassVar[tuple[str, str]] = ("S", "bright_cyan")
     knobs: ClassVar[tuple[Knob, ...]] = (
+        Knob("--settings", "the engine's settings file (tune --runtime serve --json)", "none"),
         Knob("--pin", "tools listed beside search_tools and call_tool", "none", "tool names"),
         Knob("--top-k", "the most tools one search returns", "5", "1-100"),
-        Knob("--method", "how the search scores", "bm25", "semantic | bm25 | hybrid"),
-        Knob("--threshold", "the lowest score returned", "0.0", "0-1"),
+        Knob("--max-tokens", "the most tool tokens one search returns", "none", ">= 1"),
+        Knob("--threshold", "below this confidence no tool fits (0: none)", "none", "0-1"),
+        Knob(
+            "--method",
+            "bm25: no dense signal; semantic, hybrid: the settings' weights (older .mcp.json)",
+            "the settings' weights",
+            "semantic | bm25 | hybrid",
+        ),
     )
     engine: ClassVar[EngineNote] = EngineNote(
-        "holodeck",
+        "holo",
         True,
-        "holo-tune's own search (the holodeck engine and selection), exact: serve runs it; "
-        "BM25, or semantic and hybrid with the workspace's embedder, threshold 0",
+        "holo-tune's own engine (workbench/search/holo), exact: serve runs it; BM25 and the "
+        "names, and the dense signal with the workspace's embedder, threshold 0",
     )
     billing: ClassVar[str] = (
         "per task: the pinned tools, search_tools and call_tool; a task the pins do not cover "
@@ -224,6 +234,9 @@ class Serve(SearchToolRuntime):
         from workbench.search.serving import build_engine
 
         settings = serve_settings(args, warn)
+        for flag in ("variant", "enabled", "usage"):
+            if getattr(args, flag, None) is not None:
+                warn(f"--{flag}: serve's search does not read it; ignored")
         choice = ws.embedder
         if getattr(args, "embedder", None) is None and settings.embedder is not None:
             choice = check_embedder(args, settings, ws.agent)
@@ -302,7 +315,9 @@ class Serve(SearchToolRuntime):
         search = ServeSearch(
             ws.catalog, ws.tokens, settings.top_k or 0, pins, settings=settings, engine=engine
         )
-        return CaseSearch(search, _settings_words(settings, engine))
+        dense = engine.embedder is not None and engine.dense
+        spec = getattr(engine.embedder, "spec", None) if dense else None
+        return CaseSearch(search, _settings_words(settings, engine), {"dense": spec})
 
     # --------------------------------------------------------------------------------- writer
 
@@ -578,8 +593,9 @@ def _pinned(catalog: Catalog, names: Sequence[str]) -> list[int]:
 def _settings_words(settings: HoloSettings, engine: HoloEngine) -> str:
     """The settings in words: the signals that count, the cut, the threshold, the pins."""
     dense = engine.embedder is not None and engine.dense
+    spec = getattr(engine.embedder, "spec", None) if dense else None
     signals = [
-        f"{name} {weight:g}"
+        f"{name} {weight:g}" + (f" ({spec})" if name == "dense" and spec else "")
         for name, weight in settings.weights.items()
         if weight and (name != "dense" or dense)
     ]
@@ -654,12 +670,20 @@ def _engine_for(
 
 def method_settings(top_k: int, pins: Sequence[str], method: str) -> HoloSettings:
     """The engine settings serve's flags ``--method METHOD --top-k K --threshold 0 --pin ...``
-    give (what the tuner writes: :meth:`Serve.setting_flags`)."""
-    from workbench.search.holo.settings import HoloSettings
+    give (what the tuner writes: :meth:`Serve.setting_flags`): the dashboard's mapping of the
+    knobs (:func:`~workbench.search.holo.knobs.knob_settings`)."""
+    from workbench.config.filtering import ToolFiltering
+    from workbench.search.holo.knobs import knob_settings
 
-    settings = HoloSettings(top_k=top_k, threshold=0.0, pins=tuple(pins))
-    off = {"bm25": "dense", "semantic": "lexical"}.get(method)
-    return settings.with_(weights={**settings.weights, off: 0.0}) if off else settings
+    setting = ToolFiltering(
+        enabled=True,
+        search_method=cast("SearchMethod", method),
+        top_k=top_k,
+        similarity_threshold=0.0,
+        always_include=tuple(pins),
+        always_include_top_n_used=0,
+    )
+    return knob_settings(setting)
 
 
 class ServeSearch:
