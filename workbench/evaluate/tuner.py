@@ -39,7 +39,7 @@ import numpy as np
 
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.evaluate.budget import Budget, knee
+from workbench.evaluate.budget import KNEE_TOLERANCE, Budget, knee
 from workbench.evaluate.metrics import Metrics
 from workbench.evaluate.sweep import (
     THRESHOLDS,
@@ -69,8 +69,9 @@ FOLD_SEED = 20240607
 def knee_text(tokens_all: float) -> str:
     """The default rule (no budget given) in words, with every tool's tokens."""
     return (
-        "the knee of the front: the setting farthest above the line from the cheapest setting "
-        f"to sending every tool (recall 1 at {tokens_all:,.0f} tokens)"
+        f"the knee of the front: of the settings within {KNEE_TOLERANCE:g} recall of the farthest "
+        "above the line from the cheapest setting to sending every tool (recall 1 at "
+        f"{tokens_all:,.0f} tokens), the one with the most recall"
     )
 
 
