@@ -110,8 +110,9 @@ def knee(tokens: Sequence[float], recall: Sequence[float], tokens_all: float) ->
     past it slower. A front measured on a few dozen cases is flat near that point, so every
     point within :data:`KNEE_TOLERANCE` of the farthest counts, and of those the one with the
     most recall is the knee: the default does not give up recall for less than the verdict's
-    tolerance. A front with no point above the line (no dearer setting buys recall faster than
-    sending every tool would) bends at its cheapest point. Nothing in it is a fixed share of the
+    tolerance. A front with no point above the line nor within that tolerance under it (no
+    dearer setting buys recall about as fast as sending every tool would) bends at its cheapest
+    point. Nothing in it is a fixed share of the
     tokens, and it is the same point when every token count is scaled (the tokens of a request
     or of a task).
     """
