@@ -288,6 +288,18 @@ def test_a_loss_beyond_the_error_bar_is_kept_or_given_up() -> None:
     assert judge(current, current, budget=Budget(), tokens_all=9000, same=True).kind == "same"
 
 
+def test_a_small_agent_keeps_every_tool_when_the_tuner_lands_on_the_current_setting() -> None:
+    """The knee of a small agent's front can be what runs now (Claude Code's nothing loaded on
+    the 864-token agent): the verdict still says keep every tool, not "nothing to change"."""
+    from workbench.evaluate.verdict import judge
+
+    current = _side([0.6] * 20, 230)
+    verdict = judge(current, current, budget=Budget(), tokens_all=864, same=True)
+    assert verdict.kind == "keep-all" and verdict.kept and "at most 2,000" in verdict.reason
+    flagged = judge(current, current, budget=Budget(max_tokens=300), tokens_all=864, same=True)
+    assert flagged.kind == "same"
+
+
 def test_a_budget_that_fits_every_tool_keeps_every_tool() -> None:
     from workbench.evaluate.verdict import judge
 

@@ -1,8 +1,10 @@
 """The Evaluate view's what-if rows, driven through Pilot, against ``tune --json``'s ``what_if``.
 
-A small world made for it: a kit server whose ``zeta`` every case needs and no query finds by its
+A small world made for it: a kit server whose ``zeta`` most cases need and no query finds by its
 words (the always-include what-if gains outside the error bars), on an MCP-only agent with no
-embedder (the embedding what-if cannot be measured, and the view says so).
+embedder (the embedding what-if cannot be measured, and the view says so). Forty tools no query
+names come before ``zeta``, so search reaches it only with every tool; and cases whose tool ranks
+second give the front a bend well short of that, where the default budget's knee stops.
 """
 
 from __future__ import annotations
@@ -34,14 +36,22 @@ KIT = [
     ("eta", "Get the weather forecast for a city"),
     ("theta", "Convert an amount between currencies"),
     ("iota", "Create an event in the calendar"),
-    ("zeta", "Keeps the compliance ledger of every action"),
+    ("zeta", "Keeps compliance ledgers of every action"),
+]
+NOUNS = (
+    "apples bolts cables drills engines fabric gears hinges inks jars kettles lamps magnets nails "
+    "oars pipes quilts rivets saws tiles urns valves wires yarn zippers anchors brushes chains "
+    "dials easels funnels gloves hoses irons jugs knobs ladders mops nets ovens"
+)
+STOCK = [
+    (f"stock{n:02d}", f"Tracks stock levels of {noun}") for n, noun in enumerate(NOUNS.split())
 ]
 
 
 def _kit_app(tmp_path: Path) -> HoloTuneApp:
     tools = [
         {"name": n, "description": d, "inputSchema": {"type": "object", "properties": {}}}
-        for n, d in KIT
+        for n, d in [*KIT[:-1], *STOCK, KIT[-1]]
     ]
     (tmp_path / "agent.yaml").write_text(AGENT)
     catalog = {"holo_tune_catalog": 1, "servers": {"kit": {"tools": tools}}}
@@ -50,6 +60,10 @@ def _kit_app(tmp_path: Path) -> HoloTuneApp:
     for n in range(12):
         lines.append({"query": f"read the file notes{n}.txt", "expected": ["alpha", "zeta"]})
         lines.append({"query": f"send an email to person {n}", "expected": ["gamma", "zeta"]})
+    for n in range(8):  # alpha ranks first, beta second
+        lines.append(
+            {"query": f"read a file from the local disk then write it {n}", "expected": ["beta"]}
+        )
     (tmp_path / "cases.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     options = Options(
         agent=tmp_path / "agent.yaml",

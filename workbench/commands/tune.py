@@ -190,7 +190,7 @@ def what_if_text(report: WhatIfReport) -> str:
 
 def budget_text(budget: Budget, tokens_all: int) -> str:
     if not budget.explicit:
-        return f"the knee: {knee_text(tokens_all)}"
+        return knee_text(tokens_all)
     parts = []
     if budget.max_tokens is not None:
         parts.append(f"at most {budget.max_tokens:,} tokens per request on average")

@@ -138,7 +138,7 @@ def _budget_text(budget: Budget) -> str:
         parts.append(f"at most {budget.max_tokens:,} tokens per task on average")
     if budget.min_hit is not None:
         parts.append(f"the fewest tokens with hit >= {budget.min_hit:g}")
-    return " and ".join(parts) or "the knee (as tune's default: best recall within 30% of all)"
+    return " and ".join(parts) or "the knee of the front (as tune's default)"
 
 
 def human(

@@ -99,7 +99,7 @@ def _budget_text(budget: Budget, tokens_all: int) -> str:
         parts.append(f"at most {budget.max_tokens:,} tokens per request")
     if budget.min_hit is not None:
         parts.append(f"the fewest tokens with hit >= {budget.min_hit:g}")
-    return " and ".join(parts) or f"at most {budget.limit(tokens_all):,.0f} tokens (30% of all)"
+    return " and ".join(parts) or "the knee of the front (as tune's default)"
 
 
 def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:

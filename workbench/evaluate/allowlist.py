@@ -30,7 +30,7 @@ import numpy as np
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.config.models import MCPTool
-from workbench.evaluate.budget import Budget
+from workbench.evaluate.budget import Budget, knee
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.folds import CrossFit, cross_fit
 from workbench.evaluate.generalise import Bars, generalising
@@ -194,6 +194,16 @@ def choose(
     short = np.maximum(expected_by - recurrence.discount(len(cases)), 0) / np.maximum(
         expected_by, 1
     )
+    # With no budget flag the greedy path runs to its end and the set kept is the knee of its
+    # in-sample front (budget.knee): recall reached against tokens sent, set by set.
+    weights = np.array([w for _, w in groups]) / max(len(cases.cases), 1)
+    path: list[tuple[float, float, np.ndarray[Any, np.dtype[np.bool_]]]] = []
+
+    def step() -> None:
+        sent = tokens_sent(tokens, np.flatnonzero(exposed).tolist())
+        path.append((float(sent), float(weights @ covered), exposed.copy()))
+
+    step()
     while True:
         if budget.min_hit is not None and _hit(exposed, cases) >= budget.min_hit:
             break
@@ -214,7 +224,10 @@ def choose(
         exposed[best] = True
         weight[best] = 0.0
         covered |= np.array([best in g for g, _ in groups], dtype=np.bool_)
-    return exposed
+        step()
+    if budget.explicit:
+        return exposed
+    return path[knee([t for t, _, _ in path], [r for _, r, _ in path], float(tokens.all))][2]
 
 
 def _hit(exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet) -> float:

@@ -2,8 +2,9 @@
 
 ``--max-tokens`` N caps the mean tokens sent, ``--min-reduction`` R caps them at ``(1 - R)`` of
 all tokens, ``--min-hit`` H asks the set tuners (allowlists, deferred loading) for the fewest
-tokens reaching hit H. With none of them the rule is the *knee*: at most :data:`DEFAULT_SHARE`
-of all tokens, and the cheapest setting within :data:`KNEE_TOLERANCE` of the best recall there.
+tokens reaching hit H. With none of them the rule is the *knee* of the catalog's own front
+(:func:`knee`): no share of the tokens is fixed, the point is read off the recall the settings
+reach against the tokens they send.
 
 Each tuner reports the fields it reads (:meth:`Budget.to_json`): the ``tool_filtering`` tuner
 its two flags (:data:`FILTER_FIELDS`), the set tuners a cap and the hit target
@@ -22,9 +23,9 @@ from workbench.errors import InputError
 
 #: Robust recalls this close count as equal (then fewer tokens win).
 TIE_TOLERANCE = 0.001
-#: With no budget: at most this share of all tokens ...
-DEFAULT_SHARE = 0.30
-#: ... and the cheapest setting this close to the best recall there (the knee).
+#: With no budget flag the tuner does not trade away more recall than this for tokens: the
+#: knee's tolerance (:func:`knee`) and the verdict's (a proposal this far below the current
+#: setting is not recommended).
 KNEE_TOLERANCE = 0.02
 
 #: The budget fields the ``tool_filtering`` tuner reports.
@@ -67,14 +68,13 @@ class Budget:
 
     def limit(self, tokens_all: int) -> float:
         """The largest mean tokens sent allowed: the smallest cap given, none (infinite) for a
-        hit target alone, the default share when no budget is given."""
+        hit target alone or when no budget is given (then the tuner takes the :func:`knee` of
+        what it can reach)."""
         limits = [math.inf]
         if self.max_tokens is not None:
             limits.append(float(self.max_tokens))
         if self.min_reduction is not None:
             limits.append((1.0 - self.min_reduction) * tokens_all)
-        if not self.explicit:
-            limits.append(DEFAULT_SHARE * tokens_all)
         return min(limits)
 
     @property
@@ -84,3 +84,47 @@ class Budget:
     def to_json(self, fields: Sequence[str]) -> dict[str, Any]:
         """The ``fields`` the tuner reports (:data:`FILTER_FIELDS`, :data:`SET_FIELDS`)."""
         return {name: getattr(self, name) for name in fields}
+
+
+def front(tokens: Sequence[float], recall: Sequence[float]) -> list[int]:
+    """The indices of the points no other beats on recall and tokens (fewer or as many tokens
+    and more recall, or fewer tokens and as much), cheapest first; of points with the very same
+    figures, the first."""
+    order = sorted(range(len(tokens)), key=lambda i: (tokens[i], -recall[i], i))
+    out: list[int] = []
+    for i in order:
+        if not out or recall[i] > recall[out[-1]]:
+            out.append(i)
+    return out
+
+
+def knee(tokens: Sequence[float], recall: Sequence[float], tokens_all: float) -> int:
+    """The knee of the front of the points (``tokens[i]``, ``recall[i]``) on a catalog whose
+    every tool costs ``tokens_all``: the index of the point where recall stops coming cheaply
+    (docs/runtimes.md, the default budget).
+
+    Sending every tool is a setting of every runtime, at recall 1 for ``tokens_all`` tokens: the
+    line from the front's cheapest point (:func:`front`) to it is what a token buys on average
+    on this catalog. The knee is the front point farthest above that line (the most recall
+    over the line's at its tokens): up to it the front buys recall faster than the average,
+    past it slower. A front measured on a few dozen cases is flat near that point, so every
+    point within :data:`KNEE_TOLERANCE` of the farthest counts, and of those the one with the
+    most recall is the knee: the default does not give up recall for less than the verdict's
+    tolerance. A front with no point above the line nor within that tolerance under it (no
+    dearer setting buys recall about as fast as sending every tool would) bends at its cheapest
+    point. Nothing in it is a fixed share of the
+    tokens, and it is the same point when every token count is scaled (the tokens of a request
+    or of a task).
+    """
+    if len(tokens) != len(recall) or not tokens:
+        raise ValueError("knee: tokens and recall must be non-empty and of one length")
+    points = front(tokens, recall)
+    t0, r0 = tokens[points[0]], recall[points[0]]
+    if tokens_all <= t0 or r0 >= 1.0:
+        return points[0]
+    above = [recall[i] - r0 - (1.0 - r0) * (tokens[i] - t0) / (tokens_all - t0) for i in points]
+    farthest = max(above)
+    return max(
+        (i for i, a in zip(points, above, strict=True) if a >= farthest - KNEE_TOLERANCE - 1e-12),
+        key=lambda i: recall[i],
+    )

@@ -7,13 +7,13 @@ sent, reduction), computed with :mod:`workbench.evaluate.metrics`' per-case rule
 tokens under each engine's own accounting.
 
 *Best* is chosen the same way for every engine and measured held-out: the tuner's default rule
-(the cheapest setting within ``KNEE_TOLERANCE`` recall of the best one that sends at most
-``DEFAULT_SHARE`` of all tokens), chosen on four folds and measured on the fifth, five times over.
+(the knee of the engine's front of recall against tokens, :func:`workbench.evaluate.budget.knee`),
+chosen on four folds and measured on the fifth, five times over.
 For ``holodeck`` that is ``tune`` itself over its whole sweep; for the other engines it is their
 ``grid()`` (the knobs each can vary from one search). The setting shown is the one chosen on every
 case. *Best* is the best within that rule, which the report states (:func:`rule_json`): it is
 never worse than the default by the rule's own criterion (:func:`best_within_rule`: a default
-the rule prefers is the best), and a best below a default that breaks the rule says so.
+the rule prefers is the best).
 
 :func:`compare` is what ``holo-tune compare`` prints and the dashboard's Compare-engines view
 shows; it is plain and thread-safe to call from a worker (``on_progress(done, total)`` feeds a
@@ -33,7 +33,7 @@ import numpy.typing as npt
 from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
-from workbench.evaluate.budget import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.evaluate.budget import KNEE_TOLERANCE, Budget, knee
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.folds import cross_fit
 from workbench.evaluate.intervals import Interval
@@ -162,8 +162,8 @@ def rule_json(tokens_all: int, folds: int = DEFAULT_FOLDS) -> dict[str, Any]:
     """The rule that chooses the ``best`` rows, in words and figures (``compare --json``)."""
     return {
         "text": knee_text(tokens_all),
-        "max_share": DEFAULT_SHARE,
-        "max_tokens": Budget().limit(tokens_all),
+        "max_share": None,
+        "max_tokens": None,
         "tolerance": KNEE_TOLERANCE,
         "folds": folds,
     }
@@ -171,20 +171,18 @@ def rule_json(tokens_all: int, folds: int = DEFAULT_FOLDS) -> dict[str, Any]:
 
 def best_within_rule(default: CompareRow, best: CompareRow, tokens_all: int) -> CompareRow:
     """The ``best`` row, never worse than ``default`` by the rule's own criterion: when the rule
-    (:func:`choose`) prefers the default's figures to the held-out best's, the default is the
-    best (its figures, on every case); a best whose recall is below a default that sends more
-    than the rule allows keeps its figures and says why."""
-    budget = Budget()
+    (:func:`choose`, the knee) prefers the default's figures to the held-out best's, the default
+    is the best (its figures, on every case); a best whose recall is below the default's keeps
+    its figures and says why (the knee stops before the default's tokens)."""
     recall = np.array([best.metrics.recall, default.metrics.recall])
     tokens = np.array([best.metrics.tokens_selected_mean, default.metrics.tokens_selected_mean])
-    if choose(recall, tokens, tokens_all, budget) == 1:
+    if choose(recall, tokens, tokens_all, Budget()) == 1:
         note = "the default is the best within the rule (its figures, on every case)"
         return dataclasses.replace(default, setting=best.setting, note=_also(default.note, note))
-    limit = budget.limit(tokens_all)
-    if best.metrics.recall < default.metrics.recall and tokens[1] > limit:
+    if best.metrics.recall < default.metrics.recall:
         note = (
-            f"lower recall than the default, which sends {tokens[1]:,.0f} tokens, more than the "
-            f"rule's {limit:,.0f}"
+            f"lower recall than the default, which sends {tokens[1]:,.0f} tokens: the knee of "
+            "the front is cheaper"
         )
         return dataclasses.replace(best, note=_also(best.note, note))
     return best
@@ -246,13 +244,17 @@ def expected_mask(case: ResolvedCase, size: int) -> npt.NDArray[np.bool_]:
 
 
 def choose(recall: FloatArray, tokens: FloatArray, tokens_all: int, budget: Budget) -> int:
-    """The tuner's rule over grid points (rows): the cheapest within tolerance of the best recall
-    among those within the budget; the cheapest of all when none fits. Ties: grid order."""
+    """The tuner's rule over grid points (rows): with no budget flag the knee of their front
+    (:func:`workbench.evaluate.budget.knee`); else the cheapest within tolerance of the best
+    recall among those within the budget, the cheapest of all when none fits. Ties: grid
+    order."""
     # Means of the same per-case figures summed in another order differ in the last bits (and
     # numpy's summation order can vary with memory alignment): round before comparing, so that
     # equal figures tie and grid order decides, the same in every process.
     recall = np.round(recall, 9)
     tokens = np.round(tokens, 6)
+    if not budget.explicit:  # the knee of the front (budget.knee); ties: grid order
+        return knee(tokens.tolist(), recall.tolist(), tokens_all)
     limit = budget.limit(tokens_all)
     fits = tokens <= limit + 1e-9
     if not fits.any():

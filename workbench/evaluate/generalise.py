@@ -20,7 +20,7 @@ A higher bar is proposed only when it is a held-out tie of the first bar. Within
 user gave, that is the first bar's own point: a bar whose held-out hit or recall falls more than
 :data:`MAX_GAP` below it leaves budget the user would spend unspent and loses recall for it, so
 it is never proposed (on the sample agent's few cases a high bar keeps nothing). With no budget
-the tuner's point is its own (at most 30 % of all tokens), and a higher bar keeps less, so it
+the tuner's point is its own (the knee of its front), and a higher bar keeps less, so it
 spends less: it is compared *at its own cost*, with the first bar's rule run again within the
 tokens the higher bar spends (a point on the first bar's held-out front), and a bar more than
 :data:`MAX_GAP` below that has lost recall to generality, not to the tokens it spends. Compared

@@ -10,7 +10,7 @@ Each runtime makes its own row (:meth:`workbench.runtimes.base.Runtime.compare_r
 
 Each is tuned within the context's budget (:attr:`RowContext.budget`, max tool tokens per task;
 a tuner that cannot get within it gives its cheapest point, flagged ``within`` false), else with
-its own tuner's default rule (no budget: the knee within 30 % of all tokens), and measured k-fold
+its own tuner's default rule (no budget: the knee of its front, budget.knee), and measured k-fold
 held-out on the same folds, so every row is one figure per case measured by
 a setting chosen without that case. Error bars are 95 %: Wilson for hit, the bootstrap for recall
 and tokens per task (:mod:`workbench.evaluate.intervals`).

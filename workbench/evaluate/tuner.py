@@ -13,8 +13,8 @@ How a setting is chosen (:func:`choose`), on the cases of some folds:
    mean tokens of many queries have no cliff; held-out tokens stayed within 0.5 % of the budget.)
 2. *Budget.* Only settings whose robust mean tokens sent fit the budget compete: ``--max-tokens``
    N, or ``--min-reduction`` R (at most ``(1 - R)`` of all tokens), or both. With neither, the
-   default is the *knee*: at most ``DEFAULT_SHARE`` (30 %) of all tokens, and among settings
-   within ``KNEE_TOLERANCE`` (0.02) of the best robust recall there, the cheapest.
+   default is the *knee* of the catalog's own front of robust recall against robust tokens
+   (:func:`workbench.evaluate.budget.knee`: where recall stops coming cheaply), no fixed share.
 3. *Ties.* Settings within ``TIE_TOLERANCE`` of the best robust recall tie; the one with fewer
    robust tokens wins, then fewer always-sent tools, then bm25 over semantic over hybrid (equal
    figures mean the embeddings bought nothing), then the smaller top_k; thresholds that select
@@ -39,7 +39,7 @@ import numpy as np
 
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import InputError
-from workbench.evaluate.budget import DEFAULT_SHARE, KNEE_TOLERANCE, Budget
+from workbench.evaluate.budget import KNEE_TOLERANCE, Budget, knee
 from workbench.evaluate.metrics import Metrics
 from workbench.evaluate.sweep import (
     THRESHOLDS,
@@ -67,10 +67,11 @@ FOLD_SEED = 20240607
 
 
 def knee_text(tokens_all: float) -> str:
-    """The default rule (no budget given) in words, with its token limit."""
+    """The default rule (no budget given) in words, with every tool's tokens."""
     return (
-        f"the cheapest setting within {KNEE_TOLERANCE:g} recall of the best that sends at most "
-        f"{DEFAULT_SHARE:.0%} of all tokens ({DEFAULT_SHARE * tokens_all:,.0f})"
+        f"the knee of the front: of the settings within {KNEE_TOLERANCE:g} recall of the farthest "
+        "above the line from the cheapest setting to sending every tool (recall 1 at "
+        f"{tokens_all:,.0f} tokens), the one with the most recall"
     )
 
 
@@ -181,7 +182,12 @@ def choose(sweeps: Sequence[SweepResult], folds: Sequence[int], budget: Budget) 
         raise ValueError("nothing was swept")
     table = np.concatenate(candidates, axis=1)
     fits = table[2] > 0
-    if not fits.any():  # the budget is below the cheapest setting: offer the cheapest
+    if not budget.explicit:  # the knee of the front (budget.knee); ties by the order below
+        tokens_all = max(result.tokens_all for result in sweeps)
+        at = knee(table[1].tolist(), table[0].tolist(), tokens_all)
+        pool = table[:, (table[0] == table[0, at]) & (table[1] == table[1, at])]
+        within = True
+    elif not fits.any():  # the budget is below the cheapest setting: offer the cheapest
         cheapest = table[1].min()
         pool = table[:, table[1] <= cheapest + 1e-9]
         within = False

@@ -13,7 +13,8 @@ intervals, :mod:`workbench.evaluate.intervals`) and says what to do:
 * ``give-up``: the same loss, but the user set the budget: the proposal stands within it, and
   the verdict says plainly what it gives up;
 * ``keep-all``: with no budget flag, a catalog whose every tool costs at most
-  :data:`SMALL_CATALOG` tokens per request: filtering saves little, keep every tool;
+  :data:`SMALL_CATALOG` tokens per request (whatever the tuner found there, the current setting
+  too): filtering saves little, keep every tool;
 * ``change``: the proposal loses nothing beyond the error bar and differs from the current
   setting beyond the noise of the cases;
 * ``tie``: it differs from the current setting within the noise of the cases.
@@ -221,6 +222,13 @@ def judge(
     def verdict(kind: Kind, reason: str) -> Verdict:
         return Verdict(kind, p, c, diff, reason, tokens_all)
 
+    # a small agent keeps every tool whatever the tuner found, its current setting too
+    if not explicit and 0 < tokens_all <= SMALL_CATALOG:
+        return verdict(
+            "keep-all",
+            f"every tool costs {tokens_all:,} tokens per request (at most {SMALL_CATALOG:,}): "
+            "filtering saves little here, so send every tool (a budget flag tunes anyway)",
+        )
     if same:
         return verdict("same", "the proposal is the current setting")
     saved = c["tokens"] - p["tokens"]
@@ -229,12 +237,6 @@ def judge(
         f"recall {p['recall']:.3f} against {c['recall']:.3f} now, hit {p['hit']:.3f} against "
         f"{c['hit']:.3f}, for {fewer} tokens per {unit}"
     )
-    if not explicit and 0 < tokens_all <= SMALL_CATALOG:
-        return verdict(
-            "keep-all",
-            f"every tool costs {tokens_all:,} tokens per request (at most {SMALL_CATALOG:,}): "
-            "filtering saves little here, so send every tool (a budget flag tunes anyway)",
-        )
     if explicit and budget.min_hit is None and budget.limit(tokens_all) >= tokens_all:
         return verdict(
             "keep-all",
