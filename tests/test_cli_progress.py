@@ -104,8 +104,8 @@ def test_progress_stays_off_a_pipe(tmp_path: Path, argv: list[str]) -> None:
 def test_compare_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     code, out, shown = _on_a_terminal(tmp_path, COMPARE)
     assert code == 0, shown
-    assert "compare: holodeck 1/8 engines" in shown
-    assert "compare: fastmcp 8/8 engines · 280/280 cases" in shown  # 35 cases, 8 passes
+    assert "compare: holodeck 1/9 engines" in shown
+    assert "compare: holo 9/9 engines · 315/315 cases" in shown  # 35 cases, 9 passes
     assert shown.endswith("\r\x1b[K")  # the line erased once done
     assert "\r" not in out and "research-agent: 35 cases" in out
 

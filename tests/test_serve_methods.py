@@ -1,7 +1,7 @@
-"""The serve tuner tunes the search method too: semantic and hybrid beside BM25 when the
-workspace's embedder runs (here the local extra's model, offline), the chosen method and that
-embedder written into serve's flags; with no embedder it says why and stays BM25. The tuner's
-engine selects what ``holo-tune search`` (so serve) selects for each method."""
+"""The serve tuner tries the dense signals when the workspace's embedder runs (here the local
+extra's model, offline) and names that embedder in the settings; with no embedder it says why
+and fits the lexical signals only. The tuner's engine selects what ``holo-tune search`` (so
+serve) selects for each of HoloDeck's methods, kept as flags for older ``.mcp.json`` files."""
 
 from __future__ import annotations
 
@@ -30,28 +30,26 @@ def _tune(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[dict[str, An
 
 
 @LOCAL_EXTRA
-def test_with_an_embedder_the_method_is_tuned_and_written_with_it(
+def test_with_an_embedder_the_dense_signals_are_tried_and_the_settings_name_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     report, err = _tune(capsys, "--embedder", LOCAL)
-    assert "bm25, semantic and hybrid tried" in err
-    method = report["setting"]["variant"]
-    assert method in ("bm25", "semantic", "hybrid")
-    serve = report["serve"].split()
-    assert serve[serve.index("--method") + 1] == method
-    embedder = serve[serve.index("--embedder") + 1]
-    assert embedder == (LOCAL if method != "bm25" else "none")
-    assert {f["variant"] for f in report["folds"]} <= {"bm25", "semantic", "hybrid"}
+    assert "the dense signals tried, with the embedder local:all-MiniLM-L6-v2" in err
+    assert report["settings"]["embedder"] == LOCAL  # serve scores with what was measured
+    tried = {s["signal"] for s in report["fit"]["signals"] if s["lift"] is not None}
+    chosen = {k for f in report["fit"]["fold_settings"] for k, v in f["weights"].items() if v}
+    assert {"dense", "server_text"} & (tried | chosen)  # measured, kept or left out
 
 
-def test_without_an_embedder_it_says_why_and_stays_bm25(
+def test_without_an_embedder_it_says_why_and_fits_no_dense_signal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     report, err = _tune(capsys)
-    assert "tuned as BM25 only" in err and "OPENAI_API_KEY" in err
-    assert report["setting"]["variant"] == "bm25"
-    assert "--embedder none" in report["serve"]
+    assert "fitted without the dense signals" in err and "OPENAI_API_KEY" in err
+    assert report["settings"]["embedder"] is None
+    assert report["settings"]["weights"]["dense"] == 0.0
+    assert report["settings"]["weights"]["server_text"] == 0.0
 
 
 @LOCAL_EXTRA

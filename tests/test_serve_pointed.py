@@ -100,10 +100,9 @@ def run_entry(params: StdioServerParameters, expected: Expected, errlog: Path) -
 
 
 def expected_of(agent: Path, args: list[str]) -> Expected:
-    """``holo-tune search`` on the agent as it was, under the written serve flags."""
-    flags = args[args.index("--method") :]
-    flags = [a for a in flags if a != "--pin"]  # the pins are listed, not searched
-    return Expected(agent, *[a for a in flags if not a.startswith("memory-")])
+    """``holo-tune search`` on the agent as it was, under the written serve flags (the settings
+    file tune wrote)."""
+    return Expected(agent, *args[args.index("--settings") :])
 
 
 def test_the_mcp_json_holo_tune_writes_starts_serve_and_works(

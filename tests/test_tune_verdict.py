@@ -191,17 +191,20 @@ def test_serve_apply_of_a_loss_exits_2_and_writes_nothing(
     agent: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``tune --runtime serve --apply`` proposed ``--top-k 1`` at a loss of recall and wrote it
-    into .mcp.json without a word: now one line, exit 2, no file; ``--force`` writes it."""
+    into .mcp.json without a word: now one line, exit 2, no file; ``--force`` writes the fitted
+    settings and the entry that reads them."""
     argv = ["tune", str(agent), "--catalog", str(agent.with_suffix(".catalog.json"))]
     argv += ["--cases", str(agent.with_suffix(".cases.yaml")), "--runtime", "serve"]
-    argv += ["--no-what-if", "--max-tokens", "600", "--apply"]
+    argv += ["--no-what-if", "--max-tokens", "250", "--apply"]
     mcp = agent.parent / ".mcp.json"
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "refused: the proposal is measured worse than the current setting" in err
     assert "--force" in err and not mcp.exists()
+    assert not (agent.parent / "holo-tune.settings.json").exists()
     assert main([*argv, "--force"]) == 0
-    assert "--top-k" in mcp.read_text()
+    assert "--settings" in mcp.read_text()
+    assert (agent.parent / "holo-tune.settings.json").exists()
 
 
 def test_block_apply_of_a_loss_exits_2_and_leaves_the_file(

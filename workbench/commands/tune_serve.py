@@ -45,11 +45,8 @@ def run_serve_tune(
         current=SERVE.current_settings(ws),
         folds=args.folds,
     )
-    if ws.embedder.embedder is None:
-        warn(
-            "serve's engine fitted without embeddings (no embedder runs here): --embedder "
-            "local:all-MiniLM-L6-v2 runs offline and adds the dense signals"
-        )
+    for message in SERVE.tuner_notes(ws):
+        warn(message)
     force = bool(getattr(args, "force", False))
     if args.json:
         print_json(with_runtime(report.to_json(), runtime), stream=sys.stdout)

@@ -380,6 +380,7 @@ def serve_row(name: str, ctx: RowContext) -> RuntimeRow:
         cache=store,
         folds=ctx.folds,
         engines=engines,
+        neighbours=True,
     )
     held = report.heldout
     order = [c for fold in folds_of(len(held), ctx.folds) for c in fold.test]
@@ -387,10 +388,11 @@ def serve_row(name: str, ctx: RowContext) -> RuntimeRow:
     fit = report.fit
     within = ctx.budget is None or report.fixed <= ctx.budget
     note = "exact: holo-tune's own engine, as serve runs it; the user's message is searched"
+    params = {k: v for k, v in report.settings.to_json().items() if k != "cases"}
     row = RuntimeRow(
         name,
         settings_words(report.settings),
-        report.settings.to_json(),
+        params,
         figures,
         note,
         ctx.budget,

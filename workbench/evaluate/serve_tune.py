@@ -135,10 +135,13 @@ def tune_serve(
     current: HoloSettings | None = None,
     folds: int = 5,
     engines: Sequence[HoloEngine] | None = None,
+    neighbours: bool | None = None,
 ) -> ServeTuneReport:
     """Fit serve's engine on ``cases`` held out within ``budget`` and judge it against
     ``current`` (None: serve's defaults). ``engines``: :func:`serve_engines` already built
-    (their signals cached: another budget on the same cases refits in a fraction of the time)."""
+    (their signals cached: another budget on the same cases refits in a fraction of the time).
+    ``neighbours``: whether the fit may use the labelled cases' neighbour signal (None: when
+    serve can read them back, from a cases file; a figure that is never written may always)."""
     now = current or HoloSettings(embedder=embedder_spec)
     pins = _pins(catalog, now.pins)
     fixed = fixed_tokens(bill, pins)
@@ -150,7 +153,8 @@ def tune_serve(
     base = HoloSettings(
         pins=now.pins, embedder=embedder_spec if embedder is not None else None, cases=cases_file
     )
-    allowed = None if cases_file else _signals_without_neighbours(engines[0])
+    use_neighbours = bool(cases_file) if neighbours is None else neighbours
+    allowed = None if use_neighbours else _signals_without_neighbours(engines[0])
     fit = fit_holo(
         engines,
         cases.cases,

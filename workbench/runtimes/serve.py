@@ -184,8 +184,9 @@ class Serve(SearchToolRuntime):
         return serve_row(self.name, ctx)
 
     def tuner_notes(self, ws: Workspace) -> list[str]:
-        if ws.engine.embedder is not None:
-            return [f"serve: bm25, semantic and hybrid tried, with the embedder {ws.embedder.spec}"]
+        """Whether the fit tried the dense signals (an embedder runs here), and if not, why."""
+        if ws.embedder.embedder is not None:
+            return [f"serve: the dense signals tried, with the embedder {ws.embedder.spec}"]
         from workbench.search.embedders.resolve import LOCAL_HINT
 
         choice = ws.embedder
@@ -196,8 +197,8 @@ class Serve(SearchToolRuntime):
         else:
             why = "embeddings are off (--embedder none)"
         return [
-            f"serve: tuned as BM25 only, semantic and hybrid not tried: no embedder runs here "
-            f"({why}); --embedder {LOCAL_HINT} runs offline, and serve is then given it"
+            f"serve: fitted without the dense signals: no embedder runs here ({why}); "
+            f"--embedder {LOCAL_HINT} runs offline, and serve is then given it"
         ]
 
     def figures_note(self, queries: SearchQueries) -> str:
