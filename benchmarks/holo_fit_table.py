@@ -29,16 +29,16 @@ import numpy as np
 from workbench.catalog.models import AS_LISTED, Catalog
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.holo_fit import HoloFit, Target, fit_holo
+from workbench.evaluate.serve_tune import FIELD_VARIANTS
 from workbench.search.holo.engine import HoloEngine
-from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings
+from workbench.search.holo.settings import HoloSettings
+from workbench.search.serving import answer_tokens
 from workbench.search.types import FloatArray
 from workbench.workspace import open_workspace
 
-#: The field variants fitted: the default, and the name weighted 3 without the parameters.
-VARIANTS: tuple[dict[str, int], ...] = (
-    dict(DEFAULT_FIELDS),
-    {**DEFAULT_FIELDS, "name": 3, "parameters": 0},
-)
+#: The field variants fitted: the tuner's (the default, and the name weighted 3 without the
+#: parameters).
+VARIANTS = FIELD_VARIANTS
 SAMPLE_SEED = 20261128
 
 
@@ -69,7 +69,9 @@ def measure(
         view=AS_LISTED,
     )
     catalog = ws.catalog
-    tokens = np.asarray(ws.tokens.per_tool, dtype=np.float64)
+    # each tool's tokens in serve's answer, as tune --runtime serve counts them (the cost signal
+    # and a budget read them)
+    tokens = answer_tokens(catalog, ws.tokens)
     raw = load_cases(folder / "cases.jsonl")
     no_answer: list[str] = []
     if drop_servers:
