@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
 
 if TYPE_CHECKING:
     import argparse
@@ -63,30 +64,7 @@ SETTINGS_FILE = "holo-tune.settings.json"
 #: The ``top_k`` values the tuner tries, largest first (HoloDeck's default is 5).
 TOP_K = (10, 8, 6, 5, 4, 3, 2, 1)
 #: serve's own tools as a client lists them (what every request carries besides the pins).
-META_TOOLS: tuple[dict[str, Any], ...] = (
-    {
-        "name": "search_tools",
-        "description": "Find the tools for a task: the tools this agent's tuned search selects "
-        "for the query, best first, with their input schemas. Call one with call_tool.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "what the task needs"}},
-            "required": ["query"],
-        },
-    },
-    {
-        "name": "call_tool",
-        "description": "Call a tool search_tools returned, by name, with its arguments.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "the tool's name"},
-                "arguments": {"type": "object", "description": "the tool's arguments"},
-            },
-            "required": ["name"],
-        },
-    },
-)
+META_TOOLS = HOLO_META_TOOLS
 
 
 class Serve(SearchToolRuntime):
