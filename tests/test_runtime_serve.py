@@ -19,9 +19,9 @@ from serve_client import search_names, serve_stdio
 
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
-from workbench.commands.serve_settings import labelled_of
 from workbench.config import load_agent
 from workbench.evaluate.cases import load_cases
+from workbench.evaluate.serve_tune import labelled_of
 from workbench.runtimes.serve import SERVER, SETTINGS_FILE
 from workbench.search.holo.engine import HoloEngine
 from workbench.search.holo.settings import read_settings

@@ -28,11 +28,12 @@ import anyio
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import specs_from_agent
 from workbench.commands.common import agent_warnings, open_catalog, warn
-from workbench.commands.serve_settings import check_embedder, labelled_of, serve_settings
+from workbench.commands.serve_settings import check_embedder, serve_settings
 from workbench.config import AgentConfig, load_agent
 from workbench.config.servers import with_servers
 from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
 from workbench.evaluate.cases import load_cases
+from workbench.evaluate.serve_tune import labelled_of
 from workbench.runtime import detect_runtime
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.holo.neighbours import Labelled

@@ -27,11 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.catalog.models import Catalog
 from workbench.config import AgentConfig
 from workbench.errors import InputError
 from workbench.search.embedders import EmbedderChoice
-from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings, read_settings
 
 #: The settings' keys as the flags that override them name them (for a refused flag's line).
@@ -130,16 +128,3 @@ def check_embedder(
         if getattr(args, "embedder", None) is not None or not getattr(args, "settings", None):
             raise
         raise InputError(err.message, file=args.settings, field="embedder") from None
-
-
-def labelled_of(settings: HoloSettings, catalog: Catalog) -> Labelled | None:
-    """The labelled cases the neighbour signal reads (None: no ``cases``, or its weight is 0):
-    each case's expected tools resolved against ``catalog``."""
-    if not settings.cases or not settings.weights.get("neighbour", 0.0):
-        return None
-    from workbench.evaluate.cases import load_cases, resolve_cases
-
-    resolved = resolve_cases(load_cases(settings.cases), catalog)
-    queries = [case.query for case in resolved.cases]
-    expected = [sorted({i for group in case.groups for i in group}) for case in resolved.cases]
-    return Labelled.of(queries, expected)

@@ -33,6 +33,7 @@ from workbench.search.embedders.cache import ToolEmbeddingCache
 from workbench.search.holo.engine import HoloEngine
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings
+from workbench.search.selection import pinned_indices
 from workbench.search.serving import answer_tokens
 from workbench.search.strategies.base import TokenBill, definitions_tokens, request_tokens
 from workbench.search.strategies.holo import META_TOOLS
@@ -143,7 +144,7 @@ def tune_serve(
     ``neighbours``: whether the fit may use the labelled cases' neighbour signal (None: when
     serve can read them back, from a cases file; a figure that is never written may always)."""
     now = current or HoloSettings(embedder=embedder_spec)
-    pins = _pins(catalog, now.pins)
+    pins = pinned_indices(catalog, now.pins)
     fixed = fixed_tokens(bill, pins)
     answer = answer_tokens(catalog, bill)
     target = _target(budget, tokens_all, fixed)
@@ -233,7 +234,7 @@ def _measure(
 ) -> tuple[TaskResult, ...]:
     """Each case under fixed ``settings`` (the engine's own search; its neighbours, if any, from
     its own cases file), as a task."""
-    labelled = _labelled(settings, catalog) if settings.weights.get("neighbour") else None
+    labelled = labelled_of(settings, catalog)
     dense = (
         embedder if settings.weights.get("dense") or settings.weights.get("server_text") else None
     )
@@ -250,22 +251,17 @@ def _measure(
     return tuple(out)
 
 
-def _labelled(settings: HoloSettings, catalog: Catalog) -> Labelled | None:
+def labelled_of(settings: HoloSettings, catalog: Catalog) -> Labelled | None:
+    """The labelled cases the neighbour signal reads (None: no ``cases``, or its weight is 0):
+    each case's expected tools resolved against ``catalog``."""
+    if not settings.cases or not settings.weights.get("neighbour", 0.0):
+        return None
     from workbench.evaluate.cases import load_cases, resolve_cases
 
-    if not settings.cases:
-        return None
     resolved = resolve_cases(load_cases(settings.cases), catalog)
     queries = [case.query for case in resolved.cases]
     expected = [sorted({i for group in case.groups for i in group}) for case in resolved.cases]
     return Labelled.of(queries, expected)
-
-
-def _pins(catalog: Catalog, entries: Sequence[str]) -> list[int]:
-    from workbench.search.selection import match_always_include
-
-    found = (match_always_include(catalog, entry) for entry in entries)
-    return list(dict.fromkeys(i for i in found if i is not None))
 
 
 def _cases_file(cases: CaseSet) -> str | None:

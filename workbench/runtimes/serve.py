@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, Knob
 from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
 
 if TYPE_CHECKING:
@@ -209,7 +210,8 @@ class Serve(SearchToolRuntime):
         it, :mod:`workbench.commands.serve_settings`), on the workspace's catalog and tokens,
         with the embedder serve would score with (the workspace's, or the settings' own)."""
         from workbench.commands.common import warn
-        from workbench.commands.serve_settings import check_embedder, labelled_of, serve_settings
+        from workbench.commands.serve_settings import check_embedder, serve_settings
+        from workbench.evaluate.serve_tune import labelled_of
         from workbench.search.serving import build_engine
 
         settings = serve_settings(args, warn)
@@ -242,7 +244,7 @@ class Serve(SearchToolRuntime):
             ws.catalog,
             ws.tokens,
             settings.top_k or 0,
-            _pinned(ws.catalog, settings.pins),
+            pinned_indices(ws.catalog, settings.pins),
             settings=settings,
             engine=engine,
         )
@@ -290,7 +292,7 @@ class Serve(SearchToolRuntime):
         from workbench.runtimes.base import CaseSearch
 
         settings, engine = self.served(ws, args)
-        pins = _pinned(ws.catalog, settings.pins)
+        pins = pinned_indices(ws.catalog, settings.pins)
         search = ServeSearch(
             ws.catalog, ws.tokens, settings.top_k or 0, pins, settings=settings, engine=engine
         )
@@ -558,15 +560,6 @@ def _relative(path: Path, folder: Path) -> str:
         return str(path.resolve().relative_to(folder.resolve()))
     except ValueError:
         return str(path.resolve())
-
-
-def _pinned(catalog: Catalog, names: Sequence[str]) -> list[int]:
-    """The catalog indices of the tools ``names`` pin (full or bare names, as serve matches
-    them), each once."""
-    from workbench.search.selection import match_always_include
-
-    found = [match_always_include(catalog, name) for name in names]
-    return list(dict.fromkeys(i for i in found if i is not None))
 
 
 def _settings_words(settings: HoloSettings, engine: HoloEngine) -> str:

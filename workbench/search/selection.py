@@ -81,6 +81,13 @@ def always_included(catalog: Catalog, entries: Iterable[str]) -> list[int]:
     return sorted({i for i in found if i is not None})
 
 
+def pinned_indices(catalog: Catalog, entries: Iterable[str]) -> list[int]:
+    """The catalog indices the pins name (full or bare names, matched as ``always_include``
+    entries are), in the order given, each once; a name that matches no tool is left out."""
+    found = (match_always_include(catalog, entry) for entry in entries)
+    return list(dict.fromkeys(i for i in found if i is not None))
+
+
 def ranked(ranking: Ranking, catalog: Catalog, limit: int | None = None) -> list[tuple[str, float]]:
     """``[(full_name, score)]`` best first in the runtime's tie order (the first ``limit``)."""
     order = ranking.order if limit is None else ranking.order[: max(0, limit)]

@@ -23,6 +23,7 @@ from workbench.catalog.models import Catalog, Tool
 from workbench.search.embedders.cache import ToolEmbeddingCache
 from workbench.search.holo.engine import HoloEngine, HoloResult
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
+from workbench.search.selection import pinned_indices
 from workbench.search.serving import answer_text
 from workbench.search.serving import result_text as serve_result_text
 from workbench.search.strategies.base import (
@@ -142,7 +143,7 @@ class HoloStrategy:
             fields=self.settings.fields,
             embedding_cache=embedding_cache,
         )
-        self.pins = tuple(i for i in _pinned(catalog, self.settings.pins))
+        self.pins = tuple(pinned_indices(catalog, self.settings.pins))
         self.meta_tokens = definitions_tokens(bill, list(META_TOOLS))
 
     @property
@@ -192,10 +193,3 @@ def _positive(scores: FloatArray, found: IntArray) -> FloatArray:
         values = scores[found]
         out[found] = values - float(values.min()) + 1e-6
     return out
-
-
-def _pinned(catalog: Catalog, entries: Sequence[str]) -> list[int]:
-    from workbench.search.selection import match_always_include
-
-    found = (match_always_include(catalog, entry) for entry in entries)
-    return list(dict.fromkeys(i for i in found if i is not None))
