@@ -25,6 +25,7 @@ from mcp.types import CallToolResult
 from workbench.cli import parse_args
 from workbench.commands.common import open_command_workspace, runtime_of
 from workbench.commands.search_ranked import ranked_json
+from workbench.search.flags import SearchFlags
 from workbench.search.serving import NO_TOOL_FITS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -156,7 +157,9 @@ class Expected:
         self.args: argparse.Namespace = parse_args(argv)
         self.workspace = open_command_workspace(self.args, agent_warnings=False)
         runtime = runtime_of(self.args, self.workspace.agent)
-        ranker = runtime.plugin.search_ranker(self.workspace, self.args)
+        ranker = runtime.plugin.search_ranker(
+            self.workspace, SearchFlags.of(vars(self.args)), lambda line: None
+        )
         assert ranker is not None, "serve searches with its own engine"
         self.ranker = ranker
 

@@ -126,3 +126,23 @@ def test_apply_writes_one_holo_tune_server_in_place_of_the_agents(
     assert (tmp_path / ".mcp.json.bak").read_text() == before
     _tune(agent, capsys, "--apply", "--force")  # a second run changes nothing
     assert json.loads(mcp.read_text()) == written
+
+
+def test_an_entrys_flags_read_back_as_the_command_line_reads_them() -> None:
+    """serve's flags in a client's entry are read (tune's "now", the dashboard's Write) by the
+    same declaration the command line is made of: the two readings agree, and an entry that
+    does not start serve, or whose flags do not parse, reads as none."""
+    from workbench.cli import parse_args
+    from workbench.search.flags import SearchFlags, read_serve_argv
+
+    argv = [
+        "serve", "agent.yaml", "--settings", "s.json", "--top-k", "7", "--max-tokens", "900",
+        "--threshold", "0.2", "--method", "bm25", "--pin", "a", "--pin", "b",
+        "--always-include", "c", "--top-n-used", "0", "--embedder", "none",
+        "--transport", "http", "--port", "9000", "--catalog", "c.json",
+    ]  # fmt: skip
+    read = read_serve_argv(argv)
+    assert read == SearchFlags.of(vars(parse_args(argv)))
+    assert read is not None and read.top_k == 7 and read.pin == ("a", "b")
+    assert read_serve_argv(["search", "agent.yaml"]) is None
+    assert read_serve_argv(["serve", "agent.yaml", "--top-k", "many"]) is None

@@ -22,6 +22,7 @@ from pathlib import Path
 from workbench import __version__
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, HoloTuneError, internal_error_line
 from workbench.runtimes import all_runtimes, runtime_names, searching_runtimes
+from workbench.search.flags import add_serve_flags
 
 PROG = "holo-tune"
 
@@ -270,41 +271,7 @@ def _engine_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _serve_flags(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("search (--settings FILE, the flags over it; docs/serve.md)")
-    g.add_argument("--settings", metavar="FILE", help=SETTINGS_HELP)
-    g.add_argument(
-        "--top-k", type=int, metavar="K", help="the most tools one search returns (1-100)"
-    )
-    g.add_argument("--max-tokens", type=int, metavar="N", help=BUDGET_HELP)
-    g.add_argument(
-        "--threshold",
-        type=float,
-        metavar="T",
-        help="below this confidence a search answers 'no tool fits' (0-1, 0: none; the best "
-        "tool's cosine, or without embeddings the share of the query's words the best tool has)",
-    )
-    g.add_argument(
-        "--method",
-        choices=["semantic", "bm25", "hybrid"],
-        help="kept for .mcp.json files an older tune --apply wrote: bm25 turns the dense signal "
-        "off (no embedding model starts), semantic and hybrid keep the settings' weights",
-    )
-    old = p.add_argument_group("HoloDeck's filter flags, read for older .mcp.json files")
-    old.add_argument(
-        "--always-include",
-        action="append",
-        metavar="NAME",
-        help="a tool always sent: pinned, as --pin (repeatable)",
-    )
-    old.add_argument(
-        "--always-include-file", metavar="FILE", help="tools always sent, from a file: pinned"
-    )
-    old.add_argument(
-        "--no-always-include", action="store_true", help="changes nothing (no YAML block is read)"
-    )
-    old.add_argument(
-        "--top-n-used", type=int, metavar="N", help="ignored (the engine counts no usage)"
-    )
+    add_serve_flags(p, SETTINGS_HELP, BUDGET_HELP)
 
 
 def _partial_flag(p: argparse.ArgumentParser) -> None:
@@ -563,20 +530,6 @@ def build_parser() -> Parsers:
         metavar="FILE",
         help="the MCP servers to front: FILE's tools list, in place of the agent's own MCP "
         "entries (what a HoloDeck 0.7 agent pointed at serve by holo-tune runs)",
-    )
-    p.add_argument(
-        "--pin",
-        action="append",
-        default=[],
-        metavar="TOOL",
-        help="a tool listed with its full definition beside the two search tools, full or bare "
-        "name (repeatable)",
-    )
-    p.add_argument(
-        "--pin-file",
-        metavar="FILE",
-        help="pinned tools from a file: one name a line, or a tuner's --json output "
-        "(tune --runtime serve --json)",
     )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: the address (default 127.0.0.1)")

@@ -10,7 +10,7 @@ it), the expected tools no case reaches and the what-if rows (changes outside th
 the checks that read scores read real ones. A runtime that does not read the block runs the
 cases through its own search instead (:meth:`~workbench.runtimes.base.Runtime.case_findings`),
 and ``--write-fixes`` writes the fixes it can write itself
-(:meth:`~workbench.runtimes.base.Runtime.write_fixes`). Exit 1 when any finding is an
+(:meth:`~workbench.runtimes.base.Runtime.fix_write`). Exit 1 when any finding is an
 error (the block would be rejected or ignored), so it can gate a CI job.
 """
 
@@ -20,6 +20,7 @@ import argparse
 import sys
 from collections import Counter
 
+from workbench.commands.apply import show_config_write
 from workbench.commands.common import (
     open_command_workspace,
     print_json,
@@ -109,7 +110,13 @@ def all_findings(
             )
         found += [row.finding() for row in report.listed]
     if cases is not None and filtered is None:
-        found += runtime.plugin.case_findings(args, ws, cases)
+        found += runtime.plugin.case_findings(
+            ws,
+            cases,
+            folds=args.folds,
+            what_if=not getattr(args, "no_what_if", False),
+            quiet=bool(getattr(args, "json", False)),
+        )
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
@@ -148,7 +155,9 @@ def write_fixes(
     args: argparse.Namespace, ws: Workspace, runtime: RuntimeInfo, findings: list[Finding]
 ) -> None:
     """``--write-fixes``: the runtime writes the fixes it can (or one line says there is none)."""
-    if runtime.plugin.write_fixes(args, ws, findings):
+    plan = runtime.plugin.fix_write(ws, findings)
+    if plan is not None:
+        show_config_write(plan, to_stdout=not args.json)
         return
     why = (
         "no finding has a fix it writes"

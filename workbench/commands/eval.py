@@ -50,6 +50,7 @@ from workbench.evaluate.words import describe, metric_line
 from workbench.runtime import RuntimeInfo
 from workbench.runtimes.base import CaseSearch
 from workbench.search.delivery import MethodRun, method_run, runtime_engine
+from workbench.search.flags import SearchFlags
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
@@ -232,7 +233,7 @@ _SETTING_FLAGS = {
 def run_holodeck(args: argparse.Namespace) -> EvalReport | EngineReport:
     ws, cases = open_for_cases(args)
     runtime = runtime_of(args, ws.agent)
-    own = runtime.plugin.case_search(ws, args)
+    own = runtime.plugin.case_search(ws, SearchFlags.of(vars(args)), warn)
     if own is not None:  # the runtime's own search (serve: holo-tune's engine), as it runs
         return run_own(args, ws, cases, runtime, own)
     for flag in ("settings", "max_tokens"):

@@ -34,6 +34,7 @@ from workbench.errors import InputError
 from workbench.evaluate.diagnostics import Finding, search_cannot_vary
 from workbench.evaluate.query_findings import QueryReader
 from workbench.limits import query_too_long, read_input
+from workbench.search.flags import SearchFlags
 from workbench.search.selection import SearchCut, ranked, score_decimals, search_cut, select
 from workbench.search.types import IntArray, Ranking, Selection
 from workbench.search.usage import load_usage
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     workspace = open_for_search(args)
     runtime = runtime_of(args, workspace.agent)
     out = sys.stdout
-    own = runtime.plugin.search_ranker(workspace, args)
+    own = runtime.plugin.search_ranker(workspace, SearchFlags.of(vars(args)), warn)
     if own is not None:  # the runtime's own search, not HoloDeck's filter
         return run_ranked(args, queries, workspace, runtime, own, out)
     if getattr(args, "variant", None) is not None:

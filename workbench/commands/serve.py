@@ -3,7 +3,7 @@
 An MCP server (stdio, or streamable HTTP at ``/mcp``) whose listing is the pinned tools,
 ``search_tools(query)`` and ``call_tool(name, arguments)``: ``search_tools`` answers with
 holo-tune's own engine (:mod:`workbench.search.holo`) under the ``--settings`` file and the flags
-over it (:mod:`workbench.commands.serve_settings`), exactly as ``holo-tune search AGENT QUERY
+over it (:mod:`workbench.search.flags`), exactly as ``holo-tune search AGENT QUERY
 --runtime serve`` shows it: the tools, best first, as full definitions, or that no tool fits
 when the engine's confidence is below the threshold; ``call_tool`` forwards to the agent's MCP
 server that owns the tool, over one session per server kept open. ``--catalog`` serves search
@@ -28,7 +28,6 @@ import anyio
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import specs_from_agent
 from workbench.commands.common import agent_warnings, open_catalog, warn
-from workbench.commands.serve_settings import check_embedder, serve_settings
 from workbench.config import AgentConfig, load_agent
 from workbench.config.servers import with_servers
 from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
@@ -36,6 +35,7 @@ from workbench.evaluate.cases import load_cases
 from workbench.evaluate.serve_tune import labelled_of
 from workbench.runtime import detect_runtime
 from workbench.search.embedders import EmbedderChoice
+from workbench.search.flags import SearchFlags, check_embedder, serve_settings
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import preflight
@@ -124,9 +124,10 @@ def served_from_args(args: argparse.Namespace) -> Served:
         warn(warning)
     if getattr(args, "servers", None):
         agent = with_servers(agent, Path(args.servers))
-    settings = serve_settings(args, warn)
+    flags = SearchFlags.of(vars(args))
+    settings = serve_settings(flags, warn)
     preflight(agent, catalog_file=args.catalog)
-    embedder = check_embedder(args, settings, agent)
+    embedder = check_embedder(flags, settings, agent)
     if settings.cases and settings.weights.get("neighbour", 0.0):
         load_cases(settings.cases)  # a bad cases file: its line now, not after the servers
     return Served(agent, settings, embedder)

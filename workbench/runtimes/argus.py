@@ -29,9 +29,7 @@ outside the error bars, and written by ``check --write-fixes``.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -258,7 +256,7 @@ class Argus(SearchToolRuntime):
         return setting, catalog, table
 
     def case_findings(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet
+        self, ws: Workspace, cases: CaseSet, *, folds: int, what_if: bool, quiet: bool
     ) -> list[Finding]:
         """The expected tools find_tool never finds under the config beside the agent and, for
         them, description overrides measured held-out (listed when outside the error bars)."""
@@ -281,14 +279,13 @@ class Argus(SearchToolRuntime):
                 catalog, table, base, fix=UNREACHABLE_FIX, names=argus_names(catalog)
             )
         ]
-        if not out or getattr(args, "no_what_if", False) or not 2 <= args.folds <= len(cases):
+        if not out or not what_if or not 2 <= folds <= len(cases):
             return out
         served = _backend_names(mcp_entries(ws.agent))
         tools = catalog.tools
-        quiet = getattr(args, "json", False)
         with ProgressLine("check: description overrides", quiet=quiet) as line:
             report = measure_overrides(
-                catalog, table, cases.cases, run, argus_names(catalog), folds=args.folds,
+                catalog, table, cases.cases, run, argus_names(catalog), folds=folds,
                 allowed=lambda i: tools[i].kind == "mcp" and tools[i].plugin in served,
                 baseline=base, on_progress=line,
             )  # fmt: skip
@@ -296,11 +293,9 @@ class Argus(SearchToolRuntime):
             out.append(_overrides_finding(report, catalog, table, said))
         return out
 
-    def write_fixes(self, args: argparse.Namespace, ws: Workspace, findings: list[Finding]) -> bool:
+    def fix_write(self, ws: Workspace, findings: list[Finding]) -> ConfigWrite | None:
         """The description overrides of ``findings`` merged into Argus's config beside the agent
         (a new file when there is none): diff, backup, atomic write."""
-        from workbench.commands.apply import show_and_write
-        from workbench.commands.common import warn
         from workbench.config.writeback.argus import (
             apply_argus,
             config_path,
@@ -308,32 +303,30 @@ class Argus(SearchToolRuntime):
             read_argus,
             render_argus,
         )
+        from workbench.runtimes.base import ConfigWrite
         from workbench.runtimes.claude_code import mcp_entries
 
         rows = [row for f in findings if f.code == OVERRIDES for row in f.evidence["overrides"]]
         if not rows:
-            return False
+            return None
         descriptions: dict[str, dict[str, str]] = {}
         for row in rows:
             descriptions.setdefault(row["backend"], {})[row["name"]] = row["description"]
         path = config_path(Path(ws.agent.path).parent)
         kept = list(read_argus(path).keep_tools)
         doc, notes = render_argus(mcp_entries(ws.agent), kept, prefixed(ws.catalog), descriptions)
-        for note in notes:
-            warn(note)
         plan = plan_argus(path, doc)
-        if not plan.changed:
-            print(f"{plan.path}: no change (the overrides already say that)", file=sys.stderr)
-            return True
-        show_and_write(
+        return ConfigWrite(
             plan.path,
             plan.diff,
+            plan.changed,
             lambda: apply_argus(plan),
-            to_stdout=not args.json,
+            what="description overrides",
             written=f"description overrides of {len(rows)} tool(s) written",
+            unchanged="the overrides already say that",
+            warnings=tuple(notes),
             no_backup="a new file",
         )
-        return True
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
         from workbench.config.writeback.argus import config_path

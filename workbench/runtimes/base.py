@@ -46,7 +46,6 @@ methods, so that detecting a runtime stays cheap.
 
 from __future__ import annotations
 
-import argparse
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
@@ -66,6 +65,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.evaluate.verdict import Verdict
     from workbench.runtime import RuntimeInfo
+    from workbench.search.flags import SearchFlags
     from workbench.workspace import Workspace
 
 #: Where the evidence for a runtime comes from, strongest first.
@@ -245,14 +245,17 @@ class Runtime(ABC):
     # --------------------------------------------------------------------------------- search
 
     def search_ranker(
-        self, ws: Workspace, args: argparse.Namespace
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
     ) -> Callable[[str], SearchRanking] | None:
         """``search --runtime NAME`` when the runtime ranks with a search of its own: a function
         of the query, built once per command from the flags (None: HoloDeck's filter ranks and
-        the block's setting selects, whatever the runtime)."""
+        the block's setting selects, whatever the runtime). ``warn`` is told of a flag the
+        search does not read."""
         return None
 
-    def case_search(self, ws: Workspace, args: argparse.Namespace) -> CaseSearch | None:
+    def case_search(
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
+    ) -> CaseSearch | None:
         """``eval --runtime NAME`` when the runtime's search is measured as it runs, built once
         from the flags (None: HoloDeck's filter, under the block's setting, is measured)."""
         return None
@@ -264,19 +267,20 @@ class Runtime(ABC):
         return []
 
     def case_findings(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet
+        self, ws: Workspace, cases: CaseSet, *, folds: int, what_if: bool, quiet: bool
     ) -> list[Finding]:
         """What ``check`` finds with labelled cases under the runtime's own search (asked only
         of a runtime that does not read the ``tool_filtering`` block: ``check`` measures the
-        block's filter itself): tools the cases cannot reach and, unless ``--no-what-if``, fixes
-        measured held-out. A fix the runtime can write carries what it writes in its evidence."""
+        block's filter itself): tools the cases cannot reach and, with ``what_if``, fixes
+        measured held-out on ``folds`` folds (``quiet``: no progress line). A fix the runtime
+        can write carries what it writes in its evidence."""
         return []
 
-    def write_fixes(self, args: argparse.Namespace, ws: Workspace, findings: list[Finding]) -> bool:
-        """``check --write-fixes``: write the fixes among ``findings`` that the runtime writes
-        into its own configuration (diff, backup, refused when the file changed since it was
-        read). False when no finding carries such a fix."""
-        return False
+    def fix_write(self, ws: Workspace, findings: list[Finding]) -> ConfigWrite | None:
+        """``check --write-fixes``: the plan of the fixes among ``findings`` that the runtime
+        writes into its own configuration (diff, backup, refused when the file changed since it
+        was read); None when no finding carries such a fix."""
+        return None
 
     # ------------------------------------------------------------------------------ dashboard
 

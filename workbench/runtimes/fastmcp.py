@@ -20,7 +20,6 @@ its order.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
+    from workbench.search.flags import SearchFlags
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.strategies.fastmcp import FastMCPStrategy
     from workbench.search.types import FloatArray, IntArray
@@ -217,35 +217,34 @@ class FastMCP(SearchToolRuntime):
         return DeferredSetting(beside.variant, beside.max_results, loaded)
 
     def search_ranker(
-        self, ws: Workspace, args: argparse.Namespace
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
     ) -> Callable[[str], SearchRanking] | None:
         """The transform's results for a query, with the knobs of the proxy file beside the
         agent (FastMCP's defaults without one: bm25, 5 results, nothing pinned), overridden by
         ``--variant``, ``--top-k`` (``max_results``) and ``--always-include``
         (``always_visible``); the YAML's block is HoloDeck's, not read."""
-        from workbench.commands.common import warn
         from workbench.config.namesfile import read_names
         from workbench.config.writeback.fastmcp import FILE_NAME, read_setting
         from workbench.errors import InputError
         from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy, Variant
 
         for flag in _NOT_READ:
-            if getattr(args, flag, None) is not None:
+            if getattr(flags, flag) is not None:
                 warn(f"--{flag.replace('_', '-')}: {self.name}'s search does not read it; ignored")
         beside = read_setting(Path(ws.agent.path).parent / FILE_NAME)
-        max_results = args.top_k if args.top_k is not None else DEFAULT_MAX_RESULTS
-        if args.top_k is None and beside is not None:
+        max_results = flags.top_k if flags.top_k is not None else DEFAULT_MAX_RESULTS
+        if flags.top_k is None and beside is not None:
             max_results = beside.max_results
         if max_results < 1:
             raise InputError("max_results must be at least 1", field="--top-k")
-        names = list(args.always_include or [])
-        if args.always_include_file:
-            names += read_names(args.always_include_file, "--always-include-file")
-        flagged = args.always_include is not None or bool(args.always_include_file)
+        names = list(flags.always_include or [])
+        if flags.always_include_file:
+            names += read_names(flags.always_include_file, "--always-include-file")
+        flagged = flags.always_include is not None or bool(flags.always_include_file)
         if not flagged and beside is not None:
             names = list(beside.always_visible)
         pins = proxy_names(ws.catalog, names, "--always-include")
-        chosen = getattr(args, "variant", None) or (beside.variant if beside else "bm25")
+        chosen = flags.variant or (beside.variant if beside else "bm25")
         variant = cast("Variant", chosen)
         params = FastMCPParams(variant=variant, max_results=max_results, always_visible=pins)
         engine = FastMCPStrategy(ws.catalog, ws.tokens, params)

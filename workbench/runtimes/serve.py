@@ -36,7 +36,6 @@ from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable
 
     from workbench.catalog.models import Catalog, Tool
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
+    from workbench.search.flags import SearchFlags
     from workbench.search.holo.engine import HoloEngine
     from workbench.search.holo.settings import HoloSettings
     from workbench.search.strategies.base import StrategyResult, TokenBill
@@ -201,22 +201,23 @@ class Serve(SearchToolRuntime):
 
     # --------------------------------------------------------------------------------- search
 
-    def served(self, ws: Workspace, args: argparse.Namespace) -> tuple[HoloSettings, HoloEngine]:
+    def served(
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
+    ) -> tuple[HoloSettings, HoloEngine]:
         """The settings and engine serve runs for these flags (``--settings`` and the flags over
-        it, :mod:`workbench.commands.serve_settings`), on the workspace's catalog and tokens,
-        with the embedder serve would score with (the workspace's, or the settings' own)."""
-        from workbench.commands.common import warn
-        from workbench.commands.serve_settings import check_embedder, serve_settings
+        it, :mod:`workbench.search.flags`), on the workspace's catalog and tokens, with the
+        embedder serve would score with (the workspace's, or the settings' own)."""
         from workbench.evaluate.serve_tune import labelled_of
+        from workbench.search.flags import check_embedder, serve_settings
         from workbench.search.serving import build_engine
 
-        settings = serve_settings(args, warn)
+        settings = serve_settings(flags, warn)
         for flag in ("variant", "enabled", "usage"):
-            if getattr(args, flag, None) is not None:
+            if getattr(flags, flag) is not None:
                 warn(f"--{flag}: serve's search does not read it; ignored")
         choice = ws.embedder
-        if getattr(args, "embedder", None) is None and settings.embedder is not None:
-            choice = check_embedder(args, settings, ws.agent)
+        if flags.embedder is None and settings.embedder is not None:
+            choice = check_embedder(flags, settings, ws.agent)
         labelled = labelled_of(settings, ws.catalog)
         engine = build_engine(
             ws.catalog, ws.tokens, settings, choice.embedder, choice.cache, labelled
@@ -226,7 +227,7 @@ class Serve(SearchToolRuntime):
         return settings, engine
 
     def search_ranker(
-        self, ws: Workspace, args: argparse.Namespace
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
     ) -> Callable[[str], SearchRanking] | None:
         """serve's ``search_tools`` for a query (:func:`workbench.search.serving.answer`, the
         function serve calls): the tools it returns, every tool's fused score best first with
@@ -235,7 +236,7 @@ class Serve(SearchToolRuntime):
         from workbench.runtimes.base import SearchRanking
         from workbench.search.serving import answer
 
-        settings, engine = self.served(ws, args)
+        settings, engine = self.served(ws, flags, warn)
         search = ServeSearch(
             ws.catalog,
             ws.tokens,
@@ -282,12 +283,14 @@ class Serve(SearchToolRuntime):
 
         return rank
 
-    def case_search(self, ws: Workspace, args: argparse.Namespace) -> CaseSearch:
+    def case_search(
+        self, ws: Workspace, flags: SearchFlags, warn: Callable[[str], None]
+    ) -> CaseSearch:
         """serve's search measured as serve answers (:class:`ServeSearch` under the flags'
         settings)."""
         from workbench.runtimes.base import CaseSearch
 
-        settings, engine = self.served(ws, args)
+        settings, engine = self.served(ws, flags, warn)
         pins = pinned_indices(ws.catalog, settings.pins)
         search = ServeSearch(
             ws.catalog, ws.tokens, settings.top_k or 0, pins, settings=settings, engine=engine
@@ -514,10 +517,9 @@ class Serve(SearchToolRuntime):
     def current_settings(self, ws: Workspace) -> HoloSettings | None:
         """What serve runs now, as the client's entry starts it: its ``--settings`` file and
         flags (serve's defaults for what they leave out); None when no entry starts serve."""
-        import argparse
         import json
 
-        from workbench.commands.serve_settings import serve_settings
+        from workbench.search.flags import read_serve_argv, serve_settings
 
         path = Path(ws.agent.path).parent / MCP_JSON
         try:
@@ -525,29 +527,13 @@ class Serve(SearchToolRuntime):
             args = [str(a) for a in doc["mcpServers"][SERVER]["args"]]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        parsed = _serve_flags(args)
-        if parsed is None:
+        flags = read_serve_argv(args)
+        if flags is None:
             return None
         try:
-            return serve_settings(argparse.Namespace(**parsed))
+            return serve_settings(flags)
         except HoloTuneError:
             return None
-
-
-def _serve_flags(args: list[str]) -> dict[str, Any] | None:
-    """serve's own parser's reading of ``args`` (``serve AGENT --flag ...``), None when they do
-    not parse."""
-    from workbench.cli import build_parser
-
-    if not args or args[0] != "serve":
-        return None
-    _, _, commands = build_parser()
-    try:
-        parsed = commands["serve"].parse_args(args[1:])
-    except (SystemExit, HoloTuneError):
-        return None
-    found: dict[str, Any] = vars(parsed)
-    return found
 
 
 def _relative(path: Path, folder: Path) -> str:
