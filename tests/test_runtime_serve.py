@@ -10,6 +10,7 @@ backup kept).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -146,3 +147,51 @@ def test_an_entrys_flags_read_back_as_the_command_line_reads_them() -> None:
     assert read is not None and read.top_k == 7 and read.pin == ("a", "b")
     assert read_serve_argv(["search", "agent.yaml"]) is None
     assert read_serve_argv(["serve", "agent.yaml", "--top-k", "many"]) is None
+
+
+def _export(agent: Path, *flags: str) -> tuple[dict[str, object], str]:
+    """``export AGENT --runtime serve FLAGS`` through the CLI: its stdout as JSON, its stderr."""
+    from cli_run import run_cli
+
+    env = {**os.environ, "BRAVE_API_KEY": "x"}
+    args = ["export", str(agent), "--runtime", "serve", "--catalog", str(CATALOG), *flags]
+    done = run_cli(*args, env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), done.stderr
+
+
+def test_export_prints_the_settings_file_of_the_flags(tmp_path: Path) -> None:
+    """``export --runtime serve`` prints serve's settings file, stdout only that (what
+    ``serve --settings`` reads), for the flags over the YAML's block: ``--top-k``, bm25 (no
+    dense signal), threshold 0 (none), the ``--keep`` tools and the MCP tools always_include
+    names pinned; never the old flags (``--top-k`` in a ``.mcp.json`` entry)."""
+    agent = tmp_path / "research-agent.yaml"
+    shutil.copy(AGENT, agent)
+    doc, err = _export(
+        agent, "--top-k", "3", "--method", "bm25", "--threshold", "0", "--keep", "create_entities"
+    )
+    saved = tmp_path / SETTINGS_FILE
+    saved.write_text(json.dumps(doc))
+    settings = read_settings(saved)
+    assert settings.to_json() == doc  # the whole of stdout is the settings
+    assert settings.top_k == 3 and settings.threshold is None
+    assert settings.weights["dense"] == 0.0 and settings.weights["lexical"] > 0
+    assert settings.pins == ("memory-create_entities",)
+    assert "mcpServers" not in doc
+    assert f"--settings {SETTINGS_FILE}" in err
+    assert "search_papers is not an MCP tool" in err  # always_include's vectorstore: not pinned
+
+
+def test_export_keeps_what_an_older_entry_runs_beside_the_knobs(tmp_path: Path) -> None:
+    """An older ``.mcp.json`` entry (``serve AGENT --method bm25 --top-k 3``, as an earlier
+    ``tune --apply`` wrote) still runs: export reads it as serve does (no dense signal) and
+    sets the YAML block's knobs over it (top_k 5, threshold 0.5, always_include)."""
+    agent = tmp_path / "research-agent.yaml"
+    shutil.copy(AGENT, agent)
+    entry = ["serve", str(agent), "--method", "bm25", "--top-k", "3", "--pin", "read_graph"]
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {SERVER: {"command": "holo-tune", "args": entry}}})
+    )
+    doc, _ = _export(agent)
+    assert doc["weights"]["dense"] == 0.0  # type: ignore[index]
+    assert (doc["top_k"], doc["threshold"], doc["pins"]) == (5, 0.5, [])

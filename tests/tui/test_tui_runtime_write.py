@@ -79,11 +79,19 @@ async def test_write_plans_shows_and_writes_the_runtimes_file(
         assert "keep_tools" in yaml.safe_load(written)["optimizer"]
 
 
-async def test_write_keeps_a_backup_and_escape_writes_nothing(tmp_path: Path) -> None:
+async def test_serves_write_is_its_settings_file_and_entry_with_a_backup(tmp_path: Path) -> None:
+    """serve's Write speaks settings, as ``tune --runtime serve --apply`` writes them: the knobs'
+    settings file beside the agent and the ``.mcp.json`` entry ``serve AGENT --settings FILE``
+    (the other servers kept, a backup of the old file), one diff of both shown first; ``esc``
+    writes nothing. The entry carries none of the old flags (``--top-k``, ``--method``)."""
+    from workbench.runtimes.serve import SETTINGS_FILE
+    from workbench.search.holo.settings import read_settings
+
     agent = _agent(tmp_path)
     mcp_json = tmp_path / ".mcp.json"
     mcp_json.write_text('{"mcpServers": {"github": {"command": "npx", "args": ["gh"]}}}\n')
     old = mcp_json.read_bytes()
+    settings_file = tmp_path / SETTINGS_FILE
     app = runtime_app(agent, runtime="serve")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -91,14 +99,24 @@ async def test_write_keeps_a_backup_and_escape_writes_nothing(tmp_path: Path) ->
         assert isinstance(app.screen, ConfigWriteScreen)
         await pilot.press("escape")
         await settle(pilot)
-        assert mcp_json.read_bytes() == old
-        await _write(pilot)
-        assert isinstance(app.screen, ConfigWriteScreen)
+        assert mcp_json.read_bytes() == old and not settings_file.exists()
+        await _write(pilot, "right_square_bracket")  # top_k 6
+        dialog = app.screen
+        assert isinstance(dialog, ConfigWriteScreen)
+        diff = dialog.config.diff
+        assert f"+++ {settings_file}" in diff and f"+++ {mcp_json}" in diff
+        assert '"--settings"' in diff and "--top-k" not in diff
+        assert "settings file" in shown(dialog.query_one("#writeback-warnings"))
         await pilot.press("y")
         await settle(pilot)
+        assert not isinstance(app.screen, ConfigWriteScreen)
     doc = json.loads(mcp_json.read_text())
     assert set(doc["mcpServers"]) == {"github", "holo-tune"}
     args = doc["mcpServers"]["holo-tune"]["args"]
-    assert args[args.index("--top-k") + 1] == "5"  # the knobs' top_k
-    assert "memory-read_graph" in args or "read_graph" in " ".join(args)
+    assert args == ["serve", str(agent.resolve()), "--settings", str(settings_file.resolve())]
+    settings = read_settings(settings_file)
+    assert settings.top_k == 6  # the knobs' top_k
+    assert settings.pins == ("memory-read_graph",)  # the MCP tool always_include names
+    assert settings.threshold == 0.5  # the knobs' similarity_threshold
+    assert settings.weights["dense"] == 0.0  # no embedder runs here: bm25
     assert (tmp_path / ".mcp.json.bak").read_bytes() == old

@@ -100,18 +100,26 @@ async def test_adopting_a_worse_front_point_asks_again(tmp_path: Path) -> None:
 async def test_write_of_a_runtimes_worse_file_asks_a_second_confirmation(
     tmp_path: Path,
 ) -> None:
-    """serve's Write of ``--top-k 1`` into .mcp.json, against serve's default (top_k 5) on the
-    research agent's cases: measured worse, so the first ``y`` says so and writes nothing; the
-    second writes (the old Write wrote on one ``y``)."""
+    """serve's Write of the knobs' settings with ``top_k`` 1, against what serve runs now (an
+    older ``.mcp.json`` entry's flags, ``--method bm25 --top-k 5``, read as serve reads them)
+    on the research agent's cases, each case measured as the tuner measures it: worse, so the
+    first ``y`` says so and writes nothing; the second writes the settings file and the entry
+    ``--settings`` it in place of the old flags."""
     from tui_helpers import runtime_app
 
+    from workbench.runtimes.serve import SETTINGS_FILE
+    from workbench.search.holo.settings import read_settings
     from workbench.tui.screens.config_write import ConfigWriteScreen
 
     agent = research_app(tmp_path).options.agent
-    # nothing pinned: top_k 1 alone (pinning search_papers would hold recall within the bar)
-    agent.write_text(agent.read_text().replace("  always_include:\n    - search_papers\n", ""))
+    # nothing pinned, no threshold: top_k 1 alone (a pin would hold recall within the bar)
+    text = agent.read_text().replace("  always_include:\n    - search_papers\n", "")
+    agent.write_text(text.replace("similarity_threshold: 0.5", "similarity_threshold: 0.0"))
     _with_cases(tmp_path)
     mcp_json = tmp_path / ".mcp.json"
+    entry = ["serve", str(agent), "--method", "bm25", "--top-k", "5", "--threshold", "0"]
+    mcp_json.write_text(json.dumps({"mcpServers": {"holo-tune": {"command": "x", "args": entry}}}))
+    before = mcp_json.read_bytes()
     app = runtime_app(agent, runtime="serve")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -126,10 +134,41 @@ async def test_write_of_a_runtimes_worse_file_asks_a_second_confirmation(
         )
         await pilot.press("y")
         await settle(pilot)
-        assert app.screen is screen and not mcp_json.exists()
+        assert app.screen is screen and mcp_json.read_bytes() == before
+        assert not (tmp_path / SETTINGS_FILE).exists()
         assert "y again writes it" in shown(screen.query_one("#writeback-error"))
         await pilot.press("y")
         await settle(pilot)
         assert app.screen is not screen
     args = json.loads(mcp_json.read_text())["mcpServers"]["holo-tune"]["args"]
-    assert args[args.index("--top-k") + 1] == "1"
+    assert args[2:] == ["--settings", str((tmp_path / SETTINGS_FILE).resolve())]
+    assert read_settings(tmp_path / SETTINGS_FILE).top_k == 1
+
+
+async def test_serves_write_of_what_serve_runs_now_is_not_worse(tmp_path: Path) -> None:
+    """The knobs at what an older entry's flags run (bm25, top_k 5, no threshold, nothing
+    pinned): the same settings measured, so nothing is called worse and one ``y`` writes."""
+    from tui_helpers import runtime_app
+
+    from workbench.tui.screens.config_write import ConfigWriteScreen
+
+    agent = research_app(tmp_path).options.agent
+    text = agent.read_text().replace("  always_include:\n    - search_papers\n", "")
+    agent.write_text(text.replace("similarity_threshold: 0.5", "similarity_threshold: 0.0"))
+    _with_cases(tmp_path)
+    mcp_json = tmp_path / ".mcp.json"
+    entry = ["serve", str(agent), "--method", "bm25", "--top-k", "5"]
+    mcp_json.write_text(json.dumps({"mcpServers": {"holo-tune": {"command": "x", "args": entry}}}))
+    app = runtime_app(agent, runtime="serve")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "ctrl+s")
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfigWriteScreen) and screen.worse is None
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is not screen
+    assert "--settings" in json.loads(mcp_json.read_text())["mcpServers"]["holo-tune"]["args"]

@@ -183,6 +183,23 @@ def tune_serve(
     )
 
 
+def measure_settings(
+    catalog: Catalog,
+    bill: TokenBill,
+    cases: Sequence[ResolvedCase],
+    settings: HoloSettings,
+    embedder: Embedder | None,
+    cache: ToolEmbeddingCache | None = None,
+) -> tuple[TaskResult, ...]:
+    """Each case under fixed ``settings``, as a task under serve's bill, measured as
+    :func:`tune_serve` measures what serve runs now (the dashboard's Write judges the knobs'
+    settings against that with it)."""
+    pins = pinned_indices(catalog, settings.pins)
+    fixed = fixed_tokens(bill, pins)
+    answer = answer_tokens(catalog, bill)
+    return _measure(catalog, answer, embedder, cache, settings, cases, fixed, pins)
+
+
 def serve_engines(
     catalog: Catalog,
     bill: TokenBill,

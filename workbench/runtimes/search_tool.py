@@ -12,6 +12,7 @@ loaded, whether the model also sees every namespace, and its tool configuration
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -327,19 +328,28 @@ def export_tool_config(runtime: Runtime, request: ExportRequest) -> ToolConfig:
     """A runtime's own tool configuration for the agent's catalog, the ``--keep`` tools loaded
     (an unknown name is a usage error)."""
     from workbench.errors import InputError
-    from workbench.evaluate.cases import resolve_name
 
     catalog = request.catalog()
     notes: tuple[str, ...] = ()
     if request.max_results is not None:
         notes = (f"--max-results: {runtime.name}'s configuration has no such setting; ignored",)
-    kept: set[str] = set()
-    for name in request.keep:
-        found = resolve_name(name, catalog)
-        if not found:
-            raise InputError(f"no tool named {name!r} in the catalog", field="--keep")
-        kept.update(catalog.tools[i].full_name for i in found)
+    kept = kept_names(catalog, request.keep)
     config = runtime.tool_config(request.agent, catalog, kept, request.variant)
     if config is None:
         raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")
     return replace(config, warnings=(*notes, *config.warnings))
+
+
+def kept_names(catalog: Catalog, names: Sequence[str]) -> set[str]:
+    """Full names of the tools ``names`` give (``export --keep``: full or bare names); an
+    unknown name is a usage error."""
+    from workbench.errors import InputError
+    from workbench.evaluate.cases import resolve_name
+
+    kept: set[str] = set()
+    for name in names:
+        found = resolve_name(name, catalog)
+        if not found:
+            raise InputError(f"no tool named {name!r} in the catalog", field="--keep")
+        kept.update(catalog.tools[i].full_name for i in found)
+    return kept

@@ -11,15 +11,16 @@ The bill is a search-tool design's: every request carries the pins and the two m
 task the pins do not cover takes a second request with the search's answer (the found tools'
 definitions as JSON text; they are called through ``call_tool``). The tuner fits the engine held
 out (:mod:`workbench.evaluate.serve_tune`): the signals' weights, the fields, names first, the
-no-answer threshold and what a search returns, within the budget; the dashboard's Write and
-``export`` still speak serve's flags (``--top-k``, ``--method``, the pins:
-:mod:`workbench.evaluate.deferred_tune` measures them).
+no-answer threshold and what a search returns, within the budget.
 
 The configuration is where the client reads its servers: ``tune --apply`` writes the settings
 file beside the agent and a ``.mcp.json`` with one ``holo-tune`` server (``holo-tune serve AGENT
 --settings FILE``) in place of the agent's MCP servers (every other kept; diff, backup), or points
-a HoloDeck 0.7 agent at serve; ``export`` prints the ``.mcp.json`` and says the streamable-HTTP URL
-for the providers' MCP connectors.
+a HoloDeck 0.7 agent at serve. The dashboard's Write writes the same two files for the knobs
+(:meth:`Serve.knobs_settings`: what serve runs now under ``top_k``, the threshold, the pins and
+bm25), asking again when the labelled cases measure them worse than what serve runs now;
+``export`` prints the knobs' settings file. An older entry with flags (``--method``, ``--top-k``,
+``--pin``) still runs, and is read as serve reads it.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.errors import HoloTuneError
-from workbench.runtimes.base import EngineNote, Knob, TuneOutcome, TuneRequest
+from workbench.runtimes.base import EngineNote, ExportRequest, Knob, TuneOutcome, TuneRequest
 from workbench.runtimes.search_tool import SearchToolRuntime
 from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
@@ -45,7 +46,13 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
+    from workbench.runtimes.base import (
+        CaseSearch,
+        ConfigWrite,
+        SearchRanking,
+        ToolConfig,
+        WriteRequest,
+    )
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.flags import SearchFlags
     from workbench.search.holo.engine import HoloEngine
@@ -95,14 +102,17 @@ class Serve(SearchToolRuntime):
         "JSON text"
     )
     tunes: ClassVar[str] = (
-        "the pins, top_k and the search method (semantic and hybrid when an embedder runs here; "
-        "threshold 0)"
+        "its engine, fitted held out: the signals' weights, the fields, names first, the "
+        "no-answer threshold, and top_k or each search's budget"
     )
     writes: ClassVar[str] = (
-        "a .mcp.json with one holo-tune serve server in place of the agent's; a HoloDeck 0.7 "
+        f"its settings file ({SETTINGS_FILE}; export prints it) and a .mcp.json with one "
+        "holo-tune server (serve AGENT --settings FILE) in place of the agent's; a HoloDeck 0.7 "
         "agent pointed at serve (its MCP entries moved to a servers file)"
     )
-    config_file: ClassVar[str | None] = "its .mcp.json (a HoloDeck 0.7 agent: the agent file)"
+    config_file: ClassVar[str | None] = (
+        f"{SETTINGS_FILE} and its .mcp.json entry (a HoloDeck 0.7 agent: the agent file)"
+    )
     lab_engine = "holo"
     runs_given_embedder: ClassVar[bool] = True
     results: ClassVar[tuple[int, ...]] = TOP_K
@@ -327,16 +337,13 @@ class Serve(SearchToolRuntime):
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
     ) -> ToolConfig:
+        """The settings file for the YAML's block with ``kept`` pinned (the dashboard's ``e``,
+        its knobs' always_include), as ``export --runtime serve`` prints it."""
+        from workbench.config.writeback.block import start_setting
+
         pins = [t.full_name for t in catalog.tools if t.full_name in kept]
-        if _is_07(agent):
-            return self._holodeck07_config(agent, self.setting_flags(self.default_results, pins))
-        doc = self._mcp_json(agent, self.default_results, pins)
-        advice = (
-            f"or over HTTP: holo-tune serve {Path(agent.path).name} --transport http --port 8765 "
-            "... and give the client (a provider's MCP connector, `claude mcp add --transport "
-            "http`) the URL http://127.0.0.1:8765/mcp",
-        )
-        return self.built(doc, advice=advice)
+        setting = start_setting(agent.filtering).with_(always_include=pins)
+        return self.settings_config(agent, catalog, setting)
 
     def _holodeck07_config(self, agent: AgentConfig, flags: list[str]) -> ToolConfig:
         """A HoloDeck 0.7 agent: its tools list with the serve entry in place of its MCP
@@ -384,42 +391,151 @@ class Serve(SearchToolRuntime):
         pins = s.names(ws.catalog)
         return self._mcp_json(ws.agent, s.max_results, pins, s.variant, ws.embedder.spec)
 
-    def dashboard_setting(self, ws: Workspace, setting: ToolFiltering) -> DeferredSetting:
-        """The knobs as serve's flags: their method (BM25 when no embedder runs here) and
-        ``top_k``, the tools ``always_include`` names pinned (threshold 0: serve's cut is
-        ``top_k``)."""
+    def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:
+        """The dashboard's Write: the knobs' settings (:meth:`knobs_settings`; BM25 when no
+        embedder runs here) written as ``tune --apply`` writes the fitted ones, the settings
+        file and the client's entry starting serve with it (:meth:`settings_writes`), shown as
+        one diff and written together; measured against what serve runs now on the labelled
+        cases (:meth:`settings_worse`)."""
         from dataclasses import replace
 
-        pinned = super().dashboard_setting(ws, setting)
-        method = str(setting.search_method)
-        if method != "bm25" and ws.embedder.spec is None:
-            method = "bm25"
-        return replace(pinned, variant=method, max_results=setting.top_k)
+        ws = request.ws
+        knobs = request.setting
+        runs = ws.embedder.embedder is not None
+        if not runs and knobs.search_method != "bm25":
+            knobs = knobs.with_(search_method="bm25")
+        settings = self.knobs_settings(
+            Path(ws.agent.path), ws.catalog, knobs, ws.embedder.spec if runs else None
+        )
+        plan = _joined(self.settings_writes(ws, settings))
+        pins = ", ".join(settings.pins) or "nothing"
+        bar = settings.threshold
+        threshold = "no threshold" if bar is None else f"threshold {bar:g}"
+        dense = "" if runs else " (bm25: no embedder runs here)"
+        summary = (
+            f"{self.name} reads its settings file through the client's entry, not agent.yaml's "
+            f"tool_filtering: this writes both for the knobs' setting{dense}",
+            f"top_k {settings.top_k}, {threshold}, pinned: {pins} (the tools always_include "
+            "names: a toggles one); the other settings are what serve runs now",
+            f"`holo-tune tune {Path(ws.agent.path).name} --runtime {self.name} --apply` fits them "
+            "all on the labelled cases",
+        )
+        worse = self.settings_worse(ws, settings, request.cases) if plan.changed else None
+        return replace(plan, summary=summary, worse=worse)
 
-    def current_setting(self, ws: Workspace) -> DeferredSetting | None:
-        """The ``holo-tune`` server's flags in ``.mcp.json`` beside the agent (its method,
-        ``--top-k`` and pins; serve's defaults for what they leave out), else None (nothing
-        configured: serve's default)."""
+    def knobs_settings(
+        self,
+        agent_path: Path,
+        catalog: Catalog,
+        setting: ToolFiltering,
+        embedder: str | None = None,
+    ) -> HoloSettings:
+        """The engine's settings for the knobs' ``setting`` (the dashboard's Write and
+        ``export``): what serve runs now (:meth:`current_settings`: its entry's settings file
+        and flags, else the engine's defaults, ``embedder`` scoring the dense signal where they
+        name none) under the knobs (:func:`~workbench.search.holo.knobs.knob_settings`:
+        ``top_k``, the threshold, bm25 without the dense signal, and the MCP tools
+        ``always_include`` names pinned, by their full names)."""
+        from workbench.search.holo.knobs import knob_settings
+        from workbench.search.holo.settings import HoloSettings
+        from workbench.search.selection import always_included
 
-        from workbench.evaluate.deferred_tune import DeferredSetting
+        base = self.settings_at(agent_path) or HoloSettings()
+        if base.embedder is None and embedder is not None:
+            base = base.with_(embedder=embedder)
+        tools = catalog.tools
+        pins = tuple(
+            tools[i].full_name
+            for i in always_included(catalog, setting.always_include)
+            if tools[i].kind == "mcp"
+        )
+        return knob_settings(setting.with_(always_include=pins), base)
 
-        path = Path(ws.agent.path).parent / MCP_JSON
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            args = [str(a) for a in doc["mcpServers"][SERVER]["args"]]
-        except (OSError, ValueError, KeyError, TypeError):
+    def settings_worse(
+        self, ws: Workspace, settings: HoloSettings, cases: Path | None
+    ) -> str | None:
+        """Why ``settings`` are measured worse than what serve runs now (:meth:`current_settings`,
+        else the engine's defaults) on the labelled cases (the dashboard's ``cases`` file, else
+        the one beside the agent), each case as the tuner measures it and judged by the verdict
+        every tuner shares; None: not worse, or no cases."""
+        from workbench.evaluate.casesource import labelled_cases
+        from workbench.evaluate.serve_tune import measure_settings
+        from workbench.evaluate.verdict import worse_than_now
+        from workbench.search.holo.settings import HoloSettings
+
+        items = labelled_cases(ws.agent, ws.catalog, cases)
+        if not items:
             return None
-        method, top_k, pins = self.variants[0], self.default_results, []
-        for flag, value in zip(args, [*args[1:], ""], strict=True):
-            if flag == "--method" and value:
-                method = value
-            elif flag == "--top-k" and value.isdigit():
-                top_k = int(value)
-            elif flag == "--pin":
-                pins.append(value)
-        index = {t.full_name: i for i, t in enumerate(ws.catalog.tools)}
-        loaded = tuple(sorted(index[p] for p in pins if p in index))
-        return DeferredSetting(method, top_k, loaded)
+        embedder = ws.embedder.embedder
+        now = self.current_settings(ws) or HoloSettings(
+            embedder=ws.embedder.spec if embedder is not None else None
+        )
+
+        def run(s: HoloSettings) -> list[Any]:
+            return list(
+                measure_settings(ws.catalog, ws.tokens, items, s, embedder, ws.embedder.cache)
+            )
+
+        return worse_than_now(
+            run(settings), run(now), tokens_all=int(ws.tokens.all), same=settings == now
+        )
+
+    def export(self, request: ExportRequest) -> ToolConfig:
+        """``export --runtime serve``: the settings file for the setting the flags and the
+        YAML's block give (:meth:`settings_config`; ``--keep`` pins too), on stdout alone."""
+        from dataclasses import replace
+
+        from workbench.runtimes.search_tool import kept_names
+
+        catalog = request.catalog()
+        notes = tuple(
+            f"{flag}: serve's settings have no such key (--top-k, --method); ignored"
+            for flag, value in (
+                ("--max-results", request.max_results),
+                ("--variant", request.variant),
+            )
+            if value not in (None, "bm25")
+        )
+        setting = request.setting
+        kept = kept_names(catalog, request.keep)
+        if kept:
+            extra = [t.full_name for t in catalog.tools if t.full_name in kept]
+            setting = setting.with_(
+                always_include=list(dict.fromkeys([*setting.always_include, *extra]))
+            )
+        config = self.settings_config(request.agent, catalog, setting)
+        return replace(config, warnings=(*notes, *config.warnings))
+
+    def settings_config(
+        self, agent: AgentConfig, catalog: Catalog, setting: ToolFiltering
+    ) -> ToolConfig:
+        """The settings file for the knobs' ``setting`` (:meth:`knobs_settings`; a cases path
+        relative to the agent's folder, where the file goes), what it cannot pin, and where it
+        goes: what ``export`` prints and the dashboard's ``e`` shows."""
+        from workbench.runtimes.base import ToolConfig
+        from workbench.search.selection import always_included
+
+        warnings = tuple(
+            f"{catalog.tools[i].full_name} is not an MCP tool: serve cannot pin it (the agent "
+            "keeps it)"
+            for i in always_included(catalog, setting.always_include)
+            if catalog.tools[i].kind != "mcp"
+        )
+        path = Path(agent.path)
+        doc = self.knobs_settings(path, catalog, setting).to_json()
+        if doc.get("cases"):
+            doc["cases"] = _relative(Path(doc["cases"]), path.parent)
+        where = f"{path.name}'s {SERVER} entry" if _is_07(agent) else MCP_JSON
+        advice = (
+            f"save this as {SETTINGS_FILE} beside {path.name}; {where} starts serve with "
+            f"`holo-tune serve {path.name} --settings {SETTINGS_FILE}` (`holo-tune tune "
+            f"{path.name} --runtime serve --apply`, or the dashboard's Write, writes both)",
+            f"or over HTTP: holo-tune serve {path.name} --settings {SETTINGS_FILE} --transport "
+            "http --port 8765, and give the client (a provider's MCP connector, `claude mcp add "
+            "--transport http`) the URL http://127.0.0.1:8765/mcp",
+        )
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+        return ToolConfig(self.name, text, doc, warnings, advice)
 
     def export_command(self, report: DeferredReport, ws: Workspace) -> str:
         args = ["serve", str(ws.agent.path), *self.tuned_flags(report, ws)]
@@ -516,12 +632,17 @@ class Serve(SearchToolRuntime):
 
     def current_settings(self, ws: Workspace) -> HoloSettings | None:
         """What serve runs now, as the client's entry starts it: its ``--settings`` file and
-        flags (serve's defaults for what they leave out); None when no entry starts serve."""
+        flags (serve's defaults for what they leave out; an older entry's ``--method``,
+        ``--top-k`` and pins read as serve reads them); None when no entry starts serve."""
+        return self.settings_at(Path(ws.agent.path))
+
+    def settings_at(self, agent_path: Path) -> HoloSettings | None:
+        """:meth:`current_settings` for the agent at ``agent_path`` (its ``.mcp.json``)."""
         import json
 
         from workbench.search.flags import read_serve_argv, serve_settings
 
-        path = Path(ws.agent.path).parent / MCP_JSON
+        path = agent_path.parent / MCP_JSON
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
             args = [str(a) for a in doc["mcpServers"][SERVER]["args"]]
@@ -534,6 +655,32 @@ class Serve(SearchToolRuntime):
             return serve_settings(flags)
         except HoloTuneError:
             return None
+
+
+def _joined(plans: Sequence[ConfigWrite]) -> ConfigWrite:
+    """``plans`` (the settings file, then the client's entry) as one write: one diff, and each
+    changed file written in turn (atomic, a backup, refused when it changed since it was read),
+    the settings first (the entry names them); the last backup returned."""
+    from dataclasses import replace
+
+    first, *rest = plans
+    changed = [p for p in plans if p.changed]
+
+    def write() -> Path | None:
+        backup = None
+        for plan in changed:
+            backup = plan.write() or backup
+        return backup
+
+    names = " and ".join(p.path.name for p in rest)
+    return replace(
+        first,
+        diff="".join(p.diff for p in changed),
+        changed=bool(changed),
+        write=write,
+        what=f"{first.what} (and {names}'s entry)" if names else first.what,
+        warnings=tuple(w for p in plans for w in p.warnings),
+    )
 
 
 def _relative(path: Path, folder: Path) -> str:
