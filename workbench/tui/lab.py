@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from workbench.config.filtering import BLOCK_KEYS, ToolFiltering
-from workbench.search.holo.engine import HoloEngine, HoloResult
+from workbench.search.holo.engine import NAME, HoloEngine, HoloResult
 from workbench.search.holo.knobs import knob_settings
 from workbench.search.holo.settings import HoloSettings
 from workbench.search.selection import match_always_include, select
@@ -28,7 +28,7 @@ from workbench.workspace import Workspace
 #: How many (query, method) rankings stay cached: enough for a typing session and the history.
 CACHE_SIZE = 256
 #: The method name of serve's engine in the lab (its rankings are not HoloDeck's).
-HOLO = "holo"
+HOLO = NAME
 
 
 def build_holo(workspace: Workspace, base: HoloSettings | None = None) -> HoloEngine:

@@ -40,6 +40,7 @@ from workbench.search.strategies.base import (
     request_tokens,
     source_description,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import FloatArray, IntArray
 
 Scorer = Literal["tfidf", "overlap"]
@@ -278,3 +279,15 @@ class ArgusStrategy:
         """One result per ``grid()`` setting, from one ranking."""
         order, scores = self.ranking(query)
         return [self.result(query, order, scores, p.limit) for p in self.grid()]
+
+
+register(
+    Engine(
+        name=ArgusStrategy.name,
+        params=ArgusParams,
+        build=lambda catalog, bill, params, _: ArgusStrategy(catalog, bill, params),
+        mark=("×", "yellow"),
+        shown=("limit", "scorer"),
+        place=20,
+    )
+)
