@@ -39,9 +39,10 @@ SETS: dict[str, list[str]] = {
 
 def compare_json(code: Path, args: list[str]) -> str:
     """``compare ARGS --runtimes --json`` run with the package at ``code``, from the repository
-    root (the inputs are the working tree's)."""
+    root (the inputs are the working tree's). ``-P``: ``python -m`` would put the current
+    directory, the working tree, before ``PYTHONPATH`` and so run its package on both sides."""
     env = {**os.environ, "PYTHONPATH": str(code)}
-    argv = [sys.executable, "-m", "workbench", "compare", *args, "--runtimes", "--json"]
+    argv = [sys.executable, "-P", "-m", "workbench", "compare", *args, "--runtimes", "--json"]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{code}: compare exited {done.returncode}: {done.stderr.strip()}")

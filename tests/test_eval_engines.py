@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from test_eval_cli import CASES, _args, world  # noqa: F401  (the fixture)
 
-from workbench.cli import ENGINE_NAMES, main
+from workbench.cli import main
 from workbench.errors import InputError
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.compare import compare
 from workbench.search.strategies import (
-    ENGINES,
     AnthropicParams,
     ArgusParams,
     StackOneParams,
@@ -21,10 +20,6 @@ from workbench.search.strategies import (
 )
 from workbench.search.strategies.params import parse_params
 from workbench.workspace import open_workspace
-
-
-def test_the_cli_choices_are_the_engines() -> None:
-    assert ("holodeck", *ENGINES) == ENGINE_NAMES
 
 
 def test_params_are_read_by_their_field_types() -> None:

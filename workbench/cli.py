@@ -16,7 +16,7 @@ import importlib
 import math
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from workbench import __version__
@@ -41,18 +41,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
-#: ``eval --engine`` choices: ``holodeck`` and ``workbench.search.strategies.ENGINES`` (kept literal
-#: so ``--help`` does not import the engines; a test keeps the two equal).
-ENGINE_NAMES = (
-    "holodeck",
-    "stackone",
-    "argus",
-    "pizzapi",
-    "anthropic",
-    "toolkits",
-    "fastmcp",
-    "holo",
-)
+class EngineChoices:
+    """``eval --engine``'s choices: ``holodeck`` (HoloDeck's filter, with the setting flags) and
+    every engine of the registry (:mod:`workbench.search.strategies.registry`), read when first
+    asked: building the parser, and so ``--help`` of any command, imports no engine."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    @staticmethod
+    def names() -> tuple[str, ...]:
+        from workbench.search.strategies.registry import names  # the engines' imports are slow
+
+        return ("holodeck", *names())
+
 
 APPLY_EPILOG = (
     "Only the tool_filtering block changes; every other byte stays. Keys the block has keep "
@@ -412,9 +417,11 @@ def build_parser() -> Parsers:
     g = p.add_argument_group("another engine (docs/strategies.md)")
     g.add_argument(
         "--engine",
-        choices=ENGINE_NAMES,
+        choices=EngineChoices(),
         default="holodeck",
-        help="the tool-search design to measure (default: holodeck, with the setting flags)",
+        metavar="NAME",
+        help="the tool-search design to measure: %(choices)s (default: holodeck, with the "
+        "setting flags)",
     )
     g.add_argument(
         "--param",

@@ -54,6 +54,7 @@ from workbench.search.flags import SearchFlags
 from workbench.search.strategies import build_strategy
 from workbench.search.strategies.anthropic import Variant
 from workbench.search.strategies.params import parse_params
+from workbench.search.strategies.registry import engines, get_engine
 from workbench.workspace import Workspace
 
 #: Warning lines about unknown names printed before "... and N more".
@@ -171,15 +172,17 @@ def run_engine(args: argparse.Namespace, engine: str) -> EngineReport:
             f"{given[0]} is a holodeck setting; {engine} takes --param KEY=VALUE", field=given[0]
         )
     params = parse_params(engine, args.param)
-    if getattr(args, "llm", None) is not None and engine != "anthropic":
+    model_query = get_engine(engine).model_query
+    if getattr(args, "llm", None) is not None and not model_query:
+        writers = " or ".join(e.name for e in engines() if e.model_query)
         raise InputError(
-            f"is the search call a model writes for the anthropic engine; {engine} searches the "
+            f"is the search call a model writes for the {writers} engine; {engine} searches the "
             "message",
             field="--llm",
         )
     ws, cases = open_for_cases(args)
     strategy = build_strategy(engine, ws.catalog, ws.tokens, params, embedder=ws.embedder.embedder)
-    queries = search_queries(args, ws.agent, cases) if engine == "anthropic" else None
+    queries = search_queries(args, ws.agent, cases) if model_query else None
     variant: Variant = "regex" if getattr(strategy.params, "variant", "") == "regex" else "bm25"
     report = evaluate_engine(
         strategy,

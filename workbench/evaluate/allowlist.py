@@ -249,7 +249,6 @@ class AllowlistReport:
     current: StaticMetrics
     folds: int
     within_budget: bool
-    fold_sizes: tuple[int, ...] = field(default=())
     #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
     bars: Bars = field(default=Bars())
     #: Each case held-out under the set chosen without it, and under what is exposed now
@@ -290,7 +289,6 @@ def tune_allowlist(
     """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
     surf = surface(agent, catalog)
     rule, bars = allowlist_rule(surf, cases, tokens, budget, folds, usage)
-    sizes = [len(fold.test) for fold in rule.held.folds]
     insample = rule.insample
     current_cases = measure_cases(current_exposed(agent, catalog, surf), cases, tokens)
     current = static_metrics(current_cases, tokens)
@@ -306,7 +304,6 @@ def tune_allowlist(
         current,
         folds,
         within,
-        tuple(sizes),
         bars,
         tuple(rule.held.case_order()),
         tuple(current_cases),

@@ -248,10 +248,6 @@ def _description(tool: Tool) -> str:
     return tool.description
 
 
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def _shown(names: Sequence[str]) -> str:
     head = ", ".join(names[:NAMES_SHOWN])
     return head + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")

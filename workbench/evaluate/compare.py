@@ -51,8 +51,9 @@ from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.tuner import DEFAULT_FOLDS, knee_text
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.search.embedders import EmbedderChoice
-from workbench.search.strategies import ENGINES, AnthropicParams, Strategy, build_strategy
+from workbench.search.strategies import Strategy, build_strategy
 from workbench.search.strategies.base import StrategyResult
+from workbench.search.strategies.registry import engines_of, get_engine
 from workbench.search.types import FloatArray, IntArray
 from workbench.tokens import TokenTable
 
@@ -328,18 +329,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-#: The parameters worth reading in a table cell, per strategy engine.
-SHOWN_PARAMS: dict[str, tuple[str, ...]] = {
-    "stackone": ("alpha", "bm25_norm", "limit"),
-    "argus": ("limit", "scorer"),
-    "pizzapi": ("max_results", "token_threshold"),
-    "anthropic": ("variant", "max_results"),
-    "toolkits": ("threshold",),
-    "fastmcp": ("variant", "max_results"),
-    "holo": ("top_k", "dense", "lexical", "name"),
-}
-
-
 def params_text(engine: str, params: Mapping[str, Any]) -> str:
     """The knobs of one setting worth reading in a table cell (the CLI's and the view's)."""
     p = params
@@ -350,7 +339,7 @@ def params_text(engine: str, params: Mapping[str, Any]) -> str:
         if p["always_include_top_n_used"]:
             text += f" top_n_used {p['always_include_top_n_used']}"
         return text
-    return " ".join(f"{k} {p[k]}" for k in SHOWN_PARAMS[engine])
+    return " ".join(f"{k} {p[k]}" for k in get_engine(engine).shown)
 
 
 def measure_strategy(
@@ -465,14 +454,13 @@ def measure_holodeck(
     return rows, []
 
 
-def stages(engines: Sequence[str] = ENGINES) -> list[str]:
-    """The passes over the cases :func:`compare` makes, in order (anthropic twice: its BM25
-    and its regex variants)."""
+def stages(engines: Sequence[str] | None = None) -> list[str]:
+    """The passes over the cases :func:`compare` makes, in order: HoloDeck's, then each engine's
+    (every registered one by default) and each of its variants' (``"anthropic (regex)"``)."""
     out = ["holodeck"]
-    for name in engines:
-        out.append(name)
-        if name == "anthropic":
-            out.append("anthropic (regex)")
+    for engine in engines_of(engines):
+        out.append(engine.name)
+        out += [f"{engine.name} ({variant.label})" for variant in engine.variants]
     return out
 
 
@@ -480,7 +468,7 @@ def compare(
     ws: Opened,
     cases: CaseSet,
     *,
-    engines: Sequence[str] = ENGINES,
+    engines: Sequence[str] | None = None,
     folds: int = DEFAULT_FOLDS,
     on_engine: EngineStarted | None = None,
     on_progress: Progress | None = None,
@@ -510,22 +498,24 @@ def compare(
 
     rows, points = measure_holodeck(ws, cases, folds, stage(0))
     at = 1
-    for name in engines:
-        embedder = ws.embedder.embedder
+    embedder = ws.embedder.embedder
+    for engine in engines_of(engines):
+        name = engine.name
         strategy = build_strategy(name, ws.catalog, ws.tokens, embedder=embedder)
         found, curve = measure_strategy(name, strategy, cases, tokens_all, folds, stage(at))
         found = [over_all(row, tokens_all, strategy) for row in found]
         at += 1
-        if name == "toolkits" and embedder is None:
-            note = "no embedder: toolkits activate by keyword only, and none are configured"
-            found = [dataclasses.replace(row, note=note) for row in found]
+        if engine.no_embedder_note is not None and embedder is None:
+            found = [dataclasses.replace(row, note=engine.no_embedder_note) for row in found]
         rows += found
         points += curve
-        if name == "anthropic":
-            regex = build_strategy(name, ws.catalog, ws.tokens, AnthropicParams(variant="regex"))
-            found, curve = measure_strategy(name, regex, cases, tokens_all, folds, stage(at))
+        for variant in engine.variants:  # a pass of its own (no over_all note, as before)
+            params = engine.params(**variant.changes)
+            other = build_strategy(name, ws.catalog, ws.tokens, params, embedder=embedder)
+            found, curve = measure_strategy(name, other, cases, tokens_all, folds, stage(at))
             at += 1
-            rows += [dataclasses.replace(row, setting=f"{row.setting} (regex)") for row in found]
+            label = f" ({variant.label})"
+            rows += [dataclasses.replace(row, setting=row.setting + label) for row in found]
             points += curve
     if on_progress is not None:
         on_progress(total, total)

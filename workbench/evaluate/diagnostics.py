@@ -74,13 +74,6 @@ class Finding:
         }
 
 
-class EmbedderInfo(Protocol):
-    """What diagnostics read of the workspace's embedder choice."""
-
-    @property
-    def model_id(self) -> str | None: ...
-
-
 class Parts(Protocol):
     """A workspace or anything with its parts (:class:`workbench.workspace.Workspace` fits)."""
 

@@ -166,8 +166,6 @@ def score_case(
     )
 
 
-#: The metrics that get a 95 % interval, in the order they are shown.
-CI_METRICS = ("hit", "recall", "top1", "mrr")
 #: ``Case.origin`` of queries a model wrote (``holo-tune cases generate``).
 GENERATED = "generated"
 

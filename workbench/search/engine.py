@@ -16,10 +16,8 @@ Every fallback of the runtime (``holodeck.lib.tool_filter.index.ToolIndex``) is 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -28,6 +26,7 @@ from workbench.config.filtering import SearchMethod
 from workbench.search.bm25 import BM25Index, normalise
 from workbench.search.embedders.cache import ToolEmbeddingCache, embed_cached
 from workbench.search.hybrid import best_first, rrf
+from workbench.search.lru import LRU
 from workbench.search.semantic import ToolVectors
 from workbench.search.tokenize import tokenize
 from workbench.search.types import Embedder, FloatArray, Ranking
@@ -48,49 +47,6 @@ class _Semantic:
     fallback: str | None
     model_id: str | None
     cacheable: bool = True
-
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class LRU(Generic[K, V]):
-    """A small thread-safe least-recently-used map of at most ``size`` items, whose keys'
-    ``weight`` (their query's length) adds up to at most ``budget``."""
-
-    def __init__(
-        self, size: int, weight: Callable[[K], int] = lambda _: 0, budget: int = 0
-    ) -> None:
-        self._size = size
-        self._weight = weight
-        self._budget = budget
-        self._held = 0
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            if key not in self._items:
-                self._held += self._weight(key)
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size or (
-                self._budget and self._held > self._budget and len(self._items) > 1
-            ):
-                old, _ = self._items.popitem(last=False)
-                self._held -= self._weight(old)
-
-    @property
-    def held(self) -> int:
-        """The weight of the keys held (their query characters)."""
-        return self._held
 
 
 class HoloDeckEngine:

@@ -11,16 +11,16 @@ ranks and searches under the knobs from them (:meth:`Lab.holo_view`, cheap).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from workbench.config.filtering import BLOCK_KEYS, ToolFiltering
-from workbench.search.holo.engine import HoloEngine, HoloResult
+from workbench.search.holo.engine import NAME, HoloEngine, HoloResult
 from workbench.search.holo.knobs import knob_settings
 from workbench.search.holo.settings import HoloSettings
+from workbench.search.lru import LRU
 from workbench.search.selection import match_always_include, select
 from workbench.search.types import FloatArray, IntArray, Ranking, Reason, Selection
 from workbench.workspace import Workspace
@@ -28,7 +28,7 @@ from workbench.workspace import Workspace
 #: How many (query, method) rankings stay cached: enough for a typing session and the history.
 CACHE_SIZE = 256
 #: The method name of serve's engine in the lab (its rankings are not HoloDeck's).
-HOLO = "holo"
+HOLO = NAME
 
 
 def build_holo(workspace: Workspace, base: HoloSettings | None = None) -> HoloEngine:
@@ -91,9 +91,9 @@ class Lab:
     holo: HoloEngine | None = None
     #: What the knobs do not set of serve's engine (:func:`knob_settings`' base).
     holo_base: HoloSettings | None = None
-    _cache: OrderedDict[tuple[str, str], Ranking] = field(default_factory=OrderedDict)
-    #: The queries whose signals serve's engine has scored (most recent last).
-    _holo_scored: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    _cache: LRU[tuple[str, str], Ranking] = field(default_factory=lambda: LRU(CACHE_SIZE))
+    #: The queries whose signals serve's engine has scored.
+    _holo_scored: LRU[str, bool] = field(default_factory=lambda: LRU(CACHE_SIZE))
 
     @classmethod
     def open(cls, workspace: Workspace, usage: IntArray | None = None) -> Lab:
@@ -124,21 +124,10 @@ class Lab:
 
     # -- rankings ---------------------------------------------------------------------------
     def cached(self, query: str, method: str) -> Ranking | None:
-        hit = self._cache.get((query, method))
-        if hit is not None:
-            self._cache.move_to_end((query, method))
-        return hit
+        return self._cache.get((query, method))
 
     def remember(self, ranking: Ranking) -> None:
-        self._cache[(ranking.query, ranking.requested)] = ranking
-        self._cache.move_to_end((ranking.query, ranking.requested))
-        while len(self._cache) > CACHE_SIZE:
-            self._cache.popitem(last=False)
-
-    def forget_rankings(self) -> None:
-        """Drop every cached ranking (the catalog or the embedder changed)."""
-        self._cache.clear()
-        self._holo_scored.clear()
+        self._cache.put((ranking.query, ranking.requested), ranking)
 
     def rank(self, query: str, method: str) -> Ranking:
         """Score ``query`` (slow for semantic: call from a thread worker). Not cached here."""
@@ -165,10 +154,7 @@ class Lab:
 
     def remember_holo(self, query: str) -> None:
         """``query``'s signals are scored (on the UI thread, after :meth:`score_holo`)."""
-        self._holo_scored[query] = None
-        self._holo_scored.move_to_end(query)
-        while len(self._holo_scored) > CACHE_SIZE:
-            self._holo_scored.popitem(last=False)
+        self._holo_scored.put(query, True)
 
     def holo_view(self, query: str) -> HoloView | None:
         """``query`` searched by serve's engine under the knobs, from its scored signals (None:

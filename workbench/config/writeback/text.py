@@ -8,7 +8,6 @@ U+2028, which YAML keeps inside scalars).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,11 +24,6 @@ class PlanBytes:
     @property
     def changed(self) -> bool:
         return self.old != self.new
-
-    @property
-    def old_digest(self) -> str:
-        """The sha256 of the bytes read: a write is refused when the file no longer has them."""
-        return hashlib.sha256(self.old).hexdigest()
 
     @property
     def new_text(self) -> str:

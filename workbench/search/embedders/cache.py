@@ -13,13 +13,13 @@ import logging
 import os
 import sqlite3
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from workbench.search.lru import LRU
 from workbench.search.types import Embedder, FloatArray
 
 log = logging.getLogger(__name__)
@@ -203,8 +203,7 @@ class CachingEmbedder:
     def __init__(self, inner: Embedder, maxsize: int = 1024) -> None:
         self.inner = inner
         self.maxsize = maxsize
-        self._memory: OrderedDict[str, FloatArray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._memory: LRU[str, FloatArray] = LRU(maxsize)
 
     @property
     def spec(self) -> str:
@@ -217,21 +216,19 @@ class CachingEmbedder:
     def embed(self, texts: Sequence[str]) -> FloatArray:
         if not texts:
             return self.inner.embed([])
-        with self._lock:
-            known = {t: self._memory[t] for t in texts if t in self._memory}
-            for text in known:
-                self._memory.move_to_end(text)
-        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        known: dict[str, FloatArray] = {}
+        for text in dict.fromkeys(texts):
+            vector = self._memory.get(text)
+            if vector is not None:
+                known[text] = vector
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             fresh = self.inner.embed(missing)
-            with self._lock:
-                for text, row in zip(missing, fresh, strict=True):
-                    vector = np.asarray(row, dtype=np.float64)
-                    vector.flags.writeable = False
-                    self._memory[text] = vector
-                    known[text] = vector
-                while len(self._memory) > self.maxsize:
-                    self._memory.popitem(last=False)
+            for text, row in zip(missing, fresh, strict=True):
+                vector = np.asarray(row, dtype=np.float64)
+                vector.flags.writeable = False
+                self._memory.put(text, vector)
+                known[text] = vector
         return np.vstack([known[t] for t in texts])
 
     def __repr__(self) -> str:

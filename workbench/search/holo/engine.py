@@ -18,14 +18,15 @@ import numpy as np
 
 from workbench.catalog.models import Catalog
 from workbench.search.embedders.cache import ToolEmbeddingCache, embed_cached
-from workbench.search.engine import CACHE_QUERY_CHARS, LRU
+from workbench.search.engine import CACHE_QUERY_CHARS
 from workbench.search.holo.fusion import cost_signal, fuse
 from workbench.search.holo.lexical import LexicalIndex
 from workbench.search.holo.names import NameIndex, selected
 from workbench.search.holo.neighbours import Labelled, neighbour_scores, tfidf_similarity
 from workbench.search.holo.settings import DEFAULT_FIELDS, HoloSettings
 from workbench.search.holo.text import documents, name_words, words
-from workbench.search.types import BoolArray, Embedder, FloatArray, IntArray, Ranking
+from workbench.search.lru import LRU
+from workbench.search.types import BoolArray, Embedder, FloatArray, IntArray
 
 NAME = "holo"
 #: Signals that score every tool for every query (cosines): with one, every tool is found.
@@ -65,10 +66,6 @@ class HoloRanking:
     #: dense signal is scored, else those sharing a word or a name part with it (or a
     #: labelled neighbour). A search returns only these.
     found: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    def as_ranking(self, model_id: str | None = None) -> Ranking:
-        """The ranking as evaluation reads one (method ``holo``)."""
-        return Ranking(self.query, NAME, NAME, self.scores, self.order, model_id=model_id)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from workbench.search.strategies.base import (
     request_tokens,
     source_description,
 )
+from workbench.search.strategies.registry import Engine, EngineVariant, register
 from workbench.search.types import FloatArray, IntArray
 
 Variant = Literal["bm25", "regex"]
@@ -177,3 +178,19 @@ class AnthropicStrategy:
         """One result per ``grid()`` setting, from one search."""
         order, scores = self.ranking(query)
         return [self.result(query, order, scores, p.max_results) for p in self.grid()]
+
+
+register(
+    Engine(
+        name=AnthropicStrategy.name,
+        params=AnthropicParams,
+        build=lambda catalog, bill, params, _: AnthropicStrategy(catalog, bill, params),
+        mark=("■", "bright_blue"),
+        shown=("variant", "max_results"),
+        place=40,
+        # compare measures the regex tool too, a series of its own on the plot
+        variants=(EngineVariant("regex", {"variant": "regex"}, ("□", "blue")),),
+        # the search call is the model's (eval --llm)
+        model_query=True,
+    )
+)

@@ -17,7 +17,6 @@ tools ``find_tool`` returns (it returns their schemas; they are billed as defini
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -40,6 +39,7 @@ from workbench.search.strategies.base import (
     request_tokens,
     source_description,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import FloatArray, IntArray
 
 Scorer = Literal["tfidf", "overlap"]
@@ -152,8 +152,8 @@ class ArgusIndex:
         self._fitted = False
         self.vectorizer: TfidfVectorizer | None = None
         self.matrix: Any = None
-        #: (scorer, query) -> the tools scoring > 0, best first, and their scores.
-        self._ranked: OrderedDict[tuple[Scorer, str], tuple[IntArray, FloatArray]] = OrderedDict()
+        #: (query, scorer) -> the tools scoring > 0, best first, and their scores.
+        self._ranked = lru_cache(maxsize=KEPT_RANKINGS)(self._rank)
 
     def _fit(self) -> None:
         """The TF-IDF fit, as argus makes it (none when no text holds a token: argus fails to
@@ -191,19 +191,14 @@ class ArgusIndex:
     def ranking(self, query: str, scorer: Scorer) -> tuple[IntArray, FloatArray]:
         """Tools scoring > 0, best first, ties in catalog order, and every tool's score (0 for
         those that do not score > 0); each query scored once per scorer."""
-        key = (scorer, query)
-        kept = self._ranked.get(key)
-        if kept is None:
-            scores = self.scores(query, scorer)
-            hits = np.flatnonzero(scores > 0.0)
-            order = hits[np.argsort(-scores[hits], kind="stable")].astype(np.int64)
-            kept = self._ranked[key] = (order, scores[order])
-            if len(self._ranked) > KEPT_RANKINGS:
-                self._ranked.popitem(last=False)
-        else:
-            self._ranked.move_to_end(key)
-        order, values = kept
+        order, values = self._ranked(query, scorer)
         return order.copy(), full_scores(self.size, order, values)
+
+    def _rank(self, query: str, scorer: Scorer) -> tuple[IntArray, FloatArray]:
+        scores = self.scores(query, scorer)
+        hits = np.flatnonzero(scores > 0.0)
+        order = hits[np.argsort(-scores[hits], kind="stable")].astype(np.int64)
+        return order, scores[order]
 
 
 @lru_cache(maxsize=8)
@@ -278,3 +273,15 @@ class ArgusStrategy:
         """One result per ``grid()`` setting, from one ranking."""
         order, scores = self.ranking(query)
         return [self.result(query, order, scores, p.limit) for p in self.grid()]
+
+
+register(
+    Engine(
+        name=ArgusStrategy.name,
+        params=ArgusParams,
+        build=lambda catalog, bill, params, _: ArgusStrategy(catalog, bill, params),
+        mark=("×", "yellow"),
+        shown=("limit", "scorer"),
+        place=20,
+    )
+)

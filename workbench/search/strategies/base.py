@@ -120,15 +120,7 @@ def request_tokens(bill: TokenBill, sent: Sequence[int], meta_tokens: int) -> in
     return total + bill.overhead if total > 0 else 0
 
 
-# ------------------------------------------------------------------------------------- ordering
-
-
-def best_first(scores: FloatArray, candidates: IntArray | None = None) -> IntArray:
-    """Indices by descending score, ties in the order given (a stable sort, as ``list.sort(
-    reverse=True)`` and JavaScript's ``Array.prototype.sort`` keep them)."""
-    idx = np.arange(scores.shape[0], dtype=np.int64) if candidates is None else candidates
-    keyed = scores[idx]
-    return idx[np.argsort(-keyed, kind="stable")].astype(np.int64, copy=False)
+# ------------------------------------------------------------------------------------- scores
 
 
 def full_scores(size: int, indices: Sequence[int] | IntArray, values: FloatArray) -> FloatArray:

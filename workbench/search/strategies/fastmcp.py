@@ -42,15 +42,16 @@ from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import InputError
+from workbench.search.hybrid import best_first
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
-    best_first,
     definitions_tokens,
     full_scores,
     request_tokens,
     text_tokens,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import FloatArray, IntArray
 
 Variant = Literal["bm25", "regex"]
@@ -405,3 +406,15 @@ class FastMCPStrategy:
 
 def _full_name(catalog: Catalog, tool: ProxiedTool) -> str | None:
     return None if tool.index is None else catalog.tools[tool.index].full_name
+
+
+register(
+    Engine(
+        name=FastMCPStrategy.name,
+        params=FastMCPParams,
+        build=lambda catalog, bill, params, _: FastMCPStrategy(catalog, bill, params),
+        mark=("▽", "bright_green"),
+        shown=("variant", "max_results"),
+        place=60,
+    )
+)

@@ -33,6 +33,7 @@ from workbench.search.strategies.base import (
     request_tokens,
     text_tokens,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import Embedder, FloatArray, IntArray
 
 NAME = "holo"
@@ -193,3 +194,17 @@ def _positive(scores: FloatArray, found: IntArray) -> FloatArray:
         values = scores[found]
         out[found] = values - float(values.min()) + 1e-6
     return out
+
+
+register(
+    Engine(
+        name=HoloStrategy.name,
+        params=HoloParams,
+        build=lambda catalog, bill, params, embedder: HoloStrategy(
+            catalog, bill, params, embedder=embedder
+        ),
+        mark=("★", "bright_magenta"),
+        shown=("top_k", "dense", "lexical", "name"),
+        place=70,
+    )
+)

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.errors import InputError
-from workbench.search.strategies import ENGINES, PARAMS
+from workbench.search.strategies.registry import get_engine
 
 FLAG = "--param"
 _TRUE = frozenset({"true", "yes", "1", "on"})
@@ -30,11 +30,7 @@ _FALSE = frozenset({"false", "no", "0", "off"})
 
 def parse_params(engine: str, items: Sequence[str]) -> Any:
     """The parameters of ``engine`` with each ``KEY=VALUE`` of ``items`` over its defaults."""
-    if engine not in PARAMS:
-        raise InputError(
-            f"unknown engine {engine!r} (known: {', '.join(ENGINES)})", field="--engine"
-        )
-    cls = PARAMS[engine]
+    cls = get_engine(engine, flag="--engine").params
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     changes: dict[str, Any] = {}

@@ -46,6 +46,7 @@ from workbench.search.strategies.base import (
     source_description,
     text_tokens,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import BoolArray, FloatArray, IntArray
 
 NAME_MAX = 64
@@ -500,3 +501,15 @@ class PizzaPiStrategy:
 
 def _mcp(tool: Tool) -> bool:
     return tool.kind == "mcp"
+
+
+register(
+    Engine(
+        name=PizzaPiStrategy.name,
+        params=PizzaPiParams,
+        build=lambda catalog, bill, params, _: PizzaPiStrategy(catalog, bill, params),
+        mark=("▲", "red"),
+        shown=("max_results", "token_threshold"),
+        place=30,
+    )
+)

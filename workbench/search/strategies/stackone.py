@@ -50,6 +50,7 @@ from workbench.search.strategies.base import (
     source_description,
     text_tokens,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import FloatArray, IntArray
 
 BM25Norm = Literal["sigmoid", "clamp"]
@@ -446,3 +447,15 @@ class StackOneStrategy:
                 ranked[key] = self.rank(found, *key)
             out.append(self.result(query, *ranked[key], params))
         return out
+
+
+register(
+    Engine(
+        name=StackOneStrategy.name,
+        params=StackOneParams,
+        build=lambda catalog, bill, params, _: StackOneStrategy(catalog, bill, params),
+        mark=("+", "green"),
+        shown=("alpha", "bm25_norm", "limit"),
+        place=10,
+    )
+)

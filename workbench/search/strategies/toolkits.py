@@ -37,6 +37,7 @@ from workbench.search.strategies.base import (
     request_tokens,
     source_description,
 )
+from workbench.search.strategies.registry import Engine, register
 from workbench.search.types import Embedder, FloatArray, IntArray
 
 #: The thresholds ``run_grid`` covers (with an embedder).
@@ -209,3 +210,18 @@ class ToolkitsStrategy:
             return [self.result(query, sims, active)]
         by_word = np.array([keyword_hit(query, kit.keywords) for kit in self.toolkits], dtype=bool)
         return [self.result(query, sims, by_word | (sims >= p.threshold)) for p in self.grid()]
+
+
+register(
+    Engine(
+        name=ToolkitsStrategy.name,
+        params=ToolkitsParams,
+        build=lambda catalog, bill, params, embedder: ToolkitsStrategy(
+            catalog, bill, params, embedder
+        ),
+        mark=("○", "white"),
+        shown=("threshold",),
+        place=50,
+        no_embedder_note="no embedder: toolkits activate by keyword only, and none are configured",
+    )
+)

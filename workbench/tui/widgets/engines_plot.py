@@ -16,34 +16,39 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from workbench.evaluate.compare import CompareReport, CurvePoint
+from workbench.search.strategies.registry import Mark, engines, find_engine
 from workbench.tui.widgets.front_plot import Series, scatter_text
 
-#: Marker and style of each engine (series name), in legend order.
-ENGINE_MARKS: dict[str, tuple[str, str]] = {
-    "holodeck": ("•", "cyan"),
-    "stackone": ("+", "green"),
-    "argus": ("×", "yellow"),
-    "pizzapi": ("▲", "red"),
-    "anthropic": ("■", "bright_blue"),
-    "anthropic regex": ("□", "blue"),
-    "toolkits": ("○", "white"),
-    "fastmcp": ("▽", "bright_green"),
-    "holo": ("★", "bright_magenta"),
-}
-#: Markers for engines not listed above, in turn.
-SPARE_MARKS: tuple[tuple[str, str], ...] = (("▼", "bright_green"), ("◇", "bright_red"))
+#: HoloDeck's filter's marker and style (the engines' are their registry entries').
+HOLODECK_MARK: Mark = ("•", "cyan")
+#: Markers for series no entry marks, in turn.
+SPARE_MARKS: tuple[Mark, ...] = (("▼", "bright_green"), ("◇", "bright_red"))
 CURRENT = Series("holodeck current", "◆", "bold magenta", ())
 
 
+def engine_marks() -> dict[str, Mark]:
+    """Marker and style of each series, in legend order: HoloDeck, then each registered engine
+    followed by its variants (``"anthropic regex"``)."""
+    marks = {"holodeck": HOLODECK_MARK}
+    for engine in engines():
+        marks[engine.name] = engine.mark
+        for variant in engine.variants:
+            marks[f"{engine.name} {variant.label}"] = variant.mark
+    return marks
+
+
 def series_name(point: CurvePoint) -> str:
-    """The series a point belongs to: its engine, the Anthropic regex variant apart."""
-    if point.engine == "anthropic" and point.params.get("variant") == "regex":
-        return "anthropic regex"
+    """The series a point belongs to: its engine, or the engine's variant its parameters are
+    (the Anthropic regex tool)."""
+    engine = find_engine(point.engine)
+    for variant in engine.variants if engine is not None else ():
+        if variant.holds(point.params):
+            return f"{point.engine} {variant.label}"
     return point.engine
 
 
 def engine_series(report: CompareReport) -> list[Series]:
-    """One series per engine of the report, in :data:`ENGINE_MARKS` order: its curve points,
+    """One series per engine of the report, in :func:`engine_marks` order: its curve points,
     and for HoloDeck also its rows measured on every case (defaults, the agent's block)."""
     points: dict[str, list[tuple[float, float]]] = {}
     for row in report.rows:
@@ -52,12 +57,13 @@ def engine_series(report: CompareReport) -> list[Series]:
             points["holodeck"].append((row.metrics.tokens_selected_mean, row.metrics.recall))
     for point in report.points:
         points.setdefault(series_name(point), []).append((point.tokens, point.recall))
-    order = [name for name in ENGINE_MARKS if name in points]
-    order += [name for name in points if name not in ENGINE_MARKS]
+    marks = engine_marks()
+    order = [name for name in marks if name in points]
+    order += [name for name in points if name not in marks]
     spare = iter(SPARE_MARKS * (len(order) // len(SPARE_MARKS) + 1))
     out = []
     for name in order:
-        marker, style = ENGINE_MARKS.get(name) or next(spare)
+        marker, style = marks.get(name) or next(spare)
         out.append(Series(name, marker, style, tuple(points[name])))
     return out
 

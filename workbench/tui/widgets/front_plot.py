@@ -101,7 +101,3 @@ class FrontPlot(Widget):
         if self.data is None:
             return Text("run the cases to see the front", style="dim")
         return plot_text(self.data, self.content_size.width, self.content_size.height)
-
-
-def front_points(front: Sequence[tuple[float, float]]) -> tuple[tuple[float, float], ...]:
-    return tuple((float(t), float(r)) for t, r in front)

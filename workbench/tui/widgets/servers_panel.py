@@ -92,11 +92,6 @@ class ServersPanel(OptionList):
         self._tokens = tokens
         self._redraw()
 
-    def update_server(self, status: ServerStatus) -> None:
-        """One server moved on: update (or add) its line."""
-        self._statuses[status.name] = status
-        self._redraw()
-
     def _busy(self) -> bool:
         return any(s.state in ("pending", "connecting") for s in self._statuses.values())
 
