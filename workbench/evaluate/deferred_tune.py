@@ -75,9 +75,7 @@ APPROXIMATION = (
 
 def approximation(queries: SearchQueries = MESSAGE) -> str:
     """What the figures stand on, in words (text and ``--json``)."""
-    if queries.llm is None:
-        return f"{APPROXIMATION}; the user's message is searched (a model writes its own query)"
-    return f"{APPROXIMATION}; searched with the query {queries.llm} writes for each case"
+    return f"{APPROXIMATION}; {queries.searched()}"
 
 
 #: How far down each case's ranking the greedy looks (loaded tools skipped).

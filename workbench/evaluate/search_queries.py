@@ -145,6 +145,12 @@ class SearchQueries:
     def call(self, message: str) -> SearchCall | None:
         return self.calls.get(message)
 
+    def searched(self) -> str:
+        """What each case is searched with, in the words every figures' note ends with."""
+        if self.llm is None:
+            return "the user's message is searched (a model writes its own query)"
+        return f"searched with the query {self.llm} writes for each case"
+
     def describe(self) -> str:
         """One line for the text output."""
         if self.llm is None:

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Finding
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.overrides import OverrideReport
-    from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
@@ -102,6 +101,7 @@ def argus_names(catalog: Catalog) -> list[str]:
 
 class Argus(SearchToolRuntime):
     name: ClassVar[str] = NAME
+    exact_ranking: ClassVar[str | None] = "the ranking is argus-mcp 0.8.6's own (exact)"
     title: ClassVar[str] = "Argus MCP (find_tool optimizer)"
     marker: ClassVar[tuple[str, str]] = ("R", "magenta")
     #: An Argus config with the optimizer on beside the agent outweighs the agent YAML's blocks.
@@ -177,14 +177,6 @@ class Argus(SearchToolRuntime):
         scorer = cast("Scorer", setting.variant)
         params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
-
-    def figures_note(self, queries: SearchQueries) -> str:
-        searched = (
-            "the user's message is searched (a model writes its own query)"
-            if queries.llm is None
-            else f"searched with the query {queries.llm} writes for each case"
-        )
-        return f"the ranking is argus-mcp 0.8.6's own (exact); {searched}"
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         return (

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from workbench.config import AgentConfig
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
-    from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.search_tool import SearchEngine
@@ -69,6 +68,7 @@ _NOT_READ = ("method", "threshold", "top_n_used", "enabled", "usage")
 
 class FastMCP(SearchToolRuntime):
     name: ClassVar[str] = NAME
+    exact_ranking: ClassVar[str | None] = "the ranking is FastMCP 4.1.6's own (exact)"
     title: ClassVar[str] = "FastMCP (tool search transform)"
     marker: ClassVar[tuple[str, str]] = ("F", "bright_green")
     #: A proxy file beside the agent outweighs the agent YAML's blocks.
@@ -167,14 +167,6 @@ class FastMCP(SearchToolRuntime):
             variant=variant, max_results=setting.max_results, always_visible=pins
         )
         return FastMCPStrategy(catalog, bill, params)
-
-    def figures_note(self, queries: SearchQueries) -> str:
-        searched = (
-            "the user's message is searched (a model writes its own query)"
-            if queries.llm is None
-            else f"searched with the query {queries.llm} writes for each case"
-        )
-        return f"the ranking is FastMCP 4.1.6's own (exact); {searched}"
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         s = report.setting

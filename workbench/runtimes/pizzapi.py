@@ -61,9 +61,7 @@ def note(queries: SearchQueries) -> str:
         "hit and recall are PizzaPi's search as its source reads (the lab's pizzapi engine; "
         "no test runs PizzaPi itself)"
     )
-    if queries.llm is None:
-        return f"{base}; the user's message is searched (a model writes its own query)"
-    return f"{base}; searched with the query {queries.llm} writes for each case"
+    return f"{base}; {queries.searched()}"
 
 
 class PizzaPi(Runtime):

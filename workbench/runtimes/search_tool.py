@@ -76,6 +76,9 @@ class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
     searches: ClassVar[bool] = True
+    #: Whose ranking the figures are when they are exact (None: an approximation of the
+    #: provider's search): the first words of :meth:`figures_note`.
+    exact_ranking: ClassVar[str | None] = None
     #: The search variants the provider offers (``bm25``, ``regex``).
     variants: ClassVar[tuple[str, ...]] = ("bm25",)
     knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25",))
@@ -143,10 +146,14 @@ class SearchToolRuntime(Runtime):
         return self.variants
 
     def figures_note(self, queries: SearchQueries) -> str:
-        """What the tuner's figures stand on, in words (text, ``--json`` and the compare row)."""
+        """What the tuner's figures stand on, in words (text, ``--json`` and the compare row):
+        the runtime's own ranking (:attr:`exact_ranking`) and what each case is searched with,
+        else the approximation's words."""
         from workbench.evaluate.deferred_tune import approximation
 
-        return approximation(queries)
+        if self.exact_ranking is None:
+            return approximation(queries)
+        return f"{self.exact_ranking}; {queries.searched()}"
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         """The proposal in words (the text report's ``proposed`` line)."""

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import (
         CaseSearch,
         ConfigWrite,
@@ -75,6 +74,7 @@ META_TOOLS = HOLO_META_TOOLS
 
 class Serve(SearchToolRuntime):
     name: ClassVar[str] = NAME
+    exact_ranking: ClassVar[str | None] = "exact: holo-tune's own search, as serve runs it"
     title: ClassVar[str] = "holo-tune serve (the tuned search as an MCP server)"
     marker: ClassVar[tuple[str, str]] = ("S", "bright_cyan")
     knobs: ClassVar[tuple[Knob, ...]] = (
@@ -185,14 +185,6 @@ class Serve(SearchToolRuntime):
             f"serve: fitted without the dense signals: no embedder runs here ({why}); "
             f"--embedder {LOCAL_HINT} runs offline, and serve is then given it"
         ]
-
-    def figures_note(self, queries: SearchQueries) -> str:
-        searched = (
-            "the user's message is searched (a model writes its own query)"
-            if queries.llm is None
-            else f"searched with the query {queries.llm} writes for each case"
-        )
-        return f"exact: holo-tune's own search, as serve runs it; {searched}"
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
         s = report.setting
