@@ -184,3 +184,15 @@ def test_the_knee_is_invariant_to_scaling_tokens(
     at = knee(tokens, recall, tokens_all)
     scaled = knee([t * scale for t in tokens], recall, tokens_all * scale)
     assert (tokens[scaled], recall[scaled]) == (tokens[at], recall[at])
+
+
+def test_within_the_budget_is_the_cap_and_the_hit_target_both() -> None:
+    """The one within-budget rule every tuner's report says (allowlists, search tools, PizzaPi)."""
+    from workbench.evaluate.budget import Budget
+
+    assert Budget().met_by(10**9, 0.0)  # no budget: anything
+    assert Budget(max_tokens=100).met_by(100, 0.0)
+    assert not Budget(max_tokens=100).met_by(100.5, 1.0)
+    assert Budget(min_hit=0.8).met_by(10**9, 0.8)
+    assert not Budget(min_hit=0.8).met_by(0, 0.79)
+    assert not Budget(max_tokens=100, min_hit=0.8).met_by(50, 0.5)

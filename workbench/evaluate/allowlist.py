@@ -292,9 +292,7 @@ def tune_allowlist(
     insample = rule.insample
     current_cases = measure_cases(current_exposed(agent, catalog, surf), cases, tokens)
     current = static_metrics(current_cases, tokens)
-    within = budget.max_tokens is None or insample.tokens <= budget.max_tokens
-    if budget.min_hit is not None:
-        within = within and insample.hit >= budget.min_hit
+    within = budget.met_by(insample.tokens, insample.hit)
     return AllowlistReport(
         surf,
         budget,

@@ -57,6 +57,12 @@ class Budget:
         given = (self.max_tokens, self.min_reduction, self.min_hit)
         return any(value is not None for value in given)
 
+    def met_by(self, tokens: float, hit: float) -> bool:
+        """Whether figures of ``tokens`` sent and ``hit`` are within this budget (its cap and its
+        hit target; the rule every tuner's ``within_budget`` says)."""
+        within = self.max_tokens is None or tokens <= self.max_tokens
+        return within and (self.min_hit is None or hit >= self.min_hit)
+
     def capped(self, tokens: float | None) -> Budget:
         """This budget, also within ``tokens`` (rounded up to a whole token; None: as it is)."""
         if tokens is None:

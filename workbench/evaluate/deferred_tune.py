@@ -1089,9 +1089,7 @@ def tune_deferred(
     default_setting = DeferredSetting(plugin.variants[0], plugin.default_results, ())
     default = aggregate(measured(default_setting, None), tokens_all)
     now = default_setting if current is None else current
-    within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
-    if budget.min_hit is not None:
-        within = within and insample.hit >= budget.min_hit
+    within = budget.met_by(insample.tokens_selected_mean, insample.hit)
     return DeferredReport(
         runtime,
         rule.setting,

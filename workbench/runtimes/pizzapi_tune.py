@@ -393,9 +393,7 @@ def tune_pizzapi(
     rule, bars = generalising(at, Rule.figures, at_cost, len(items), folds)
     chosen, insample = rule.setting, rule.insample
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
-    within = budget.max_tokens is None or insample.tokens_selected_mean <= budget.max_tokens
-    if budget.min_hit is not None:
-        within = within and insample.hit >= budget.min_hit
+    within = budget.met_by(insample.tokens_selected_mean, insample.hit)
     return PizzaReport(
         chosen,
         budget,
