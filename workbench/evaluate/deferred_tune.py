@@ -51,8 +51,8 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
-from workbench.evaluate.folds import Fold, cross_fit, folds_of
-from workbench.evaluate.generalise import Bars, Rule, generalising
+from workbench.evaluate.folds import Fold, folds_of
+from workbench.evaluate.generalise import Bars, Rule, generalising, held_out_rule
 from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
@@ -1071,17 +1071,13 @@ def tune_deferred(
         # no budget: nothing to measure
         check = None if within.max_tokens is None else fits_within(within.max_tokens)
         rule = (units_, within, tokens_all, usage, extra, plugin.results, recurrence, check)
-        chosen = _choose(proxies, items, everyone, *rule)
-        held = cross_fit(
+        return held_out_rule(
+            lambda ids: _choose(proxies, items, ids, *rule).setting,
+            measured,
             len(items),
             folds,
-            lambda fold: _choose(proxies, items, fold.train, *rule).setting,
-            measured,
+            tokens_all,
         )
-        pooled = held.fold_order()
-        insample = aggregate(measured(chosen.setting, None), tokens_all)
-        heldout = aggregate(pooled, tokens_all)
-        return Rule(chosen.setting, held.settings, tuple(pooled), heldout, insample)
 
     at_cost = None if budget.explicit else Rule.cost  # no budget: compared at equal cost
     rule, bars = generalising(at, Rule.figures, at_cost, len(items), folds)

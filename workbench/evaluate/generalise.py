@@ -41,7 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from workbench.evaluate.metrics import CaseResult, Metrics
+from workbench.evaluate.folds import Fold, cross_fit
+from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
 
 #: The largest gap (in-sample minus held-out hit or recall) a set-keeping tuner accepts before it
@@ -236,3 +237,21 @@ class Rule(Generic[S]):
     def cost(self) -> float:
         """Held-out mean tokens per task."""
         return self.heldout.tokens_selected_mean
+
+
+def held_out_rule(
+    choose: Callable[[list[int]], S],
+    measured: Callable[[S, Fold | None], list[CaseResult]],
+    cases: int,
+    folds: int,
+    tokens_all: int,
+) -> Rule[S]:
+    """A tuner's rule at one bar, the one loop every tuner generalises with: ``choose`` (the
+    setting for the cases of those ids) on every case, and k-fold, each fold chosen on the
+    others and measured on its own (``measured(setting, fold)``; None: every case)."""
+    chosen = choose(list(range(cases)))
+    held = cross_fit(cases, folds, lambda fold: choose(list(fold.train)), measured)
+    pooled = held.fold_order()
+    insample = aggregate(measured(chosen, None), tokens_all)
+    heldout = aggregate(pooled, tokens_all)
+    return Rule(chosen, held.settings, tuple(pooled), heldout, insample)

@@ -43,8 +43,8 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
-from workbench.evaluate.folds import Fold, cross_fit, folds_of
-from workbench.evaluate.generalise import Bars, Rule, generalising
+from workbench.evaluate.folds import Fold, folds_of
+from workbench.evaluate.generalise import Bars, Rule, generalising, held_out_rule
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
@@ -373,21 +373,15 @@ def tune_pizzapi(
             memo[key] = measure(setting, catalog, bill, on, queries, made)
         return cast("list[CaseResult]", memo[key])
 
-    everyone = list(range(len(items)))
-
     def at(recurrence: Recurrence, cap: float | None) -> Rule[PizzaSetting]:
         within = budget.capped(cap)
-        chosen = choose(sets, everyone, within, tokens_all, recurrence)
-        held = cross_fit(
+        return held_out_rule(
+            lambda ids: choose(sets, ids, within, tokens_all, recurrence),
+            measured,
             len(items),
             folds,
-            lambda fold: choose(sets, fold.train, within, tokens_all, recurrence),
-            measured,
+            tokens_all,
         )
-        pooled = held.fold_order()
-        insample = aggregate(measured(chosen, None), tokens_all)
-        heldout = aggregate(pooled, tokens_all)
-        return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
 
     at_cost = None if budget.explicit else Rule.cost  # no budget: compared at equal cost
     rule, bars = generalising(at, Rule.figures, at_cost, len(items), folds)
