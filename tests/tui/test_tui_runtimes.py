@@ -16,7 +16,7 @@ from workbench.evaluate import load_cases, resolve_cases
 from workbench.evaluate.fronts import at_table
 from workbench.evaluate.intervals import Interval
 from workbench.evaluate.runtimes import RuntimesReport, compare_runtimes
-from workbench.runtime import RUNTIMES
+from workbench.runtimes.detect import RUNTIMES
 from workbench.tui.commands import ACTIONS
 from workbench.tui.screens import runtimes as runtimes_screen
 from workbench.tui.screens.dashboard import DashboardScreen

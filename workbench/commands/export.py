@@ -21,7 +21,7 @@ from workbench.config.namesfile import read_names
 from workbench.config.writeback.block import start_setting
 from workbench.errors import InputError
 from workbench.evaluate.cases import resolve_name
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 
 
 def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:

@@ -39,8 +39,8 @@ from workbench.evaluate.runs import TuneReport, tune_cases
 from workbench.evaluate.tuner import gap_text, knee_text
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
 from workbench.progress import ProgressLine
-from workbench.runtime import RuntimeInfo
 from workbench.runtimes import searching_runtimes
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.usage import load_usage

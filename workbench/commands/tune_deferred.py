@@ -38,7 +38,7 @@ from workbench.evaluate.deferred_tune import (
 from workbench.evaluate.generalise import bars_lines
 from workbench.evaluate.metrics import Metrics
 from workbench.evaluate.tuner import gap, gap_text
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 

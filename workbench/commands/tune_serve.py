@@ -18,7 +18,7 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.holo_fit import Figures
 from workbench.evaluate.serve_tune import ServeTuneReport, tune_serve
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.runtimes.serve import RUNTIME as SERVE
 from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import Workspace

@@ -35,7 +35,7 @@ from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.generalise import bars_lines
 from workbench.evaluate.tuner import gap, gap_text
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 

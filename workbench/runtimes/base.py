@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.workspace import Workspace
 
 #: Where the evidence for a runtime comes from, strongest first.

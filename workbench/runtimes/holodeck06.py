@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from workbench.config import AgentConfig
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.workspace import Workspace
 
 NAME = "holodeck-0.6"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, ClassVar
 
+from workbench.config.writeback.allowlist import HOLODECK_07
 from workbench.errors import InputError
 from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
 from workbench.runtimes.holodeck_versions import holodeck_evidence
@@ -22,11 +23,11 @@ if TYPE_CHECKING:
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, WriteRequest
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.workspace import Workspace
 
-NAME = "holodeck-0.7"
+NAME = HOLODECK_07
 #: The command that tunes and writes the allowlists.
 TUNE = f"holo-tune tune {{agent}} --runtime {NAME} --apply"
 _INSTEAD = f"use `holo-tune tune --runtime {NAME} --apply` (static allowed_tools lists) instead"

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.holo.engine import HoloEngine
     from workbench.search.holo.settings import HoloSettings
