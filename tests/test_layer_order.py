@@ -37,11 +37,9 @@ FREE = frozenset({"tui"})
 #: Today's broken rules, ``(module, imported) -> reason`` (one word). Remove an entry when its
 #: import goes; never add one to let a new import in.
 KNOWN: dict[tuple[str, str], str] = {
-    # evaluate/ looks runtimes up by name (issue 31: tuners receive the runtime object).
+    # The deferred tuner looks its runtime up by name (issue 31: tuners receive the runtime).
     ("workbench.evaluate.deferred_tune", "workbench.runtimes"): "lookup",
     ("workbench.evaluate.deferred_tune", "workbench.runtimes.search_tool"): "lookup",
-    ("workbench.evaluate.fronts", "workbench.runtimes"): "registry",
-    ("workbench.evaluate.runtimes", "workbench.runtimes"): "registry",
     # A runtime's tune/export/findings take the CLI's Namespace, print and choose exit codes
     # (issue 31: a runtime returns data).
     ("workbench.runtimes.argus", "argparse"): "namespace",
