@@ -502,8 +502,7 @@ def build_parser() -> Parsers:
     _what_if_flags(p, usage=False)
     _llm_flag(p, f"--runtime {' or '.join(searching_runtimes())}")
     p.add_argument("--json", action="store_true", help="print JSON (docs/json.md)")
-    for runtime in all_runtimes():
-        runtime.add_flags("tune", p)
+    _runtime_options(p, "tune")
 
     p = sub.add_parser("check", help=COMMANDS["check"], description=COMMANDS["check"])
     _common(p, embedder=True)
@@ -653,3 +652,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _runtime_options(p: argparse.ArgumentParser, command: str) -> None:
+    """The flags runtimes declare for ``command`` (:attr:`~workbench.runtimes.base.Runtime.
+    options`)."""
+    for runtime in all_runtimes():
+        for option in runtime.options:
+            if option.command == command:
+                p.add_argument(option.flag, metavar=option.metavar, help=option.help)

@@ -28,7 +28,6 @@ from workbench.commands.common import (
     use_color,
 )
 from workbench.commands.eval import read_cases
-from workbench.commands.tune import measure_what_ifs
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed
 from workbench.evaluate.budget import Budget
@@ -38,6 +37,7 @@ from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_er
 from workbench.evaluate.metrics import evaluate
 from workbench.progress import ProgressLine
 from workbench.runtimes.detect import RuntimeInfo
+from workbench.runtimes.holodeck06_tune import measure_what_ifs
 from workbench.search.delivery import runtime_engine
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
@@ -97,7 +97,15 @@ def all_findings(
         and len(filtered) >= args.folds
     ):
         with ProgressLine("check: what-if rows", quiet=getattr(args, "json", False)) as line:
-            report = measure_what_ifs(args, ws, filtered, setting, Budget(), on_progress=line)
+            report = measure_what_ifs(
+                ws,
+                filtered,
+                setting,
+                Budget(),
+                usage_file=getattr(args, "usage", None),
+                folds=args.folds,
+                on_progress=line,
+            )
         found += [row.finding() for row in report.listed]
     if cases is not None and filtered is None:
         found += runtime.plugin.case_findings(args, ws, cases)

@@ -39,7 +39,6 @@ from workbench.evaluate.intervals import Interval, interval_text
 from workbench.evaluate.metrics import (
     CaseResult,
     EvalReport,
-    Metrics,
     aggregate,
     by_origin,
     ci95,
@@ -47,6 +46,7 @@ from workbench.evaluate.metrics import (
     only_generated,
 )
 from workbench.evaluate.query_findings import QueryReader
+from workbench.evaluate.words import describe, metric_line
 from workbench.runtimes.base import CaseSearch
 from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.delivery import MethodRun, method_run, runtime_engine
@@ -302,30 +302,6 @@ def miss_findings_text(findings: list[Finding]) -> str:
     if findings and findings[0].fix:
         lines.append(f"  fix: {findings[0].fix}")
     return "\n".join(lines) + "\n"
-
-
-def describe(setting: ToolFiltering) -> str:
-    """A setting on one line."""
-    always = ", ".join(setting.always_include) or "none"
-    state = "" if setting.enabled else " (disabled: all tools sent)"
-    return (
-        f"{setting.search_method} top_k {setting.top_k} threshold "
-        f"{setting.similarity_threshold:.2f} always_include [{always}] "
-        f"top_n_used {setting.always_include_top_n_used}{state}"
-    )
-
-
-def metric_line(m: Metrics) -> str:
-    return (
-        f"recall {m.recall:.3f}  hit {m.hit:.3f}  top1 {m.top1:.3f}  mrr {m.mrr:.3f}  "
-        f"tokens {m.tokens_selected_mean:,.0f} / {m.tokens_all:,} ({_saved(m)})"
-    )
-
-
-def _saved(m: Metrics) -> str:
-    """``62.5% saved``, or ``60.2% more than all`` (never a negative saving)."""
-    text = m.saved_text()
-    return f"{text} than all" if m.token_reduction < 0 else f"{text} saved"
 
 
 def ci_line(intervals: dict[str, Interval]) -> str:

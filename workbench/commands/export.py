@@ -13,15 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from workbench.catalog.models import Catalog
 from workbench.commands.common import open_catalog, runtime_of, setting_from_args, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.filtering import ToolFiltering
 from workbench.config.namesfile import read_names
 from workbench.config.writeback.block import start_setting
-from workbench.errors import InputError
-from workbench.evaluate.cases import resolve_name
-from workbench.runtimes.detect import RuntimeInfo
+from workbench.runtimes.base import ExportRequest
 
 
 def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
@@ -37,33 +34,21 @@ def load_setting(args: argparse.Namespace) -> tuple[AgentConfig, ToolFiltering]:
 
 
 def run(args: argparse.Namespace) -> int:
-    agent, _ = load_setting(args)
+    agent, setting = load_setting(args)
     runtime = runtime_of(args, agent)
-    return runtime.plugin.export(args, agent, runtime)
-
-
-def kept_names(args: argparse.Namespace, catalog: Catalog) -> set[str]:
-    """Full names of the ``--keep`` tools (an unknown name is a usage error)."""
-    kept: set[str] = set()
-    names = list(args.keep)
+    keep = list(getattr(args, "keep", None) or [])
     if getattr(args, "keep_file", None):
-        names += read_names(args.keep_file, "--keep-file")
-    for name in names:
-        found = resolve_name(name, catalog)
-        if not found:
-            raise InputError(f"no tool named {name!r} in the catalog", field="--keep")
-        kept.update(catalog.tools[i].full_name for i in found)
-    return kept
-
-
-def export_deferred(args: argparse.Namespace, agent: AgentConfig, runtime: RuntimeInfo) -> int:
-    """A runtime's own tool configuration for the agent's catalog, ``--keep`` tools loaded."""
-    catalog = open_catalog(args, agent)
-    if getattr(args, "max_results", None) is not None:
-        warn(f"--max-results: {runtime.name}'s configuration has no such setting; ignored")
-    config = runtime.plugin.tool_config(agent, catalog, kept_names(args, catalog), args.variant)
-    if config is None:
-        raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")
+        keep += read_names(args.keep_file, "--keep-file")
+    request = ExportRequest(
+        agent,
+        runtime,
+        setting,
+        lambda: open_catalog(args, agent),
+        keep=tuple(keep),
+        variant=getattr(args, "variant", None) or "bm25",
+        max_results=getattr(args, "max_results", None),
+    )
+    config = runtime.plugin.export(request)
     for message in config.warnings:
         warn(message)
     for line in config.advice:

@@ -18,13 +18,14 @@ A runtime says:
 * **bill**: how a task is billed, in words (:attr:`Runtime.billing`); the tuner's figures bill
   that way (a search round trip included where there is one);
 * **engine**: which engine stands for its search, and whether it is exact (:attr:`Runtime.engine`);
-* **tuner**: :meth:`Runtime.tune` (``tune --runtime``: cases + budget -> a setting, held-out) and
+* **tuner**: :meth:`Runtime.tune` (``tune --runtime``: a :class:`TuneRequest` -> a
+  :class:`TuneOutcome`, the setting held-out, as data: commands print it and write it) and
   :meth:`Runtime.compare_row` (its row of ``compare --runtimes``);
 * **writer**: :meth:`Runtime.refusal` (whether a change of the agent file suits it),
   :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
   a :class:`ConfigWrite` (a plan: the diff first, then an atomic write with a backup) that
   ``tune --apply`` and the dashboard's Write (:meth:`Runtime.dashboard_write`) both show and
-  write (:meth:`Runtime.add_flags` adds a flag naming the file where it is not beside the
+  write (:attr:`Runtime.options` declares a flag naming the file where it is not beside the
   agent);
 * **search**: :meth:`Runtime.search_ranker`, what ``search --runtime`` shows where the runtime
   ranks with a search of its own (by default HoloDeck's filter), and :meth:`Runtime.case_search`,
@@ -57,9 +58,13 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, CatalogView
     from workbench.config import AgentConfig
     from workbench.config.filtering import ToolFiltering
+    from workbench.config.writeback.allowlist import AllowlistPlan
+    from workbench.config.writeback.block import WritePlan
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.search_queries import SearchQueries
+    from workbench.evaluate.verdict import Verdict
     from workbench.runtimes.detect import RuntimeInfo
     from workbench.workspace import Workspace
 
@@ -68,6 +73,22 @@ Source = Literal["flag", "installed", "pin", "yaml", "default"]
 SOURCES: tuple[Source, ...] = ("flag", "installed", "pin", "yaml", "default")
 #: What a write changes: the ``tool_filtering`` block, or HoloDeck 0.7's ``allowed_tools`` lists.
 Change = Literal["tool_filtering", "allowlists"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeOption:
+    """A flag of a runtime's own on one command (:attr:`Runtime.options`), declared as data:
+    the command line adds it (``--NAME-...``, so that runtimes never clash) and the request
+    carries its value under its name without the dashes (``pizzapi_config``)."""
+
+    command: str
+    flag: str
+    metavar: str
+    help: str
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +180,9 @@ class Runtime(ABC):
     writes: ClassVar[str]
     #: The budget flags its tuner takes (``--max-tokens`` and ``--min-reduction`` are caps).
     budget_flags: ClassVar[frozenset[str]] = frozenset({"--max-tokens", "--min-reduction"})
+    #: Flags of its own (PizzaPi's ``tune --pizzapi-config``): the CLI adds them, the request
+    #: carries their values.
+    options: ClassVar[tuple[RuntimeOption, ...]] = ()
     #: The write-back dialog's alternative to a refused block (None: none).
     write_offer: ClassVar[str | None] = None
     #: The file the dashboard's Write writes for it instead of the block, in words (None: its
@@ -184,19 +208,13 @@ class Runtime(ABC):
             return "--runtime"
         return info.reason
 
-    def add_flags(self, command: str, parser: argparse.ArgumentParser) -> None:
-        """Flags of its own on ``command`` (``tune``: where its configuration file is); every
-        name starts with ``--NAME-`` so that runtimes never clash."""
-        return None
-
     # ---------------------------------------------------------------------------------- tuner
 
     @abstractmethod
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
-        """``tune --runtime NAME``: the setting within the budget, held-out, printed (text or
-        ``--json``) and with ``--apply`` written where the runtime's configuration is a file."""
+    def tune(self, request: TuneRequest) -> TuneOutcome:
+        """``tune --runtime NAME``: the setting within the budget, held-out, as data: the
+        report, its text and JSON, what to warn, and the writes ``--apply`` makes where the
+        runtime's configuration is a file (:mod:`workbench.commands.tune` prints and writes)."""
 
     @abstractmethod
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
@@ -213,8 +231,9 @@ class Runtime(ABC):
         return None
 
     @abstractmethod
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
-        """``export --runtime NAME``: print what to give the runtime (stdout holds only that)."""
+    def export(self, request: ExportRequest) -> ToolConfig:
+        """``export --runtime NAME``: what to give the runtime, as text with its warnings and
+        advice (:mod:`workbench.commands.export` prints it; stdout holds only the text)."""
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
@@ -302,6 +321,85 @@ class WriteRequest:
 
 
 @dataclass(frozen=True)
+class TuneRequest:
+    """What ``tune`` asks of a runtime, read from the flags by :mod:`workbench.commands.tune`
+    (a runtime reads no flag): the workspace and labelled cases, the budget as given
+    (``max_tokens``, ``min_reduction``, ``min_hit``; none: the runtime's own rule), the folds,
+    the usage counts' file, whether to measure the what-if rows, the search calls a model
+    wrote for the cases (``--llm``; None: the messages are searched), whether ``--apply``
+    (and ``--force``) asks for the writes, whether to keep quiet (``--json``: no progress
+    line), and the values of the runtime's own options (:attr:`Runtime.options`, by name)."""
+
+    ws: Workspace
+    cases: CaseSet
+    info: RuntimeInfo
+    max_tokens: int | None = None
+    min_reduction: float | None = None
+    min_hit: float | None = None
+    folds: int = 5
+    usage: str | None = None
+    what_if: bool = True
+    queries: SearchQueries | None = None
+    apply: bool = False
+    force: bool = False
+    quiet: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def cap(self) -> int | None:
+        """The token cap of ``max_tokens`` and ``min_reduction`` (the smaller when both are
+        given; None when neither is), for the tuners whose budget is a cap."""
+        caps = [self.max_tokens] if self.max_tokens is not None else []
+        if self.min_reduction is not None:
+            caps.append(round((1.0 - self.min_reduction) * self.ws.tokens.all))
+        return min(caps) if caps else None
+
+
+@dataclass(frozen=True)
+class Paste:
+    """A configuration that lives in the user's code: what to tell them (stderr) and the text
+    to paste (stdout, unless ``--json``)."""
+
+    note: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TuneOutcome:
+    """What a runtime's tuner found, as data (:meth:`Runtime.tune`): the ``report`` object,
+    its ``text`` and its ``json`` (``tune --json``'s object without ``runtime``), the ``notes``
+    to warn before it, the ``verdict`` ``--apply`` obeys, the ``change`` a write makes to the
+    agent file (checked against the runtime first), and ``writes``: the plans ``--apply``
+    shows and writes, given whether ``--force`` was passed (a function, so that nothing is
+    planned unless the verdict allows it), or ``paste`` where nothing can be written."""
+
+    report: Any
+    text: str
+    json: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    verdict: Verdict | None = None
+    change: Change | None = None
+    writes: Callable[[bool], tuple[ConfigWrite, ...]] | None = None
+    paste: Paste | None = None
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What ``export`` asks of a runtime, read from the flags by
+    :mod:`workbench.commands.export`: the agent, the block's setting the setting flags ask for,
+    ``catalog()`` (a function, so that a runtime that exports no tool list starts no server),
+    the tools ``--keep`` and ``--keep-file`` name (as written), the search ``variant`` and
+    ``max_results`` when given."""
+
+    agent: AgentConfig
+    info: RuntimeInfo
+    setting: ToolFiltering
+    catalog: Callable[[], Catalog]
+    keep: tuple[str, ...] = ()
+    variant: str = "bm25"
+    max_results: int | None = None
+
+
+@dataclass(frozen=True)
 class ConfigWrite:
     """A planned write of a runtime's configuration file: the file, the diff to show first and
     ``write`` (an atomic write that keeps a backup and is refused when the file changed since it
@@ -372,3 +470,27 @@ class ToolConfig:
     doc: Any = None
     warnings: tuple[str, ...] = ()
     advice: tuple[str, ...] = ()
+
+
+def plan_config_write(
+    plan: WritePlan | AllowlistPlan,
+    *,
+    unchanged: str,
+    written: str,
+    warnings: tuple[str, ...] = (),
+) -> ConfigWrite:
+    """A plan of the agent YAML (the block, or HoloDeck 0.7's allowlists) as the one write
+    every tuner's ``--apply`` shows and makes: the diff, then an atomic write with a backup."""
+    from workbench.config.writeback.block import apply_plan
+
+    return ConfigWrite(
+        plan.path,
+        plan.diff,
+        plan.changed,
+        lambda: apply_plan(plan, backup=True),
+        what=str(plan.path),
+        written=written,
+        unchanged=unchanged,
+        warnings=(*plan.warnings, *warnings),
+        no_backup="no backup kept",
+    )

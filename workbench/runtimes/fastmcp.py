@@ -22,13 +22,20 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from workbench.runtimes.base import EngineNote, Evidence, Knob, Probe, SearchRanking
+from workbench.runtimes.base import (
+    EngineNote,
+    Evidence,
+    ExportRequest,
+    Knob,
+    Probe,
+    SearchRanking,
+    ToolConfig,
+)
 from workbench.runtimes.search_tool import KEEP_FLAGS, SearchToolRuntime
 
 if TYPE_CHECKING:
@@ -323,30 +330,22 @@ class FastMCP(SearchToolRuntime):
 
         return check_proxy(doc)
 
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+    def export(self, request: ExportRequest) -> ToolConfig:
         """The proxy file: ``--keep`` names (the proxy's or holo-tune's) always visible,
         ``--variant`` and ``--max-results``."""
-        from workbench.commands.common import open_catalog, warn
-        from workbench.config.namesfile import read_names
         from workbench.errors import InputError
 
-        catalog = open_catalog(args, agent)
-        names = list(args.keep)
-        if getattr(args, "keep_file", None):
-            names += read_names(args.keep_file, "--keep-file")
-        pins = proxy_names(catalog, names, "--keep")
-        max_results = getattr(args, "max_results", None)
-        if max_results is not None and max_results < 1:
+        catalog = request.catalog()
+        pins = proxy_names(catalog, list(request.keep), "--keep")
+        if request.max_results is not None and request.max_results < 1:
             raise InputError("must be at least 1", field="--max-results")
-        config = self.proxy_config(
-            agent, catalog, pins, args.variant, max_results or DEFAULT_MAX_RESULTS
+        return self.proxy_config(
+            request.agent,
+            catalog,
+            pins,
+            request.variant,
+            request.max_results or DEFAULT_MAX_RESULTS,
         )
-        for message in config.warnings:
-            warn(message)
-        for line in config.advice:
-            print(f"holo-tune: {line}", file=sys.stderr)
-        sys.stdout.write(config.text)
-        return 0
 
     def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
         return self._tuned(setting, ws).doc

@@ -9,21 +9,27 @@ message. ``tune`` sweeps the block (:mod:`workbench.evaluate.tuner`), ``apply`` 
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import TYPE_CHECKING, ClassVar
 
-from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+from workbench.runtimes.base import (
+    Change,
+    EngineNote,
+    Evidence,
+    ExportRequest,
+    Knob,
+    Probe,
+    Runtime,
+    ToolConfig,
+    TuneOutcome,
+    TuneRequest,
+)
 from workbench.runtimes.holodeck07 import NAME as NAME_07
 from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
     from workbench.catalog.models import CatalogView
-    from workbench.config import AgentConfig
-    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.workspace import Workspace
 
 NAME = "holodeck-0.6"
 
@@ -66,12 +72,10 @@ class HoloDeck06(Runtime):
             return "tool_filtering block in the YAML"
         return super().short_reason(info)
 
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
-        from workbench.commands.tune import run_filter
+    def tune(self, request: TuneRequest) -> TuneOutcome:
+        from workbench.runtimes.holodeck06_tune import tune_filter
 
-        return run_filter(args, ws, cases, info)
+        return tune_filter(request)
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.runtimes import filter_row
@@ -87,18 +91,15 @@ class HoloDeck06(Runtime):
             f"`holo-tune tune --apply`, or --runtime {NAME_07} if the agent runs on 0.7"
         )
 
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
-        from workbench.commands.common import setting_from_args, warn
-        from workbench.config.writeback.block import (
-            render_block_text,
-            runtime_warnings,
-            start_setting,
-        )
+    def export(self, request: ExportRequest) -> ToolConfig:
+        """The block: the file's, with the setting flags applied."""
+        from workbench.config.writeback.block import render_block_text, runtime_warnings
 
-        for message in runtime_warnings(agent.data):
-            warn(message)
-        sys.stdout.write(render_block_text(setting_from_args(args, start_setting(agent.filtering))))
-        return 0
+        return ToolConfig(
+            self.name,
+            render_block_text(request.setting),
+            warnings=tuple(runtime_warnings(request.agent.data)),
+        )
 
 
 RUNTIME = HoloDeck06()

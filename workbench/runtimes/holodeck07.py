@@ -10,22 +10,29 @@ the same tools. ``export`` has nothing to print: the lists are the configuration
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, ClassVar
 
 from workbench.config.writeback.allowlist import HOLODECK_07
 from workbench.errors import InputError
-from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+from workbench.runtimes.base import (
+    Change,
+    EngineNote,
+    Evidence,
+    ExportRequest,
+    Knob,
+    Probe,
+    Runtime,
+    ToolConfig,
+    TuneOutcome,
+    TuneRequest,
+)
 from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
-    from workbench.config import AgentConfig
-    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.workspace import Workspace
 
 NAME = HOLODECK_07
 #: The command that tunes and writes the allowlists.
@@ -68,12 +75,10 @@ class HoloDeck07(Runtime):
             return "openai: block in the YAML"
         return super().short_reason(info)
 
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
-        from workbench.commands.tune_static import run_static
+    def tune(self, request: TuneRequest) -> TuneOutcome:
+        from workbench.runtimes.holodeck07_tune import tune_static
 
-        return run_static(args, ws, cases, info)
+        return tune_static(request)
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.runtimes import allowlist_row
@@ -88,7 +93,8 @@ class HoloDeck07(Runtime):
             f"tool_filtering and refuses to load a file that has it; {_INSTEAD}"
         )
 
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
+    def export(self, request: ExportRequest) -> ToolConfig:
+        info = request.info
         from workbench.runtimes.registry import all_runtimes
 
         block = next(r.name for r in all_runtimes() if r.reads_tool_filtering)

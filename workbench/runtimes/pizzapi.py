@@ -12,19 +12,28 @@ source); the tuner is :mod:`workbench.runtimes.pizzapi_tune`, the file
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from workbench.runtimes.base import Change, EngineNote, Evidence, Knob, Probe, Runtime
+from workbench.runtimes.base import (
+    Change,
+    EngineNote,
+    Evidence,
+    ExportRequest,
+    Knob,
+    Probe,
+    Runtime,
+    RuntimeOption,
+    ToolConfig,
+    TuneOutcome,
+    TuneRequest,
+)
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
@@ -39,9 +48,10 @@ CONFIG_ENV = "PIZZAPI_CONFIG"
 CONFIG_FILE = Path(".pizzapi") / "config.json"
 
 
-def config_path(args: argparse.Namespace) -> Path:
-    """The ``config.json`` ``tune --apply`` merges into."""
-    given = getattr(args, "pizzapi_config", None) or os.environ.get(CONFIG_ENV)
+def config_path(given: str | None = None) -> Path:
+    """The ``config.json`` ``tune --apply`` merges into: ``given`` (``--pizzapi-config``), else
+    ``$PIZZAPI_CONFIG``, else PizzaPi's global file."""
+    given = given or os.environ.get(CONFIG_ENV)
     return Path(given).expanduser() if given else Path.home() / CONFIG_FILE
 
 
@@ -101,73 +111,61 @@ class PizzaPi(Runtime):
     budget_flags: ClassVar[frozenset[str]] = frozenset(
         {"--max-tokens", "--min-reduction", "--min-hit"}
     )
+    options: ClassVar[tuple[RuntimeOption, ...]] = (
+        RuntimeOption(
+            "tune",
+            "--pizzapi-config",
+            "PATH",
+            f"with --runtime {NAME} --apply: the config.json to merge into "
+            f"(default: ${CONFIG_ENV}, else ~/{CONFIG_FILE})",
+        ),
+    )
 
     def detect(self, probe: Probe) -> Evidence | None:
         if (probe.folder / CONFIG_FILE).is_file():
             return Evidence(f"a {CONFIG_FILE} beside the agent (PizzaPi's project config)", "pin")
         return None
 
-    def add_flags(self, command: str, parser: argparse.ArgumentParser) -> None:
-        if command == "tune":
-            parser.add_argument(
-                "--pizzapi-config",
-                metavar="PATH",
-                help=f"with --runtime {NAME} --apply: the config.json to merge into "
-                f"(default: ${CONFIG_ENV}, else ~/{CONFIG_FILE})",
-            )
-
     # ---------------------------------------------------------------------------------- tuner
 
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
-        from workbench.commands.common import (
-            apply_allowed,
-            max_tokens_of,
-            print_json,
-            search_queries,
-            warn,
-            with_runtime,
-        )
+    def tune(self, request: TuneRequest) -> TuneOutcome:
+        from dataclasses import replace
+
         from workbench.evaluate.budget import Budget
+        from workbench.evaluate.search_queries import MESSAGE
         from workbench.runtimes.pizzapi_tune import tune_pizzapi
 
-        if getattr(args, "usage", None):
-            warn(
+        ws, notes = request.ws, []
+        if request.usage:
+            notes.append(
                 f"--usage has no effect on {self.name}: the servers kept loaded come from the cases"
             )
-        budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
+        budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
         report = tune_pizzapi(
             ws.catalog,
             ws.tokens,
-            cases,
+            request.cases,
             budget,
             tokens_all=int(ws.tokens.all),
-            folds=args.folds,
-            queries=search_queries(args, ws.agent, cases),
+            folds=request.folds,
+            queries=request.queries if request.queries is not None else MESSAGE,
         )
-        doc, notes = self._doc(ws, report)
+        doc, doc_notes = self._doc(ws, report)
         # a bad file stops here, before the report
-        plan = self.config_write(ws, config_path(args), report.setting) if args.apply else None
-        if plan is not None and not apply_allowed(
-            report.verdict, force=getattr(args, "force", False)
-        ):
-            plan = None
+        given = request.options.get("pizzapi_config")
+        plan = self.config_write(ws, config_path(given), report.setting) if request.apply else None
         if not report.within_budget:
-            warn("no setting reaches the budget; the closest one is proposed")
-        for line in plan.warnings if plan is not None else notes:
-            warn(line)
-        if args.json:
-            print_json(with_runtime(self._json(report, ws, doc), info), stream=sys.stdout)
-        else:
-            sys.stdout.write(self._text(report, ws, info))
-        if plan is not None:
-            from dataclasses import replace
-
-            from workbench.commands.apply import show_config_write
-
-            show_config_write(replace(plan, warnings=()), to_stdout=not args.json)
-        return 0
+            notes.append("no setting reaches the budget; the closest one is proposed")
+        notes += plan.warnings if plan is not None else doc_notes
+        quiet = None if plan is None else replace(plan, warnings=())
+        return TuneOutcome(
+            report,
+            self._text(report, ws, request.info),
+            self._json(report, ws, doc),
+            notes=tuple(notes),
+            verdict=report.verdict,
+            writes=lambda forced: () if quiet is None else (quiet,),
+        )
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.budget import Budget
@@ -207,10 +205,10 @@ class PizzaPi(Runtime):
             f"`holo-tune export --runtime {self.name}`"
         )
 
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
-        from workbench.commands.export import export_deferred
+    def export(self, request: ExportRequest) -> ToolConfig:
+        from workbench.runtimes.search_tool import export_tool_config
 
-        return export_deferred(args, agent, info)
+        return export_tool_config(self, request)
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
@@ -308,7 +306,7 @@ class PizzaPi(Runtime):
             ws.catalog.tools[i] for i in always_included(ws.catalog, request.setting.always_include)
         ]
         setting = self.kept_setting(ws.agent, ws.catalog, {t.full_name for t in kept})
-        plan = self.config_write(ws, config_path(argparse.Namespace()), setting)
+        plan = self.config_write(ws, config_path(), setting)
         loaded = ", ".join(sorted({t.plugin for t in kept if t.kind == "mcp"})) or "none"
         summary = (
             f"{self.name} reads {plan.path}, not agent.yaml's tool_filtering: this merges "
@@ -351,9 +349,9 @@ class PizzaPi(Runtime):
         }
 
     def _text(self, report: PizzaReport, ws: Workspace, info: RuntimeInfo) -> str:
-        from workbench.commands.tune_deferred import _budget_text, line
         from workbench.evaluate.generalise import bars_lines
         from workbench.evaluate.tuner import gap_text
+        from workbench.evaluate.words import task_budget_text, task_line
 
         s = report.setting
         loaded = ", ".join(report.loaded)
@@ -366,17 +364,17 @@ class PizzaPi(Runtime):
             f"note      {note(report.queries)}",
             f"query     {report.queries.describe()}",
             f"bill      {self.billing}",
-            f"budget    {_budget_text(report.budget)}",
+            f"budget    {task_budget_text(report.budget)}",
             f"{report.verdict.label}  maxResults {s.max_results}, tokenThreshold "
             f"{s.token_threshold:,} (the "
             f"agent's MCP tools: {report.total_chars:,} characters), keepLoadedTools "
             f"{str(s.keep_loaded_tools).lower()}; {kept}; deferLoading: {overrides}",
-            f"  held-out  {line(report.heldout)}",
-            f"  in-sample {line(report.insample)}",
+            f"  held-out  {task_line(report.heldout)}",
+            f"  in-sample {task_line(report.insample)}",
             f"  gap       {gap_text(report.insample, report.heldout)}",
             *bars_lines(report.bars),
             f"default   PizzaPi's (threshold 10,000, 5 results, no deferLoading): "
-            f"{line(report.default)}",
+            f"{task_line(report.default)}",
             *report.verdict.lines(),
             f"write     --apply merges toolSearch and deferLoading into PizzaPi's config.json "
             f"(--pizzapi-config PATH, ${CONFIG_ENV}, else ~/{CONFIG_FILE}); "

@@ -11,26 +11,30 @@ loaded, whether the model also sees every namespace, and its tool configuration
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from workbench.runtimes.base import Change, Knob, Runtime
+from workbench.runtimes.base import (
+    Change,
+    ExportRequest,
+    Knob,
+    Runtime,
+    ToolConfig,
+    TuneOutcome,
+    TuneRequest,
+)
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
-    from workbench.config import AgentConfig
     from workbench.config.filtering import ToolFiltering
-    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
+    from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
@@ -169,12 +173,10 @@ class SearchToolRuntime(Runtime):
             "with the same and the tools it returned"
         )
 
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
-        from workbench.commands.tune_deferred import run_deferred
+    def tune(self, request: TuneRequest) -> TuneOutcome:
+        from workbench.runtimes.search_tool_tune import tune_search_tool
 
-        return run_deferred(args, ws, cases, info)
+        return tune_search_tool(self, request)
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.runtimes import deferred_row
@@ -190,10 +192,8 @@ class SearchToolRuntime(Runtime):
         )
         return f"refused: the runtime is {self.name}, which does not read {read}; use {what}"
 
-    def export(self, args: argparse.Namespace, agent: AgentConfig, info: RuntimeInfo) -> int:
-        from workbench.commands.export import export_deferred
-
-        return export_deferred(args, agent, info)
+    def export(self, request: ExportRequest) -> ToolConfig:
+        return export_tool_config(self, request)
 
     def findings(self, ctx: Context) -> list[Finding]:
         from workbench.evaluate.diagnostics import not_read_findings
@@ -223,27 +223,6 @@ class SearchToolRuntime(Runtime):
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         """What ``tune --json`` adds for this runtime."""
         return {"export": self.export_command(report, ws)}
-
-    def apply(
-        self, args: argparse.Namespace, ws: Workspace, report: DeferredReport, config: Any
-    ) -> None:
-        """``tune --apply``: the runtime's configuration file planned and written (diff first,
-        backup: :meth:`config_write`), or, where the configuration lives in the user's code,
-        printed to paste."""
-        plan = self.config_write(ws, report.setting)
-        if plan is not None:
-            from workbench.commands.apply import show_config_write
-
-            show_config_write(plan, to_stdout=not args.json)
-            return
-        print(
-            f"holo-tune: nothing written: {self.name}'s tools are set in your code; "
-            f"paste this as the {self.paste_into}'s tools (export --runtime {self.name} prints "
-            "the same)",
-            file=sys.stderr,
-        )
-        if not args.json:
-            sys.stdout.write(json.dumps(config, ensure_ascii=False, indent=2) + "\n")
 
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite | None:
         """The plan of the runtime's configuration file for ``setting`` (None: the
@@ -342,3 +321,25 @@ class SearchToolRuntime(Runtime):
             raise InputError(f"the {self.name} output would break the API's rules: {broken}")
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
         return ToolConfig(self.name, text, doc, warnings, advice)
+
+
+def export_tool_config(runtime: Runtime, request: ExportRequest) -> ToolConfig:
+    """A runtime's own tool configuration for the agent's catalog, the ``--keep`` tools loaded
+    (an unknown name is a usage error)."""
+    from workbench.errors import InputError
+    from workbench.evaluate.cases import resolve_name
+
+    catalog = request.catalog()
+    notes: tuple[str, ...] = ()
+    if request.max_results is not None:
+        notes = (f"--max-results: {runtime.name}'s configuration has no such setting; ignored",)
+    kept: set[str] = set()
+    for name in request.keep:
+        found = resolve_name(name, catalog)
+        if not found:
+            raise InputError(f"no tool named {name!r} in the catalog", field="--keep")
+        kept.update(catalog.tools[i].full_name for i in found)
+    config = runtime.tool_config(request.agent, catalog, kept, request.variant)
+    if config is None:
+        raise InputError(f"{runtime.name} does not load tools lazily", field="--runtime")
+    return replace(config, warnings=(*notes, *config.warnings))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.errors import HoloTuneError
-from workbench.runtimes.base import EngineNote, Knob
+from workbench.runtimes.base import EngineNote, Knob, TuneOutcome, TuneRequest
 from workbench.runtimes.search_tool import SearchToolRuntime
 from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
@@ -42,13 +42,11 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
     from workbench.config.filtering import SearchMethod, ToolFiltering
-    from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import CaseSearch, ConfigWrite, SearchRanking, ToolConfig
-    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.holo.engine import HoloEngine
     from workbench.search.holo.settings import HoloSettings
@@ -147,15 +145,13 @@ class Serve(SearchToolRuntime):
 
         return ("bm25", *(m for m in SEARCH_METHODS if m != "bm25"))
 
-    def tune(
-        self, args: argparse.Namespace, ws: Workspace, cases: CaseSet, info: RuntimeInfo
-    ) -> int:
+    def tune(self, request: TuneRequest) -> TuneOutcome:
         """serve's engine fitted held out (:mod:`workbench.evaluate.serve_tune`): its signals'
         weights, fields, names first, the no-answer threshold, and each search's size or
         budget; ``--apply`` writes the settings file and the client's entry."""
-        from workbench.commands.tune_serve import run_serve_tune
+        from workbench.runtimes.serve_report import tune_serve_outcome
 
-        return run_serve_tune(args, ws, cases, info)
+        return tune_serve_outcome(self, request)
 
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.runtimes import serve_row

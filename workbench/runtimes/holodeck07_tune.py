@@ -1,28 +1,13 @@
-"""``holo-tune tune --runtime R [--max-tokens N | --min-hit H] [--usage F] [--apply]`` for
-HoloDeck 0.7's static allowlists (:mod:`workbench.runtimes.holodeck07`).
-
-HoloDeck 0.7 filters statically: the proposal is the set of MCP tools the agent exposes, chosen
-from the cases (and usage counts) by :mod:`workbench.evaluate.allowlist`, with k-fold held-out
-figures, and written as that backend reads it (``config.allowed_tools`` per MCP entry on the
-OpenAI Agents backend, ``claude.allowed_tools`` on the Claude backend). The runtime's traps are
-printed with the proposal. ``--apply`` writes it back: diff, backup, atomic, as ``apply`` does.
-"""
+"""HoloDeck 0.7's tuner as data: the MCP tools the agent exposes, chosen from the cases (and
+usage counts) by :mod:`workbench.evaluate.allowlist` with k-fold held-out figures, the report's
+text and JSON, and the allowlists' write for ``--apply`` (as that backend reads them:
+``config.allowed_tools`` per MCP entry on the OpenAI Agents backend, ``claude.allowed_tools`` on
+the Claude backend). The runtime's traps are printed with the proposal."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.commands.apply import write_plan
-from workbench.commands.common import (
-    apply_allowed,
-    max_tokens_of,
-    print_json,
-    refuse_unwritable,
-    warn,
-    with_runtime,
-)
 from workbench.config.writeback.allowlist import plan_allowlists
 from workbench.evaluate.allowlist import (
     AllowlistReport,
@@ -32,33 +17,61 @@ from workbench.evaluate.allowlist import (
     tune_allowlist,
 )
 from workbench.evaluate.budget import SET_FIELDS, Budget
-from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.generalise import bars_lines
 from workbench.evaluate.tuner import gap, gap_text
-from workbench.runtimes.detect import RuntimeInfo
+from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest, plan_config_write
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
+if TYPE_CHECKING:
+    from workbench.runtimes.detect import RuntimeInfo
 
-def run_static(
-    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
-) -> int:
-    budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
-    usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
+
+def tune_static(request: TuneRequest) -> TuneOutcome:
+    """``tune`` for HoloDeck 0.7: the allowlists within the budget, held out."""
+    ws = request.ws
+    budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
+    usage = load_usage(request.usage, ws.catalog) if request.usage else None
     report = tune_allowlist(
-        ws.agent, ws.catalog, ws.tokens, cases, budget, folds=args.folds, usage=usage
+        ws.agent, ws.catalog, ws.tokens, request.cases, budget, folds=request.folds, usage=usage
     )
-    for note in report.surface.notes:
-        warn(note)
+    notes = list(report.surface.notes)
     if not report.within_budget:
-        warn("no exposed set reaches the budget; the closest one is proposed")
-    if args.json:
-        print_json(with_runtime(report_json(report, ws), runtime), stream=sys.stdout)
-    else:
-        sys.stdout.write(human(report, ws, runtime))
-    if args.apply and apply_allowed(report.verdict, force=getattr(args, "force", False)):
-        write_allowlists(args, ws, report, runtime)
-    return 0
+        notes.append("no exposed set reaches the budget; the closest one is proposed")
+
+    def writes(forced: bool) -> tuple[ConfigWrite, ...]:
+        agent = ws.agent
+        lists = _lists(report, ws)
+        every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
+        plan = plan_allowlists(
+            agent.path, report.surface.backend, lists, every=every, original=agent.raw
+        )
+        after = (
+            (
+                f"{agent.path} still has a tool_filtering block, which HoloDeck 0.7 refuses to "
+                "load: delete it (holo-tune check lists it as filtering-removed-0.7)",
+            )
+            if "tool_filtering" in agent.data
+            else ()
+        )
+        return (
+            plan_config_write(
+                plan,
+                unchanged="the allowlists already say that",
+                written=f"{', '.join(plan.keys)} written",
+                warnings=after,
+            ),
+        )
+
+    return TuneOutcome(
+        report,
+        human(report, ws, request.info),
+        report_json(report, ws),
+        notes=tuple(notes),
+        verdict=report.verdict,
+        change="allowlists",
+        writes=writes,
+    )
 
 
 def _lists(report: AllowlistReport, ws: Workspace) -> dict[str, list[str]]:
@@ -133,26 +146,3 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
     for server, tools in lists.items():
         out.append(f"{server}: {', '.join(tools) if tools else '(dropped)'}")
     return "\n".join(out) + "\n"
-
-
-def write_allowlists(
-    args: argparse.Namespace, ws: Workspace, report: AllowlistReport, runtime: RuntimeInfo
-) -> None:
-    refuse_unwritable(runtime, "allowlists", force=getattr(args, "force", False))
-    agent = ws.agent
-    lists = _lists(report, ws)
-    every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
-    plan = plan_allowlists(
-        agent.path, report.surface.backend, lists, every=every, original=agent.raw
-    )
-    write_plan(
-        plan,
-        unchanged="the allowlists already say that",
-        written=f"{', '.join(plan.keys)} written",
-        to_stdout=not args.json,
-    )
-    if "tool_filtering" in agent.data:
-        warn(
-            f"{agent.path} still has a tool_filtering block, which HoloDeck 0.7 refuses to "
-            "load: delete it (holo-tune check lists it as filtering-removed-0.7)"
-        )

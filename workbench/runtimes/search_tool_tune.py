@@ -1,33 +1,18 @@
-"""``holo-tune tune --runtime R [--max-tokens N | --min-hit H] [--usage F] [--apply]`` for a
-runtime whose model finds tools through a search tool (:mod:`workbench.runtimes.search_tool`).
-
-What stays loaded beside the provider's search tool, the search variant and the results per
-search, chosen from the cases by :mod:`workbench.evaluate.deferred_tune` with k-fold held-out
-figures; the figures stand on the engine the runtime names and say whether it is exact.
-``--llm SPEC`` searches each case with the query that model writes
-(:mod:`workbench.evaluate.search_queries`), else the message itself is searched, and the output
-says which. ``--apply`` writes the runtime's file where it has one (Claude Code's ``.mcp.json``)
-or prints the configuration to paste where it lives in the user's code.
-"""
+"""The search-tool runtimes' tuner as data (:class:`~workbench.runtimes.search_tool.
+SearchToolRuntime`: Anthropic, Claude Code, OpenAI, FastMCP, Argus): what stays loaded beside the
+search tool, the search variant and the results per search, chosen from the cases by
+:mod:`workbench.evaluate.deferred_tune` with k-fold held-out figures that stand on the engine the
+runtime names; the report's text and JSON; and what ``--apply`` writes (the runtime's file where
+it has one, else the configuration to paste where it lives in the user's code)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
+import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.commands.common import (
-    apply_allowed,
-    max_tokens_of,
-    print_json,
-    search_queries,
-    warn,
-    with_runtime,
-)
 from workbench.errors import InputError
 from workbench.evaluate.budget import SET_FIELDS, Budget
-from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.deferred_tune import (
     DeferredReport,
     DeferredSetting,
@@ -36,45 +21,65 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.generalise import bars_lines
-from workbench.evaluate.metrics import Metrics
+from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import gap, gap_text
-from workbench.runtimes.detect import RuntimeInfo
+from workbench.evaluate.words import task_budget_text, task_line
+from workbench.runtimes.base import ConfigWrite, Paste, TuneOutcome, TuneRequest
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
+if TYPE_CHECKING:
+    from workbench.runtimes.detect import RuntimeInfo
+    from workbench.runtimes.search_tool import SearchToolRuntime
 
-def run_deferred(
-    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
-) -> int:
-    budget = Budget(max_tokens=max_tokens_of(args, ws.tokens.all), min_hit=args.min_hit)
-    usage = load_usage(args.usage, ws.catalog) if getattr(args, "usage", None) else None
-    plugin = search_tool(runtime.name)
+
+def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOutcome:
+    """``tune`` for a runtime whose model finds tools through a search tool."""
+    ws, cases = request.ws, request.cases
+    budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
+    usage = load_usage(request.usage, ws.catalog) if request.usage else None
     report = tune_deferred(
-        runtime.name,
+        plugin.name,
         ws.catalog,
         ws.tokens,
         cases,
         budget,
         tokens_all=int(ws.tokens.all),
-        folds=args.folds,
+        folds=request.folds,
         usage=usage,
         described=entry_descriptions(ws.agent.agent),
-        queries=search_queries(args, ws.agent, cases),
+        queries=request.queries if request.queries is not None else MESSAGE,
         ranker=ws.engine,
         current=plugin.current_setting(ws),
     )
+    notes: list[str] = []
     if not report.within_budget:
-        warn("no loaded set reaches the budget; the closest one is proposed")
-    for message in plugin.tuner_notes(ws):
-        warn(message)
-    config = _config(plugin.tuned_doc, report, ws, apply=args.apply)
-    if args.json:
-        print_json(with_runtime(report_json(report, ws, config), runtime), stream=sys.stdout)
-    else:
-        sys.stdout.write(human(report, ws, runtime, forced=getattr(args, "force", False)))
-    if args.apply and apply_allowed(report.verdict, force=getattr(args, "force", False)):
-        plugin.apply(args, ws, report, config)
-    return 0
+        notes.append("no loaded set reaches the budget; the closest one is proposed")
+    notes += plugin.tuner_notes(ws)
+    config = _config(plugin.tuned_doc, report, ws, apply=request.apply, notes=notes)
+
+    def writes(forced: bool) -> tuple[ConfigWrite, ...]:
+        """The runtime's configuration file planned (diff first, backup); none where the
+        configuration lives in the user's code (``paste`` then)."""
+        plan = plugin.config_write(ws, report.setting)
+        return () if plan is None else (plan,)
+
+    paste = None
+    if config is not None:
+        paste = Paste(
+            f"nothing written: {plugin.name}'s tools are set in your code; paste this as the "
+            f"{plugin.paste_into}'s tools (export --runtime {plugin.name} prints the same)",
+            json.dumps(config, ensure_ascii=False, indent=2) + "\n",
+        )
+    return TuneOutcome(
+        report,
+        human(report, ws, request.info, forced=request.force),
+        report_json(report, ws, config),
+        notes=tuple(notes),
+        verdict=report.verdict,
+        writes=writes,
+        paste=paste,
+    )
 
 
 def _config(
@@ -83,17 +88,18 @@ def _config(
     ws: Workspace,
     *,
     apply: bool,
+    notes: list[str],
 ) -> Any:
     """The runtime's configuration for the proposal, or None when the agent cannot have one
     (a data set's agent with no MCP entry to proxy, names a provider's namespace refuses): the
-    figures still stand, so the report is printed with the reason on stderr; ``--apply`` has
+    figures still stand, so the report is printed with the reason in ``notes``; ``--apply`` has
     nothing to write and stops with the reason (exit 2)."""
     try:
         return tuned_doc(report, ws)
     except InputError as exc:
         if apply:
             raise
-        warn(f"{exc}; the figures below stand, but there is no configuration to write")
+        notes.append(f"{exc}; the figures below stand, but there is no configuration to write")
         return None
 
 
@@ -123,28 +129,11 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
     }
 
 
-def line(m: Metrics) -> str:
-    change = m.token_reduction
-    than = f"{change:.1%} fewer" if change >= 0 else f"{-change:.1%} more"
-    return (
-        f"hit {m.hit:.3f}  recall {m.recall:.3f}  tokens {m.tokens_selected_mean:,.0f} per "
-        f"task ({than} than all {m.tokens_all:,} in one request)"
-    )
-
-
-def _budget_text(budget: Budget) -> str:
-    parts = []
-    if budget.max_tokens is not None:
-        parts.append(f"at most {budget.max_tokens:,} tokens per task on average")
-    if budget.min_hit is not None:
-        parts.append(f"the fewest tokens with hit >= {budget.min_hit:g}")
-    return " and ".join(parts) or "the knee of the front (as tune's default)"
-
-
 def human(
     report: DeferredReport, ws: Workspace, runtime: RuntimeInfo, *, forced: bool = False
 ) -> str:
     plugin = search_tool(report.runtime)
+    line = task_line
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
         f"{report.folds}-fold; {runtime.line()}",
@@ -152,7 +141,7 @@ def human(
         f"note      {plugin.figures_note(report.queries)}",
         f"query     {report.queries.describe()}",
         f"bill      {plugin.bill_text(report.extra_tokens)}",
-        f"budget    {_budget_text(report.budget)}",
+        f"budget    {task_budget_text(report.budget)}",
         f"{report.verdict.label}  {plugin.setting_text(report, ws)}",
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",

@@ -1,62 +1,58 @@
-"""``holo-tune tune AGENT --runtime serve``: serve's engine fitted on the cases, held out
-(:mod:`workbench.evaluate.serve_tune`), printed, and with ``--apply`` written where serve and
-its client read it: the settings file beside the agent and the client's entry starting serve
-with ``--settings`` (diff first, backup).
-
-``--json`` prints the report; its ``settings`` key is what ``serve --settings`` reads (the
-whole report may be given as the settings file).
-"""
+"""serve's tuner as data: its engine fitted held out (:mod:`workbench.evaluate.serve_tune`),
+the report's text and JSON, and the writes ``--apply`` makes where serve and its client read
+them: the settings file beside the agent and the client's entry starting serve with
+``--settings`` (diff first, backup). The JSON's ``settings`` key is what ``serve --settings``
+reads (the whole report may be given as the settings file)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
+from typing import TYPE_CHECKING
 
-from workbench.commands.apply import show_config_write
-from workbench.commands.common import apply_allowed, max_tokens_of, print_json, warn, with_runtime
 from workbench.evaluate.budget import Budget
-from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.holo_fit import Figures
 from workbench.evaluate.serve_tune import ServeTuneReport, tune_serve
-from workbench.runtimes.detect import RuntimeInfo
-from workbench.runtimes.serve import RUNTIME as SERVE
+from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest
 from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import Workspace
 
+if TYPE_CHECKING:
+    from workbench.runtimes.detect import RuntimeInfo
+    from workbench.runtimes.serve import Serve
 
-def run_serve_tune(
-    args: argparse.Namespace, ws: Workspace, cases: CaseSet, runtime: RuntimeInfo
-) -> int:
-    budget = Budget(
-        max_tokens=max_tokens_of(args, ws.tokens.all),
-        min_reduction=getattr(args, "min_reduction", None),
-    )
-    if getattr(args, "min_hit", None) is not None:
-        warn("--min-hit is not a target of serve's tuner: it fits recall within the budget")
+
+def tune_serve_outcome(serve: Serve, request: TuneRequest) -> TuneOutcome:
+    """``tune --runtime serve``: the fit within the budget, held out."""
+    ws = request.ws
+    budget = Budget(max_tokens=request.cap(), min_reduction=request.min_reduction)
+    notes: list[str] = []
+    if request.min_hit is not None:
+        notes.append("--min-hit is not a target of serve's tuner: it fits recall within the budget")
     report = tune_serve(
         ws.catalog,
         ws.tokens,
-        cases,
+        request.cases,
         budget,
         tokens_all=int(ws.tokens.all),
         embedder=ws.embedder.embedder,
         embedder_spec=ws.embedder.spec if ws.embedder.embedder is not None else None,
         cache=ws.embedder.cache,
-        current=SERVE.current_settings(ws),
-        folds=args.folds,
+        current=serve.current_settings(ws),
+        folds=request.folds,
     )
-    for message in SERVE.tuner_notes(ws):
-        warn(message)
-    force = bool(getattr(args, "force", False))
-    if args.json:
-        print_json(with_runtime(report.to_json(), runtime), stream=sys.stdout)
-    else:
-        sys.stdout.write(human(report, ws, runtime, forced=force))
-    if args.apply and apply_allowed(report.verdict, force=force):
-        chosen = report.settings if force else report.proposed
-        for plan in SERVE.settings_writes(ws, chosen):
-            show_config_write(plan, to_stdout=not args.json)
-    return 0
+    notes += serve.tuner_notes(ws)
+
+    def writes(forced: bool) -> tuple[ConfigWrite, ...]:
+        chosen = report.settings if forced else report.proposed
+        return tuple(serve.settings_writes(ws, chosen))
+
+    return TuneOutcome(
+        report,
+        human(serve, report, ws, request.info, forced=request.force),
+        report.to_json(),
+        notes=tuple(notes),
+        verdict=report.verdict,
+        writes=writes,
+    )
 
 
 def figures_line(f: Figures, per_task: float | None = None) -> str:
@@ -82,7 +78,12 @@ def settings_text(s: HoloSettings) -> str:
 
 
 def human(
-    report: ServeTuneReport, ws: Workspace, runtime: RuntimeInfo, *, forced: bool = False
+    serve: Serve,
+    report: ServeTuneReport,
+    ws: Workspace,
+    runtime: RuntimeInfo,
+    *,
+    forced: bool = False,
 ) -> str:
     fit = report.fit
     embedder = ws.embedder.spec if ws.embedder.embedder is not None else "none (lexical only)"
@@ -107,7 +108,7 @@ def human(
         *report.verdict.lines(),
     ]
     if forced or not report.verdict.kept:
-        path = SERVE.settings_path(ws)
+        path = serve.settings_path(ws)
         out.append(
             f"serve     holo-tune serve {ws.agent.path} --settings {path.name}  "
             f"(--apply writes {path.name} and the client's entry)"
