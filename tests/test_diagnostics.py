@@ -12,7 +12,9 @@ import pytest
 
 from workbench.cli import main
 from workbench.config.filtering import ToolFiltering
-from workbench.evaluate.diagnostics import Finding, diagnose, has_errors, hybrid_floor
+from workbench.evaluate.diagnostics import Finding, Parts, has_errors, hybrid_floor
+from workbench.evaluate.diagnostics import diagnose as diagnose_as
+from workbench.runtimes.detect import detect_runtime
 from workbench.search.types import Ranking
 from workbench.workspace import Workspace, open_workspace
 
@@ -63,6 +65,12 @@ def _write(
 def _open(tmp_path: Path, **kw: Any) -> Workspace:
     agent, snapshot = _write(tmp_path, **kw)
     return open_workspace(agent, catalog_file=snapshot, embedder_spec="none")
+
+
+def diagnose(parts: Parts, setting: ToolFiltering | None = None, **kw: Any) -> list[Finding]:
+    """The findings under the runtime detected from the agent, as ``check`` detects it."""
+    runtime = detect_runtime(parts.agent.path, parts.agent.data)
+    return diagnose_as(parts, setting, runtime=runtime, **kw)
 
 
 def _codes(findings: list[Finding]) -> dict[str, Finding]:

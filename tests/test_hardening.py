@@ -447,7 +447,7 @@ def test_fifo_in_the_write_paths_is_refused_or_skipped_without_waiting(tmp_path:
     from workbench.config.writeback.mcp_json import plan_mcp_json
     from workbench.errors import CasesError, ConfigError
     from workbench.evaluate.casestore import load_expected
-    from workbench.runtime import detect_runtime
+    from workbench.runtimes.detect import detect_runtime
 
     started = time.monotonic()
     for name in ("cases.yaml", "agent.yaml", ".mcp.json", "uv.lock"):

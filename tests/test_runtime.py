@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.cli import build_parser, main
-from workbench.runtime import (
+from workbench.runtimes.detect import (
     RUNTIMES,
     RuntimeInfo,
     check_writable,
@@ -267,7 +267,7 @@ def test_the_installed_holodeck_is_seen_in_a_real_environment(tmp_path: Path) ->
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: holodeck-ai\nVersion: 0.7.1\n")
     code = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from workbench.runtime import detect_runtime\n"
+        "from workbench.runtimes.detect import detect_runtime\n"
         "print(detect_runtime(sys.argv[2], {}).to_json())\n"
     )
     result = subprocess.run(

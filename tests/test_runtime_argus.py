@@ -24,8 +24,8 @@ from workbench.config import load_agent
 from workbench.config.writeback.argus import apply_argus, plan_argus, render_argus
 from workbench.errors import WriteBackError
 from workbench.evaluate.cases import load_cases
-from workbench.runtime import detect_runtime
 from workbench.runtimes.argus import argus_names
+from workbench.runtimes.detect import detect_runtime
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 from workbench.tokens import token_table
 

@@ -21,9 +21,9 @@ from workbench.cli import main
 from workbench.config import load_agent
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.runtimes import RowContext
-from workbench.runtime import check_writable, detect_runtime
 from workbench.runtimes import all_runtimes, get_runtime, runtime_names
 from workbench.runtimes.base import SOURCES, Probe, Runtime
+from workbench.runtimes.detect import check_writable, detect_runtime
 from workbench.workspace import build_workspace
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"

@@ -31,7 +31,7 @@ from tests.test_fastmcp_proxy import listing_and_answers
 from workbench.cli import main
 from workbench.commands.search import read_queries
 from workbench.evaluate.cases import load_cases
-from workbench.runtime import detect_runtime
+from workbench.runtimes.detect import detect_runtime
 from workbench.search.strategies import FastMCPParams, FastMCPStrategy
 from workbench.workspace import open_workspace
 

@@ -16,7 +16,8 @@ from workbench.evaluate import load_cases, resolve_cases
 from workbench.evaluate.fronts import at_table
 from workbench.evaluate.intervals import Interval
 from workbench.evaluate.runtimes import RuntimesReport, compare_runtimes
-from workbench.runtime import RUNTIMES
+from workbench.runtimes import all_runtimes
+from workbench.runtimes.detect import RUNTIMES
 from workbench.tui.commands import ACTIONS
 from workbench.tui.screens import runtimes as runtimes_screen
 from workbench.tui.screens.dashboard import DashboardScreen
@@ -62,8 +63,9 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
         # All at once in the core is the same as one runtime at a time in the view.
         ws = screen.lab.workspace
         cases = resolve_cases(load_cases(cases_file), ws.catalog)
+        current = ws.agent.filtering or ws.setting
         whole = compare_runtimes(
-            ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.agent.filtering or ws.setting
+            ws.agent, ws.engine, ws.catalog, ws.tokens, cases, current, registry=all_runtimes()
         )
         assert whole == report
         rows = screen.table_rows()

@@ -369,7 +369,7 @@ def test_findings_text_shows_the_fix() -> None:
 
 
 def test_label_marks_toggle_by_resolved_name_and_list_a_far_missed_tool() -> None:
-    from workbench.tui.dashboard.labels import marks, summary, toggled
+    from workbench.tui.dashboard.marks import marks, summary, toggled
     from workbench.tui.widgets.history_list import history_line
     from workbench.tui.widgets.ranking_table import row_text, widths_for
 

@@ -32,13 +32,12 @@ from workbench.commands.eval import read_cases
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed
 from workbench.evaluate.budget import Budget
-from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.casesource import CasesSource
+from workbench.evaluate.cases import CaseSet, CasesSource
 from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
 from workbench.progress import ProgressLine
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.runtimes.holodeck06_tune import measure_what_ifs
 from workbench.search.delivery import runtime_engine
 from workbench.search.usage import load_usage

@@ -19,7 +19,7 @@ from workbench.config.notices import warnings_to_say
 from workbench.config.validation import problems
 from workbench.errors import InputError, ServersFailed, WriteBackError
 from workbench.progress import ProgressLine
-from workbench.runtime import Change, RuntimeInfo, check_writable, detect_runtime
+from workbench.runtimes.detect import Change, RuntimeInfo, check_writable, detect_runtime
 from workbench.search.selection import match_always_include
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from workbench.evaluate.runtimes import (
     compare_runtimes,
 )
 from workbench.progress import ProgressLine
-from workbench.runtimes import get_runtime, runtime_names
+from workbench.runtimes import all_runtimes, get_runtime, runtime_names
 from workbench.workspace import Workspace
 
 
@@ -193,7 +193,7 @@ def plot(rows: list[RuntimeRow], width: int = 64, height: int = 14) -> str:
 
 def front_plot(report: RuntimesReport, width: int = 64, height: int = 14) -> str:
     """Recall against tokens per task (log scale): each runtime's front, its points joined."""
-    lines = front_lines(report)
+    lines = front_lines(report, all_runtimes())
     grid = front_grid(lines, width, height)
     (x0, x1), (y0, y1) = grid.tokens, grid.recall
     out = []
@@ -232,6 +232,7 @@ def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int
             ws.tokens,
             cases,
             ws.agent.filtering or ws.setting,
+            registry=all_runtimes(),
             queries=queries,
             budget=budget,
             on_runtime=line.stage,

@@ -30,8 +30,8 @@ from workbench.commands.common import (
 )
 from workbench.config.filtering import ToolFiltering
 from workbench.errors import CheckFailed, InputError
-from workbench.evaluate.cases import CaseSet, resolve_cases
-from workbench.evaluate.casesource import CasesSource, find_cases_source, no_cases_message
+from workbench.evaluate.cases import CaseSet, CasesSource, resolve_cases
+from workbench.evaluate.casesource import find_cases_source, no_cases_message
 from workbench.evaluate.compare import params_text
 from workbench.evaluate.diagnostics import Finding
 from workbench.evaluate.engines import EngineReport, evaluate_engine
@@ -47,8 +47,8 @@ from workbench.evaluate.metrics import (
 )
 from workbench.evaluate.query_findings import QueryReader
 from workbench.evaluate.words import describe, metric_line
-from workbench.runtime import RuntimeInfo
 from workbench.runtimes.base import CaseSearch
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.delivery import MethodRun, method_run, runtime_engine
 from workbench.search.flags import SearchFlags
 from workbench.search.strategies import build_strategy

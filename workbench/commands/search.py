@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     setting = setting_from_args(args, workspace.agent.filtering)
     warn_unmatched(setting, workspace.catalog)
     usage = load_usage(args.usage, workspace.catalog) if args.usage else None
-    for finding in search_cannot_vary(workspace, setting, usage):
+    for finding in search_cannot_vary(workspace, setting, runtime, usage):
         warn(finding.message)
     warned: set[str] = set()
     reader = QueryReader(workspace.catalog)

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from workbench.commands.common import print_json, with_runtime
-from workbench.runtime import RuntimeInfo
 from workbench.runtimes.base import SearchRanking
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.workspace import Workspace
 
 #: Rows the text shows without ``--limit`` (more when the search returns more).

@@ -33,7 +33,7 @@ from workbench.config.servers import with_servers
 from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
 from workbench.evaluate.cases import load_cases
 from workbench.evaluate.serve_tune import labelled_of
-from workbench.runtime import detect_runtime
+from workbench.runtimes.detect import detect_runtime
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.flags import SearchFlags, check_embedder, serve_settings
 from workbench.search.holo.neighbours import Labelled

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Literal, Protocol
 
 import yaml
 from ruamel.yaml import YAML
@@ -38,9 +38,6 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import CasesError
 from workbench.limits import MAX_DEPTH, StructureError, check_yaml, json_loads, read_input
-
-if TYPE_CHECKING:
-    from workbench.evaluate.casesource import CasesSource
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -106,6 +103,30 @@ class UnknownName:
         return f"{self.source}: unknown expected tool {self.name!r}{hint}"
 
 
+#: Where a run's cases come from (:mod:`workbench.evaluate.casesource` says which, in order).
+Kind = Literal["flag", "agent", "beside", "dataset"]
+
+
+@dataclass(frozen=True, slots=True)
+class CasesSource:
+    """Where a run's cases come from (``path``: the file; for ``agent``, the file holding the
+    test_cases: the agent or its ``test_cases_file``)."""
+
+    kind: Kind
+    path: Path
+
+    def describe(self) -> str:
+        """One short phrase: ``research-agent.cases.yaml (beside the agent)``."""
+        if self.kind == "flag":
+            return f"{self.path} (--cases)"
+        if self.kind == "agent":
+            return f"the agent's test_cases ({self.path})"
+        return f"{self.path} (beside the agent)"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": str(self.path)}
+
+
 @dataclass(slots=True)
 class CaseSet:
     """Resolved cases plus what could not be resolved."""
@@ -113,7 +134,7 @@ class CaseSet:
     cases: list[ResolvedCase]
     unknown: list[UnknownName] = field(default_factory=list)
     skipped: list[Case] = field(default_factory=list)
-    #: Where the cases were read from (``workbench.evaluate.casesource``), when known.
+    #: Where the cases were read from (:mod:`workbench.evaluate.casesource`), when known.
     source: CasesSource | None = None
     #: Cases that expect no tool (``expected: []``): only the no-answer threshold of holo-tune's
     #: engine is fitted on them (:mod:`workbench.evaluate.holo_fit`); every other figure leaves

@@ -18,22 +18,20 @@ the view header in the dashboard.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
 from workbench.catalog.models import Catalog
 from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate.cases import (
     AgentCases,
     Case,
+    CasesSource,
+    Kind,
     ResolvedCase,
     cases_from_agent,
     load_cases,
     resolve_cases,
 )
-
-Kind = Literal["flag", "agent", "beside", "dataset"]
 
 #: Case files of the data-set layout looked for beside the agent (after ``<stem>.cases.yaml``).
 DATASET_NAMES = ("cases.jsonl", "cases.yaml", "cases.yml")
@@ -45,26 +43,6 @@ def default_cases_path(agent_path: str | Path) -> Path:
     """``<agent stem>.cases.yaml`` beside the agent: where labels are saved and cases generated."""
     agent_path = Path(agent_path)
     return agent_path.with_name(agent_path.stem + SUFFIX)
-
-
-@dataclass(frozen=True, slots=True)
-class CasesSource:
-    """Where a run's cases come from (``path``: the file; for ``agent``, the file holding the
-    test_cases: the agent or its ``test_cases_file``)."""
-
-    kind: Kind
-    path: Path
-
-    def describe(self) -> str:
-        """One short phrase: ``research-agent.cases.yaml (beside the agent)``."""
-        if self.kind == "flag":
-            return f"{self.path} (--cases)"
-        if self.kind == "agent":
-            return f"the agent's test_cases ({self.path})"
-        return f"{self.path} (beside the agent)"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "path": str(self.path)}
 
 
 def no_cases_message(agent_path: str | Path) -> str:

@@ -20,7 +20,6 @@ from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
 from workbench.config.notices import ConfigWarning
 from workbench.evaluate.sweep import fixed_tools
-from workbench.runtime import RuntimeInfo, detect_runtime
 from workbench.search.embedders.resolve import runtime_embedding
 from workbench.search.types import IntArray, Ranking
 from workbench.tokens import TokenTable
@@ -74,6 +73,29 @@ class Finding:
         }
 
 
+class RuntimeFindings(Protocol):
+    """What diagnostics ask the runtime itself (:class:`workbench.runtimes.base.Runtime` fits)."""
+
+    def findings(self, ctx: Context) -> list[Finding]: ...
+
+
+class RunsAgent(Protocol):
+    """What runs the agent, and why (:class:`workbench.runtimes.detect.RuntimeInfo` fits): the
+    caller detects it (``--runtime``, else from the agent)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...
+
+    @property
+    def reads_tool_filtering(self) -> bool: ...
+
+    @property
+    def plugin(self) -> RuntimeFindings: ...
+
+
 class Parts(Protocol):
     """A workspace or anything with its parts (:class:`workbench.workspace.Workspace` fits)."""
 
@@ -100,8 +122,8 @@ class Context:
     #: Rankings of sample queries (e.g. the labelled cases) for data-based checks.
     rankings: Sequence[Ranking]
     usage: IntArray | None
-    #: What runs the agent (detected from the agent when the caller does not say).
-    runtime: RuntimeInfo
+    #: What runs the agent.
+    runtime: RunsAgent
     #: Why semantic scores are BM25 here while the runtime embeds (None: they are not).
     bm25_here: str | None = None
 
@@ -115,11 +137,11 @@ def diagnose(
     *,
     rankings: Sequence[Ranking] = (),
     usage: IntArray | None = None,
-    runtime: RuntimeInfo | None = None,
+    runtime: RunsAgent,
 ) -> list[Finding]:
     """Every finding that applies to ``setting`` (default: the file's block), errors first.
 
-    ``runtime``: what runs the agent (``--runtime``); detected from the agent when None."""
+    ``runtime``: what runs the agent (``--runtime``, else detected from the agent)."""
     embedder = getattr(parts, "embedder", None)
     reason = getattr(embedder, "bm25_reason", None)
     no_vectors = callable(reason) and getattr(embedder, "embedder", None) is None
@@ -131,7 +153,7 @@ def diagnose(
         model_id=getattr(embedder, "model_id", None),
         rankings=rankings,
         usage=usage,
-        runtime=runtime or detect_runtime(parts.agent.path, parts.agent.data),
+        runtime=runtime,
         bm25_here=reason() if no_vectors and callable(reason) else None,
     )
     checks = CHECKS if ctx.runtime.reads_tool_filtering else RUNTIME_CHECKS
@@ -142,7 +164,7 @@ def diagnose(
 
 
 def search_cannot_vary(
-    parts: Parts, setting: ToolFiltering, usage: IntArray | None = None
+    parts: Parts, setting: ToolFiltering, runtime: RunsAgent, usage: IntArray | None = None
 ) -> list[Finding]:
     """:func:`check_top_k`'s warning for ``setting`` alone (empty when the search can add a
     tool): every query gets the same tools. ``check`` says it among its findings; ``search``
@@ -155,7 +177,7 @@ def search_cannot_vary(
         model_id=None,
         rankings=(),
         usage=usage,
-        runtime=detect_runtime(parts.agent.path, parts.agent.data),
+        runtime=runtime,
     )
     return check_top_k(ctx)
 

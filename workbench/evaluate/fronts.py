@@ -27,14 +27,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.config.filtering import ToolFiltering
-from workbench.errors import InputError
 from workbench.evaluate.front_grid import FrontLine
 from workbench.evaluate.metrics import evaluate
-from workbench.runtimes import all_runtimes, get_runtime
 from workbench.search.delivery import runtime_engine
 
 if TYPE_CHECKING:  # evaluate.runtimes builds its report from this module
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow, RuntimesReport
+    from workbench.evaluate.runtimes import RowContext, RowRuntime, RuntimeRow, RuntimesReport
 
 #: Budgets on a runtime's front, its cheapest and the cost of every tool included.
 GRID_POINTS = 6
@@ -89,9 +87,10 @@ class TableBudgets:
 
 def row_at(ctx: RowContext, name: str, budget: int | None) -> RuntimeRow:
     """``name``'s row tuned within ``budget`` (None: its knee), once per context."""
+    runtime = next(r for r in ctx.runtimes if r.name == name)
     return ctx.memo(
         ("row", name, budget),
-        lambda: get_runtime(name).compare_row(dataclasses.replace(ctx, budget=budget)),
+        lambda: runtime.compare_row(dataclasses.replace(ctx, budget=budget)),
     )
 
 
@@ -107,7 +106,7 @@ def table_budgets(ctx: RowContext) -> TableBudgets:
     """The table's three budgets on ``ctx``'s cases (the knee row is tuned once per context)."""
 
     def make() -> TableBudgets:
-        block = next(r.name for r in all_runtimes() if r.reads_tool_filtering)
+        block = next(r.name for r in ctx.runtimes if r.reads_tool_filtering)
         knee = row_at(ctx, block, None).tokens
         return TableBudgets(round(defaults_tokens(ctx)), round(knee), block)
 
@@ -153,14 +152,13 @@ def at_table(points: Sequence[BudgetPoint], table: TableBudgets) -> list[BudgetP
     return [by_budget[b] for b in table.budgets() if b in by_budget]
 
 
-def front_lines(report: RuntimesReport) -> tuple[FrontLine, ...]:
-    """Each runtime's front as the plots draw it (one point per distinct budget's figures)."""
+def front_lines(report: RuntimesReport, runtimes: Sequence[RowRuntime]) -> tuple[FrontLine, ...]:
+    """Each runtime's front as the plots draw it (one point per distinct budget's figures), marked
+    as ``runtimes`` (the registered ones) mark it (``?``: a name none of them has)."""
+    markers = {r.name: r.marker[0] for r in runtimes}
     out = []
     for name, points in report.fronts.items():
-        try:
-            marker = get_runtime(name).marker[0]
-        except InputError:  # a name no runtime has
-            marker = "?"
+        marker = markers.get(name, "?")
         figures = tuple(dict.fromkeys((p.row.tokens, p.row.recall) for p in points))
         out.append(FrontLine(name, marker, figures))
     return tuple(out)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -60,7 +60,6 @@ from workbench.evaluate.runs import tune_cases
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import DEFAULT_FOLDS, gap
 from workbench.evaluate.verdict import PerCase, Verdict, judge
-from workbench.runtimes import all_runtimes
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.tokens import TokenTable
 
@@ -210,6 +209,22 @@ class RuntimesReport:
         return out
 
 
+class RowRuntime(Protocol):
+    """What ``compare --runtimes`` asks a runtime (:class:`workbench.runtimes.base.Runtime` fits):
+    the caller passes the runtimes in, so nothing here looks one up."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def marker(self) -> tuple[str, str]: ...
+
+    @property
+    def reads_tool_filtering(self) -> bool: ...
+
+    def compare_row(self, ctx: RowContext) -> RuntimeRow: ...
+
+
 @dataclass(frozen=True)
 class RowContext:
     """What every runtime's row is made from: the same agent, catalog, cases and folds."""
@@ -231,6 +246,9 @@ class RowContext:
     #: What the tuners share between budgets on these cases (rankings, sweeps): each tuner keeps
     #: its own keys, so a context made with another budget (``dataclasses.replace``) reuses them.
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Every runtime a row can come from (the registry's), in display order: the fronts' table
+    #: budgets read the row of the one that reads the block.
+    runtimes: Sequence[RowRuntime] = field(default=(), compare=False, repr=False)
 
     def memo(self, key: Any, compute: Callable[[], T]) -> T:
         """``compute()`` once per key for every budget of this context."""
@@ -410,6 +428,7 @@ def compare_runtimes(
     cases: CaseSet,
     current: Any,
     *,
+    registry: Sequence[RowRuntime],
     runtimes: Sequence[str] | None = None,
     folds: int = DEFAULT_FOLDS,
     queries: SearchQueries = MESSAGE,
@@ -418,7 +437,8 @@ def compare_runtimes(
     on_progress: Progress | None = None,
     cache: dict[Any, Any] | None = None,
 ) -> RuntimesReport:
-    """Every runtime of ``runtimes`` (default: every registered one) tuned within ``budget``
+    """Every runtime of ``runtimes`` (names; default: every one of ``registry``, the registered
+    runtimes, :func:`workbench.runtimes.all_runtimes`, in display order) tuned within ``budget``
     tool tokens per task, held-out, on ``cases`` (the search-tool rows search each case as
     ``queries`` says: its message, or the query a model wrote). With no budget each row is its
     tuner's knee, and the report holds each runtime's front and the three budgets' table
@@ -431,9 +451,10 @@ def compare_runtimes(
     ctx = RowContext(
         agent, engine, catalog, tokens, cases, current, folds, queries, on_progress, budget
     )
+    ctx = dataclasses.replace(ctx, runtimes=tuple(registry))
     if cache is not None:
         ctx = dataclasses.replace(ctx, cache=cache)
-    chosen = [r.name for r in all_runtimes()] if runtimes is None else list(runtimes)
+    chosen = [r.name for r in registry] if runtimes is None else list(runtimes)
     table = None if budget is not None else table_budgets(ctx)
     rows: list[RuntimeRow] = []
     fronts: dict[str, tuple[BudgetPoint, ...]] = {}

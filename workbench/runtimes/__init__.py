@@ -1,5 +1,6 @@
 """Runtimes as plugins: one module per runtime behind one interface (:mod:`.base`), found through
-the registry (:mod:`.registry`). See docs/architecture.md, "Runtimes", for adding one."""
+the registry (:mod:`.registry`); :mod:`.detect` says which one runs an agent. See
+docs/architecture.md, "Runtimes", for adding one."""
 
 from workbench.runtimes.base import (
     Change,

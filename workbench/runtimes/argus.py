@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Finding
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.overrides import OverrideReport
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.strategies.base import TokenBill
     from workbench.tokens import TokenTable

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.evaluate.verdict import Verdict
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.flags import SearchFlags
     from workbench.workspace import Workspace
 

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from workbench.config import AgentConfig
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.metrics import Ranker
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.flags import SearchFlags
     from workbench.search.strategies.base import StrategyResult, TokenBill

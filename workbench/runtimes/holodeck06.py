@@ -29,7 +29,7 @@ from workbench.runtimes.holodeck_versions import holodeck_evidence
 if TYPE_CHECKING:
     from workbench.catalog.models import CatalogView
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
 
 NAME = "holodeck-0.6"
 

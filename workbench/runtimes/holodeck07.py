@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from workbench.config.writeback.allowlist import HOLODECK_07
 from workbench.errors import InputError
 from workbench.runtimes.base import (
     Change,
@@ -30,10 +31,10 @@ from workbench.runtimes.holodeck_versions import holodeck_evidence
 if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, WriteRequest
+    from workbench.runtimes.detect import RuntimeInfo
 
-NAME = "holodeck-0.7"
+NAME = HOLODECK_07
 #: The command that tunes and writes the allowlists.
 TUNE = f"holo-tune tune {{agent}} --runtime {NAME} --apply"
 _INSTEAD = f"use `holo-tune tune --runtime {NAME} --apply` (static allowed_tools lists) instead"

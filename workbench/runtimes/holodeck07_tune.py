@@ -24,7 +24,7 @@ from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
 if TYPE_CHECKING:
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
 
 
 def tune_static(request: TuneRequest) -> TuneOutcome:

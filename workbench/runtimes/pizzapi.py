@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.pizzapi_tune import PizzaReport, PizzaSetting
     from workbench.workspace import Workspace
 

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
-    from workbench.runtime import RuntimeInfo
     from workbench.runtimes.base import ConfigWrite, WriteRequest
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.strategies.base import StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace

@@ -16,7 +16,7 @@ from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import Workspace
 
 if TYPE_CHECKING:
-    from workbench.runtime import RuntimeInfo
+    from workbench.runtimes.detect import RuntimeInfo
     from workbench.runtimes.serve import Serve
 
 

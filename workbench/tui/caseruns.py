@@ -21,7 +21,8 @@ from textual.message_pump import MessagePump
 from workbench.config import AgentConfig
 from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate import CaseSet, cases_from_agent, load_cases, resolve_cases
-from workbench.evaluate.casesource import CasesSource, default_cases_path, default_source
+from workbench.evaluate.cases import CasesSource
+from workbench.evaluate.casesource import default_cases_path, default_source
 from workbench.workspace import Workspace
 
 #: The value of the path input that means "the agent's own test_cases".

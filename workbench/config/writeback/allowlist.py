@@ -42,7 +42,10 @@ from workbench.config.writeback.text import Edit, PlanBytes, apply_edits, eol, u
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 from workbench.limits import read_input
-from workbench.runtimes.holodeck07 import NAME as HOLODECK_07
+
+#: The name of the runtime that reads these allowlists, HoloDeck 0.7+ (its module,
+#: :mod:`workbench.runtimes.holodeck07`, takes it from here), named in a refused edit's hint.
+HOLODECK_07 = "holodeck-0.7"
 
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]

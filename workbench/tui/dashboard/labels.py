@@ -2,7 +2,7 @@
 lab, or unmarks it; the case is saved at once to the agent's cases file.
 
 - The labels live on :attr:`LabState.labels` (``{query_key: expected names}``), read from the
-  cases file when the dashboard opens; the panels draw their marks from it (:func:`marks`):
+  cases file when the dashboard opens; the panels draw their marks from it (:mod:`.marks`):
   ✓ an expected tool the setting sends, ✗ one it misses.
 - :class:`Labeller` changes the state at once (the mark is drawn in the keystroke's step) and
   writes the file in a thread worker through the core's
@@ -19,7 +19,6 @@ default the Evaluate and Compare-engines views open on, so the next run measures
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,67 +26,21 @@ from typing import TYPE_CHECKING, Literal
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from workbench.catalog import Catalog
 from workbench.errors import HoloTuneError
-from workbench.evaluate.cases import resolve_name
 from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import load_expected, query_key, set_expected
 from workbench.tui.caseruns import CasesMemory
+from workbench.tui.dashboard.marks import toggled
 
 if TYPE_CHECKING:
     from workbench.tui.dashboard.state import LabState
 
-#: An expected tool the setting sends, or one it misses.
-Mark = Literal["sent", "missed"]
 #: The group of the workers that write labels.
 GROUP = "label"
 GROUPS = (GROUP,)
 #: A write's worker is named after its query (its key follows this).
 WORKER_PREFIX = "label "
 Severity = Literal["information", "warning", "error"]
-
-
-# -- pure: names, catalog indices, marks ------------------------------------------------------
-def expected_indices(names: Sequence[str], catalog: Catalog) -> dict[int, str]:
-    """``{catalog index: the expected name it satisfies}`` (a bare name may match several tools
-    on different servers; a name matching none is left out)."""
-    out: dict[int, str] = {}
-    for name in names:
-        for index in resolve_name(name, catalog):
-            out.setdefault(index, name)
-    return out
-
-
-def marks(names: Sequence[str], catalog: Catalog, sent: Collection[int] | None) -> dict[int, Mark]:
-    """Each expected tool's mark: sent or missed (``sent`` None: every tool is sent)."""
-    return {
-        index: "sent" if sent is None or index in sent else "missed"
-        for index in expected_indices(names, catalog)
-    }
-
-
-def toggled(names: Sequence[str], catalog: Catalog, tool: str) -> tuple[str, ...]:
-    """``names`` with ``tool`` (a full name) unmarked if a name there resolves to it, else
-    marked (added under its full name, which no other tool shares)."""
-    try:
-        index = catalog.position(tool)
-    except KeyError:
-        return tuple(names)
-    found = expected_indices(names, catalog)
-    if index in found:
-        return tuple(name for name in names if name != found[index])
-    return (*names, tool)
-
-
-def summary(found: Mapping[int, Mark]) -> str:
-    """The status line's word on the expected tools: ``✓ 2/2 expected`` when the setting sends
-    them all, ``✗ 1/2 missed`` when it misses some (empty when the query has no label)."""
-    if not found:
-        return ""
-    missed = sum(1 for mark in found.values() if mark == "missed")
-    if missed:
-        return f"✗ {missed}/{len(found)} missed"
-    return f"✓ {len(found)}/{len(found)} expected"
 
 
 # -- the file ---------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from textual.widgets import TabbedContent
 
 from workbench.config.filtering import SEARCH_METHODS
 from workbench.search.selection import match_always_include, select
-from workbench.tui.dashboard.labels import expected_indices
+from workbench.tui.dashboard.marks import expected_indices
 from workbench.tui.dashboard.runtime import knobs_note, runtime_text
 from workbench.tui.dashboard.state import LabState, Shown
 from workbench.tui.view import RankRow, holo_rows, ranking_rows, server_tokens, split_text

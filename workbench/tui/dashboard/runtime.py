@@ -8,7 +8,7 @@ puts it in the screen's words.
 
 from __future__ import annotations
 
-from workbench.runtime import RuntimeInfo, check_writable
+from workbench.runtimes.detect import RuntimeInfo, check_writable
 
 
 def short_reason(runtime: RuntimeInfo) -> str:

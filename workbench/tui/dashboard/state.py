@@ -26,11 +26,11 @@ from workbench.config import AgentConfig
 from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
 from workbench.evaluate.casestore import query_key
-from workbench.runtime import RuntimeInfo, detect_runtime
+from workbench.runtimes.detect import RuntimeInfo, detect_runtime
 from workbench.search.holo.engine import HoloEngine
 from workbench.search.types import Ranking, Selection
 from workbench.tui.dashboard.advice import Advice
-from workbench.tui.dashboard.labels import Mark, marks, summary
+from workbench.tui.dashboard.marks import Mark, marks, summary
 from workbench.tui.lab import HOLO, HoloView, Lab
 
 #: The tab whose view wants every method's ranking.

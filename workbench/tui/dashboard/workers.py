@@ -30,7 +30,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.embedders.local import load_model, model_to_load
 from workbench.search.holo.engine import HoloEngine
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState

@@ -4,8 +4,8 @@ holds now. When the file changed on disk the dialog asks to reload it: it is rea
 knobs keep their values) and the dialog opens anew on it.
 
 By runtime (``state.runtime``): HoloDeck 0.6 writes the block. HoloDeck 0.7 refuses it (the
-core's :func:`~workbench.runtime.check_writable` line, Write disabled, the file untouched) and
-offers what the runtime writes instead (its ``write_offer``: the allowlists). A deferred-loading
+core's :func:`~workbench.runtimes.detect.check_writable` line, Write disabled, the file untouched)
+and offers what the runtime writes instead (its ``write_offer``: the allowlists). A deferred-loading
 runtime reads no agent.yaml: export shows its configuration, as ``holo-tune export --runtime R``
 prints it (the tools the knobs' always_include names stay loaded), and write writes it where the
 runtime has a configuration file (``config_file``), diff first
@@ -24,7 +24,7 @@ from workbench.config.servers import as_fronted
 from workbench.config.writeback.render import render_block_text
 from workbench.errors import HoloTuneError, InputError
 from workbench.evaluate.runs import setting_verdict
-from workbench.runtime import check_writable
+from workbench.runtimes.detect import check_writable
 from workbench.search.selection import always_included
 from workbench.tui.dashboard.runtime import instead
 from workbench.tui.dashboard.runtime_write import RuntimeWrite

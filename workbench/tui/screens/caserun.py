@@ -23,7 +23,7 @@ from textual.widgets import Input, ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
 from workbench.errors import HoloTuneError
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.tui.caseruns import (
     CasesMemory,
     RunProgress,

@@ -28,7 +28,7 @@ from workbench.evaluate import EvalReport, FrontPoint, evaluate, pareto_front, s
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.intervals import Interval, interval_text
 from workbench.evaluate.runs import setting_verdict
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.delivery import method_run, runtime_engine, runtime_methods
 from workbench.tui.caseruns import (
     CasesMemory,

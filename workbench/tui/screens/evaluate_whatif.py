@@ -28,7 +28,7 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.evaluate.whatif import WhatIfReport, what_ifs
-from workbench.runtime import RuntimeInfo
+from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.types import IntArray
 from workbench.tui.caseruns import Stopped
 from workbench.workspace import Workspace

@@ -37,7 +37,7 @@ from workbench.evaluate.intervals import interval_text
 from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import DEFAULT_FOLDS
-from workbench.runtimes import runtime_names
+from workbench.runtimes import all_runtimes, runtime_names
 from workbench.tui.caseruns import (
     RunProgress,
     Stopped,
@@ -244,6 +244,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
                 ws.tokens,
                 cases,
                 current,
+                registry=all_runtimes(),
                 runtimes=(name,),
                 budget=budget,
                 cache=cache,
@@ -290,7 +291,7 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
         table.focus()  # the rows to read (shift+tab goes back to the cases path)
         self.query_one("#rt-notes", Static).update(Text("\n".join(notes(outcome)), style="dim"))
         self.query_one(RuntimesPlot).data = RuntimesPlotData(
-            runtime_points(outcome.rows), self.detected, front_lines(outcome)
+            runtime_points(outcome.rows), self.detected, front_lines(outcome, all_runtimes())
         )
 
     def _add_columns(self, shown: Sequence[tuple[str, bool]]) -> None:

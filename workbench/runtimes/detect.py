@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.runtimes import all_runtimes, default_runtime, get_runtime, runtime_names
 from workbench.runtimes.base import SOURCES, Change, Probe, Runtime, Source
 from workbench.runtimes.holodeck_versions import PACKAGE, installed_holodeck, installed_version
 from workbench.runtimes.holodeck_versions import find_pin as _find_pin
 from workbench.runtimes.holodeck_versions import spec_generation as _spec_generation
+from workbench.runtimes.registry import all_runtimes, default_runtime, get_runtime, runtime_names
 
 __all__ = [
     "Change",
