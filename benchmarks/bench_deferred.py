@@ -18,7 +18,8 @@ from typing import Any
 from tests.test_greedy_oracle import oracle_path
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import load_cases, resolve_cases
-from workbench.evaluate.deferred_tune import _Proxy, greedy_path, tune_deferred, units
+from workbench.evaluate.deferred_tune import _Proxy, greedy_path, tune_deferred
+from workbench.runtimes import get_runtime
 from workbench.runtimes.pizzapi_tune import tune_pizzapi
 from workbench.workspace import open_workspace
 
@@ -35,8 +36,8 @@ def run() -> list[dict[str, Any]]:
     ws = open_workspace(DATASET / "agent.yaml", catalog_file=DATASET / "catalog.json")
     cases = resolve_cases(load_cases(DATASET / "cases.jsonl"), ws.catalog)
     items = cases.cases
-    proxy = _Proxy.build(ws.catalog, ws.tokens, items, "bm25", runtime="anthropic")
-    args = (proxy, items, list(range(len(items))), units("anthropic", ws.catalog), "bm25", 5, CAP)
+    proxy = _Proxy.build(ws.catalog, ws.tokens, items, "bm25", runtime=get_runtime("anthropic"))
+    args = (proxy, items, list(range(len(items))), get_runtime("anthropic").units(ws.catalog), "bm25", 5, CAP)
     times = []
     for _ in range(RUNS):
         started = time.perf_counter()
@@ -60,7 +61,14 @@ def run() -> list[dict[str, Any]]:
     ]
     budget = Budget(max_tokens=int(CAP))
     started = time.perf_counter()
-    tune_deferred("anthropic", ws.catalog, ws.tokens, cases, budget, tokens_all=int(ws.tokens.all))
+    tune_deferred(
+        get_runtime("anthropic"),
+        ws.catalog,
+        ws.tokens,
+        cases,
+        budget,
+        tokens_all=int(ws.tokens.all),
+    )
     rows.append(
         {"name": f"{label}: tune anthropic within 9,000", "median_s": time.perf_counter() - started}
     )

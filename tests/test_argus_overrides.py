@@ -39,6 +39,7 @@ from workbench.evaluate.overrides import (
     with_overrides,
 )
 from workbench.evaluate.tuner import fold_assignment
+from workbench.runtimes import get_runtime
 from workbench.runtimes.argus import argus_names
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy
 from workbench.search.strategies.base import source_description
@@ -89,7 +90,7 @@ def world() -> tuple[Catalog, TokenTable, CaseSet]:
 
 
 def run(catalog: Catalog, bill: TokenTable, items: Any) -> list[CaseResult]:
-    return measure(SETTING, catalog, bill, items, runtime="argus")
+    return measure(SETTING, catalog, bill, items, runtime=get_runtime("argus"))
 
 
 @pytest.fixture(scope="module")

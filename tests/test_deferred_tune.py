@@ -33,8 +33,8 @@ from workbench.evaluate.deferred_tune import (
     greedy_path,
     measure,
     tune_deferred,
-    units,
 )
+from workbench.runtimes import get_runtime
 from workbench.search.strategies.anthropic import search_tool_definition
 from workbench.search.strategies.base import definitions_tokens
 from workbench.tokens import token_table
@@ -146,8 +146,8 @@ def test_the_bill_is_per_task_with_the_search_round_trip(tmp_path: Path) -> None
     assert searched == 20
     # OpenAI's model also reads each namespace's name and description, in both requests.
     described = {s: f"the {s} server" for s in SERVERS}
-    extra = extra_tokens("openai", catalog, tokens, described)
-    assert extra > 0 and extra_tokens("anthropic", catalog, tokens, described) == 0
+    extra = extra_tokens(get_runtime("openai"), catalog, tokens, described)
+    assert extra > 0 and extra_tokens(get_runtime("anthropic"), catalog, tokens, described) == 0
     plain = measure(setting, catalog, tokens, cases.cases[:3])
     billed = measure(setting, catalog, tokens, cases.cases[:3], extra)
     assert [b.tokens - p.tokens for p, b in zip(plain, billed, strict=True)] == [2 * extra] * 3
@@ -207,7 +207,9 @@ def test_the_tuner_keeps_a_tool_every_task_needs_loaded(tmp_path: Path) -> None:
     target, chosen = max(by_tool.items(), key=lambda kv: len(kv[1]))
     assert len(chosen) >= 3
     report = tune_deferred(
-        "openai",  # bm25 only (Anthropic's regex variant finds nothing here, which is cheaper)
+        get_runtime(
+            "openai"
+        ),  # bm25 only (Anthropic's regex variant finds nothing here, which is cheaper)
         catalog,
         tokens,
         cases.subset(chosen),
@@ -222,10 +224,10 @@ def test_the_tuner_keeps_a_tool_every_task_needs_loaded(tmp_path: Path) -> None:
 def test_claude_code_keeps_whole_servers_loaded(tmp_path: Path) -> None:
     agent = load_agent(_agent(tmp_path))
     catalog = load_catalog(agent, catalog_file=STACKONE / "catalog.json")
-    per_server = units("claude-code", catalog)
+    per_server = get_runtime("claude-code").units(catalog)
     assert len(per_server) == len(SERVERS)
     assert sorted(i for u in per_server for i in u) == list(range(len(catalog)))
-    assert all(len(u) == 1 for u in units("anthropic", catalog))
+    assert all(len(u) == 1 for u in get_runtime("anthropic").units(catalog))
 
 
 def test_claude_code_keeps_only_mcp_servers_loaded() -> None:
@@ -234,7 +236,8 @@ def test_claude_code_keeps_only_mcp_servers_loaded() -> None:
     samples = Path(__file__).resolve().parents[1] / "sample_configs"
     agent = load_agent(samples / "research-agent.yaml", missing_env="warn")
     catalog = load_catalog(agent, catalog_file=samples / "research-agent.catalog.json")
-    kinds = {catalog.tools[i].kind for unit in units("claude-code", catalog) for i in unit}
+    claude_code = get_runtime("claude-code")
+    kinds = {catalog.tools[i].kind for unit in claude_code.units(catalog) for i in unit}
     assert kinds == {"mcp"} and any(t.kind != "mcp" for t in catalog.tools)
 
 

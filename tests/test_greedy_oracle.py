@@ -27,9 +27,9 @@ from workbench.evaluate.deferred_tune import (
     _Proxy,
     greedy_path,
     recurs,
-    units,
 )
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
+from workbench.runtimes import get_runtime
 from workbench.tokens import token_table
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -171,8 +171,8 @@ def _data_set(name: str) -> tuple[Any, Any, list[ResolvedCase]]:
 def test_the_greedy_walks_the_oracles_path_on_a_data_set(runtime: str) -> None:
     catalog, bill, items = _data_set("livemcpbench_slice")
     variant = "bm25"
-    proxy = _Proxy.build(catalog, bill, items, variant, runtime=runtime)
-    units_ = units(runtime, catalog)
+    proxy = _Proxy.build(catalog, bill, items, variant, runtime=get_runtime(runtime))
+    units_ = get_runtime(runtime).units(catalog)
     every = list(range(len(items)))
     train = every[: len(every) * 4 // 5]
     usage = np.zeros(len(catalog), dtype=np.int64)
@@ -251,8 +251,8 @@ def test_the_walks_kept_on_a_proxy_are_the_greedy_at_every_cap() -> None:
     tokens_all = float(bill.all)
     caps = [tokens_all, 2500.0, 6000.0, 1200.0, tokens_all, 4000.0, 0.0, 2500.0, 1e9]
     for runtime in ("anthropic", "claude-code"):
-        proxy = _Proxy.build(catalog, bill, items, "bm25", runtime=runtime)
-        units_ = units(runtime, catalog)
+        proxy = _Proxy.build(catalog, bill, items, "bm25", runtime=get_runtime(runtime))
+        units_ = get_runtime(runtime).units(catalog)
         paths = set()
         for case_ids in (every, train):
             for cap in caps:

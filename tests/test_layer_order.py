@@ -37,9 +37,6 @@ FREE = frozenset({"tui"})
 #: Today's broken rules, ``(module, imported) -> reason`` (one word). Remove an entry when its
 #: import goes; never add one to let a new import in.
 KNOWN: dict[tuple[str, str], str] = {
-    # The deferred tuner looks its runtime up by name (issue 31: tuners receive the runtime).
-    ("workbench.evaluate.deferred_tune", "workbench.runtimes"): "lookup",
-    ("workbench.evaluate.deferred_tune", "workbench.runtimes.search_tool"): "lookup",
 }
 
 

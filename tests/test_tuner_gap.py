@@ -25,6 +25,7 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import entry_descriptions, tune_deferred
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
+from workbench.runtimes import get_runtime
 from workbench.runtimes.pizzapi_tune import tune_pizzapi
 from workbench.workspace import Workspace, build_workspace
 
@@ -87,7 +88,7 @@ def test_the_static_allowlist_gap_is_at_most_five_points(
 def test_the_search_tool_gap_stays_small(live: tuple[Workspace, CaseSet], runtime: str) -> None:
     ws, cases = live
     report = tune_deferred(
-        runtime,
+        get_runtime(runtime),
         ws.catalog,
         ws.tokens,
         cases,
@@ -122,7 +123,7 @@ def test_fastmcp_within_a_budget_is_within_it_held_out(
     the cut reads, is not every fold's)."""
     ws, cases = live
     report = tune_deferred(
-        "fastmcp",
+        get_runtime("fastmcp"),
         ws.catalog,
         ws.tokens,
         cases,
@@ -143,7 +144,12 @@ def test_at_the_first_bar_the_anthropic_gap_is_over_and_the_tuner_asks_three_cas
     gap was over 0.05."""
     ws, cases = live
     report = tune_deferred(
-        "anthropic", ws.catalog, ws.tokens, cases, Budget(), tokens_all=int(ws.tokens.all)
+        get_runtime("anthropic"),
+        ws.catalog,
+        ws.tokens,
+        cases,
+        Budget(),
+        tokens_all=int(ws.tokens.all),
     )
     assert [t.bar for t in report.bars.tried] == [MIN_CASES, MIN_CASES + 1]
     assert report.bars.tried[0].recall > GAP >= report.bars.tried[1].worst

@@ -57,15 +57,13 @@ from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
 from workbench.evaluate.verdict import Verdict, judge_held_out
-from workbench.runtimes import get_runtime
-from workbench.runtimes.search_tool import SearchEngine, SearchToolRuntime
 from workbench.search.strategies.anthropic import (
     MAX_RESULTS,
     AnthropicParams,
     AnthropicStrategy,
     Variant,
 )
-from workbench.search.strategies.base import TokenBill, request_tokens, text_tokens
+from workbench.search.strategies.base import SearchEngine, TokenBill, request_tokens, text_tokens
 from workbench.search.types import BoolArray, FloatArray, IntArray
 
 APPROXIMATION = (
@@ -114,12 +112,43 @@ class DeferredSetting:
         }
 
 
-def search_tool(runtime: str) -> SearchToolRuntime:
-    """The search-tool runtime called ``runtime`` (what its tuner needs to know of it)."""
-    found = get_runtime(runtime)
-    if not isinstance(found, SearchToolRuntime):
-        raise ValueError(f"{runtime} finds no tools through a search tool")
-    return found
+class SearchTool(Protocol):
+    """What the tuner needs to know of a search-tool runtime (:class:`~workbench.runtimes.
+    search_tool.SearchToolRuntime` fits; the runtime hands itself over): its name, its search
+    variants and results per search, what it bills, what can be kept loaded and the engine
+    standing for its search."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def variants(self) -> tuple[str, ...]: ...
+
+    @property
+    def results(self) -> tuple[int, ...]: ...
+
+    @property
+    def default_results(self) -> int: ...
+
+    @property
+    def bills_namespaces(self) -> bool: ...
+
+    @property
+    def index_holds_loaded(self) -> bool: ...
+
+    def units(self, catalog: Catalog) -> list[tuple[int, ...]]: ...
+
+    def variants_for(self, ranker: Ranker | None) -> tuple[str, ...]: ...
+
+    def found_tokens(self, catalog: Catalog, bill: TokenBill) -> FloatArray | None: ...
+
+    def search_engine(
+        self,
+        catalog: Catalog,
+        bill: TokenBill,
+        setting: DeferredSetting,
+        ranker: Ranker | None = None,
+    ) -> SearchEngine: ...
 
 
 def entry_descriptions(agent: Any) -> dict[str, str]:
@@ -127,18 +156,12 @@ def entry_descriptions(agent: Any) -> dict[str, str]:
     return {t.name: t.description or "" for t in getattr(agent, "tools", None) or []}
 
 
-def units(runtime: str, catalog: Catalog) -> list[tuple[int, ...]]:
-    """What can be kept loaded, one unit at a time (the runtime says:
-    :meth:`~workbench.runtimes.search_tool.SearchToolRuntime.units`)."""
-    return search_tool(runtime).units(catalog)
-
-
 def extra_tokens(
-    runtime: str, catalog: Catalog, bill: TokenBill, described: Mapping[str, str]
+    runtime: SearchTool, catalog: Catalog, bill: TokenBill, described: Mapping[str, str]
 ) -> int:
     """What a runtime bills besides definitions: where the model sees every namespace (OpenAI),
     each namespace's name and description (``described``: the agent's entry descriptions)."""
-    if not search_tool(runtime).bills_namespaces:
+    if not runtime.bills_namespaces:
         return 0
     servers = dict.fromkeys(t.plugin for t in catalog.tools)
     text = "\n".join(f"{s}: {described.get(s) or s}" for s in servers)
@@ -155,7 +178,7 @@ def measure(
     items: Sequence[ResolvedCase],
     extra: int = 0,
     queries: SearchQueries = MESSAGE,
-    runtime: str | None = None,
+    runtime: SearchTool | None = None,
     ranker: Ranker | None = None,
 ) -> list[CaseResult]:
     """Each case through the engine at ``setting``, searched with ``queries``' query for it, billed
@@ -179,7 +202,7 @@ def measure(
 
 
 def _engine(
-    runtime: str | None,
+    runtime: SearchTool | None,
     catalog: Catalog,
     bill: TokenBill,
     setting: DeferredSetting,
@@ -187,7 +210,7 @@ def _engine(
 ) -> SearchEngine:
     if runtime is None:
         return AnthropicStrategy(catalog, bill, setting.params(catalog))
-    return search_tool(runtime).search_engine(catalog, bill, setting, ranker)
+    return runtime.search_engine(catalog, bill, setting, ranker)
 
 
 def covered(case: ResolvedCase, loaded: Mask) -> bool:
@@ -326,10 +349,10 @@ class _Proxy:
         items: Sequence[ResolvedCase],
         variant: str,
         queries: SearchQueries = MESSAGE,
-        runtime: str | None = None,
+        runtime: SearchTool | None = None,
         ranker: Ranker | None = None,
     ) -> _Proxy:
-        plugin = None if runtime is None else search_tool(runtime)
+        plugin = runtime
         results = MAX_RESULTS if plugin is None else plugin.default_results
         setting = DeferredSetting(variant, results, ())
         engine = _engine(runtime, catalog, bill, setting, ranker)
@@ -1008,7 +1031,7 @@ def _held_out(
 
 
 def tune_deferred(
-    runtime: str,
+    runtime: SearchTool,
     catalog: Catalog,
     bill: TokenBill,
     cases: CaseSet,
@@ -1030,13 +1053,13 @@ def tune_deferred(
     (:meth:`~workbench.runtimes.search_tool.SearchToolRuntime.variants_for`). ``current``: what
     the runtime runs today (None: its default), measured on every case for the verdict."""
     items = cases.cases
-    plugin = search_tool(runtime)
+    plugin = runtime
     extra = extra_tokens(runtime, catalog, bill, described or {})
     memo: dict[Any, Any] = {} if cache is None else cache
     everyone = list(range(len(items)))
 
     def proxy(variant: str) -> _Proxy:
-        key = ("deferred-proxy", runtime, variant)
+        key = ("deferred-proxy", runtime.name, variant)
         if key not in memo:
             memo[key] = _Proxy.build(catalog, bill, items, variant, queries, runtime, ranker)
         return cast("_Proxy", memo[key])
@@ -1044,7 +1067,7 @@ def tune_deferred(
     def results(setting: DeferredSetting, case_ids: Sequence[int]) -> list[CaseResult]:
         """``setting``'s figures on ``case_ids`` through the engine, each case measured once
         (the folds' cases, the training cases a pick is checked on and every case overlap)."""
-        done = memo.setdefault(("deferred-cases", runtime, setting), {})
+        done = memo.setdefault(("deferred-cases", runtime.name, setting), {})
         missing = [c for c in case_ids if c not in done]
         if missing:
             on = [items[c] for c in missing]
@@ -1056,7 +1079,7 @@ def tune_deferred(
         return results(setting, everyone if fold is None else fold.test)
 
     proxies = {v: proxy(v) for v in plugin.variants_for(ranker)}
-    units_ = units(runtime, catalog)
+    units_ = runtime.units(catalog)
 
     def spent(setting: DeferredSetting, case_ids: Sequence[int]) -> float:
         """The engine's mean tokens per task of ``setting`` on ``case_ids``."""
@@ -1087,7 +1110,7 @@ def tune_deferred(
     now = default_setting if current is None else current
     within = budget.met_by(insample.tokens_selected_mean, insample.hit)
     return DeferredReport(
-        runtime,
+        runtime.name,
         rule.setting,
         budget,
         heldout,

@@ -43,7 +43,12 @@ from workbench.evaluate.allowlist import (
 )
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.deferred_tune import entry_descriptions, search_tool, tune_deferred
+from workbench.evaluate.deferred_tune import (
+    DeferredSetting,
+    SearchTool,
+    entry_descriptions,
+    tune_deferred,
+)
 from workbench.evaluate.folds import folds_of
 from workbench.evaluate.fronts import (
     BudgetPoint,
@@ -347,10 +352,19 @@ def allowlist_row(name: str, ctx: RowContext) -> RuntimeRow:
     return kept_or(row, verdict, current, ctx, now)
 
 
-def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
+class SearchToolRow(SearchTool, Protocol):
+    """A search-tool runtime as its row needs it: the tuner's questions and its words."""
+
+    def row_text(self, setting: DeferredSetting) -> str: ...
+
+    def figures_note(self, queries: SearchQueries) -> str: ...
+
+
+def deferred_row(runtime: SearchToolRow, ctx: RowContext) -> RuntimeRow:
     """A search-tool runtime: the loaded set, variant and results per search, held-out."""
+    name = runtime.name
     report = tune_deferred(
-        name,
+        runtime,
         ctx.catalog,
         ctx.tokens,
         ctx.cases,
@@ -363,15 +377,15 @@ def deferred_row(name: str, ctx: RowContext) -> RuntimeRow:
         ranker=ctx.engine,
     )
     s = report.setting
-    text = search_tool(name).row_text(s)
+    text = runtime.row_text(s)
     figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
-    note = f"{search_tool(name).figures_note(ctx.queries)}; {ROUND_TRIP}"
+    note = f"{runtime.figures_note(ctx.queries)}; {ROUND_TRIP}"
     within = report.within_budget
     insample = (report.insample.hit, report.insample.recall)
     params = s.to_json(ctx.catalog)
     bars = report.bars
     row = RuntimeRow(name, text, params, figures, note, ctx.budget, within, insample, bars)
-    now = search_tool(name).row_text(report.current) if report.current is not None else ""
+    now = runtime.row_text(report.current) if report.current is not None else ""
     return kept_or(row, report.verdict, report.current_cases, ctx, now)
 
 

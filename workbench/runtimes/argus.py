@@ -47,8 +47,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.overrides import OverrideReport
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.runtimes.search_tool import SearchEngine
-    from workbench.search.strategies.base import TokenBill
+    from workbench.search.strategies.base import SearchEngine, TokenBill
     from workbench.tokens import TokenTable
     from workbench.workspace import Workspace
 
@@ -261,7 +260,7 @@ class Argus(SearchToolRuntime):
         setting, catalog, table = self.file_setting(ws)
 
         def run(cat: Catalog, bill: TokenTable, items: Any) -> Any:
-            return measure(setting, cat, bill, items, runtime=self.name)
+            return measure(setting, cat, bill, items, runtime=self)
 
         base = run(catalog, table, cases.cases)
         said = {"setting": _setting_json(setting, catalog)}

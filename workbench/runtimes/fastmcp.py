@@ -44,9 +44,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.metrics import Ranker
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.flags import SearchFlags
-    from workbench.search.strategies.base import StrategyResult, TokenBill
+    from workbench.search.strategies.base import SearchEngine, StrategyResult, TokenBill
     from workbench.search.strategies.fastmcp import FastMCPStrategy
     from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace

@@ -15,7 +15,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import (
     Change,
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.search.strategies.base import StrategyResult, TokenBill
-    from workbench.search.types import FloatArray, IntArray
+    from workbench.search.strategies.base import SearchEngine, TokenBill
+    from workbench.search.types import FloatArray
     from workbench.workspace import Workspace
 
 
@@ -60,16 +60,6 @@ WORDS = "over the tools' names, descriptions and arguments"
 
 #: Beyond this many tools the export line names a ``--keep-file`` instead of ``--keep`` flags.
 KEEP_FLAGS = 8
-
-
-class SearchEngine(Protocol):
-    """What the tuner asks of the engine standing for a runtime's search (a lab strategy)."""
-
-    meta_tokens: int
-
-    def ranking(self, query: str) -> tuple[IntArray, FloatArray]: ...
-
-    def run(self, query: str) -> StrategyResult: ...
 
 
 class SearchToolRuntime(Runtime):
@@ -189,7 +179,7 @@ class SearchToolRuntime(Runtime):
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.runtimes import deferred_row
 
-        return deferred_row(self.name, ctx)
+        return deferred_row(self, ctx)
 
     def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
         read = "agent.yaml's tool_filtering" if change == "tool_filtering" else "agent.yaml"
@@ -292,12 +282,10 @@ class SearchToolRuntime(Runtime):
         now = self.current_setting(ws) or DeferredSetting(
             self.variants[0], self.default_results, ()
         )
-        extra = extra_tokens(self.name, ws.catalog, ws.tokens, entry_descriptions(ws.agent.agent))
+        extra = extra_tokens(self, ws.catalog, ws.tokens, entry_descriptions(ws.agent.agent))
 
         def run(s: DeferredSetting) -> list[Any]:
-            return measure(
-                s, ws.catalog, ws.tokens, items, extra, runtime=self.name, ranker=ws.engine
-            )
+            return measure(s, ws.catalog, ws.tokens, items, extra, runtime=self, ranker=ws.engine)
 
         return worse_than_now(
             run(setting), run(now), tokens_all=int(ws.tokens.all), same=setting == now

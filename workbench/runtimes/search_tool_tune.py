@@ -17,7 +17,6 @@ from workbench.evaluate.deferred_tune import (
     DeferredReport,
     DeferredSetting,
     entry_descriptions,
-    search_tool,
     tune_deferred,
 )
 from workbench.evaluate.generalise import bars_lines
@@ -39,7 +38,7 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
     budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
     usage = load_usage(request.usage, ws.catalog) if request.usage else None
     report = tune_deferred(
-        plugin.name,
+        plugin,
         ws.catalog,
         ws.tokens,
         cases,
@@ -73,8 +72,8 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
         )
     return TuneOutcome(
         report,
-        human(report, ws, request.info, forced=request.force),
-        report_json(report, ws, config),
+        human(plugin, report, ws, request.info, forced=request.force),
+        report_json(plugin, report, ws, config),
         notes=tuple(notes),
         verdict=report.verdict,
         writes=writes,
@@ -103,8 +102,9 @@ def _config(
         return None
 
 
-def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-    plugin = search_tool(report.runtime)
+def report_json(
+    plugin: SearchToolRuntime, report: DeferredReport, ws: Workspace, config: Any
+) -> dict[str, Any]:
     return {
         "cases": report.heldout.cases,
         "engine": plugin.engine.text,
@@ -130,9 +130,13 @@ def report_json(report: DeferredReport, ws: Workspace, config: Any) -> dict[str,
 
 
 def human(
-    report: DeferredReport, ws: Workspace, runtime: RuntimeInfo, *, forced: bool = False
+    plugin: SearchToolRuntime,
+    report: DeferredReport,
+    ws: Workspace,
+    runtime: RuntimeInfo,
+    *,
+    forced: bool = False,
 ) -> str:
-    plugin = search_tool(report.runtime)
     line = task_line
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
@@ -148,7 +152,7 @@ def human(
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
         f"default   {plugin.default_text()}: {line(report.default)}",
-        *current_lines(report, ws),
+        *current_lines(plugin, report),
         *report.verdict.lines(),
         *keep_all_lines(report),
         plugin.write_line(report, ws)
@@ -158,10 +162,9 @@ def human(
     return "\n".join(out) + "\n"
 
 
-def current_lines(report: DeferredReport, ws: Workspace) -> list[str]:
+def current_lines(plugin: SearchToolRuntime, report: DeferredReport) -> list[str]:
     """The current setting's line when the runtime's configuration sets one (else it is the
     default line above)."""
-    plugin = search_tool(report.runtime)
     now = report.current
     if now is None or now == DeferredSetting(plugin.variants[0], plugin.default_results, ()):
         return []

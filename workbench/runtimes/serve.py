@@ -52,11 +52,10 @@ if TYPE_CHECKING:
         ToolConfig,
         WriteRequest,
     )
-    from workbench.runtimes.search_tool import SearchEngine
     from workbench.search.flags import SearchFlags
     from workbench.search.holo.engine import HoloEngine
     from workbench.search.holo.settings import HoloSettings
-    from workbench.search.strategies.base import StrategyResult, TokenBill
+    from workbench.search.strategies.base import SearchEngine, StrategyResult, TokenBill
     from workbench.search.types import FloatArray, IntArray
     from workbench.workspace import Workspace
 

@@ -189,3 +189,14 @@ def matches_name(tool: Tool, names: Iterable[str]) -> bool:
     """Whether a configured name designates the tool (full ``server-tool`` name or bare name)."""
     wanted = set(names)
     return tool.full_name in wanted or tool.name in wanted
+
+
+class SearchEngine(Protocol):
+    """What the search-tool tuners ask of the engine standing for a runtime's search (a lab
+    strategy): its ranking of a query, its result, and its meta tools' tokens."""
+
+    meta_tokens: int
+
+    def ranking(self, query: str) -> tuple[IntArray, FloatArray]: ...
+
+    def run(self, query: str) -> StrategyResult: ...
