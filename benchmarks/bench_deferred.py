@@ -36,8 +36,9 @@ def run() -> list[dict[str, Any]]:
     ws = open_workspace(DATASET / "agent.yaml", catalog_file=DATASET / "catalog.json")
     cases = resolve_cases(load_cases(DATASET / "cases.jsonl"), ws.catalog)
     items = cases.cases
-    proxy = _Proxy.build(ws.catalog, ws.tokens, items, "bm25", runtime=get_runtime("anthropic"))
-    args = (proxy, items, list(range(len(items))), get_runtime("anthropic").units(ws.catalog), "bm25", 5, CAP)
+    anthropic = get_runtime("anthropic")
+    proxy = _Proxy.build(ws.catalog, ws.tokens, items, "bm25", runtime=anthropic)
+    args = (proxy, items, list(range(len(items))), anthropic.units(ws.catalog), "bm25", 5, CAP)
     times = []
     for _ in range(RUNS):
         started = time.perf_counter()
