@@ -16,6 +16,7 @@ from workbench.evaluate.intervals import (
     contains_zero,
     interval_text,
     paired_difference,
+    paired_standard_error,
     wilson,
 )
 
@@ -125,3 +126,15 @@ def test_paired_difference() -> None:
     assert contains_zero(paired_difference(one, a))
     with pytest.raises(ValueError):
         paired_difference([1.0], [1.0, 0.0])
+
+
+def test_paired_standard_error_is_the_t_tests() -> None:
+    rng = np.random.default_rng(7)
+    a, b = rng.random(60), rng.random(60)
+    want = stats.ttest_rel(a, b)
+    # the t statistic is the mean difference over its standard error
+    assert paired_standard_error(a, b) == pytest.approx(float((a - b).mean() / want.statistic))
+    assert paired_standard_error([0.5], [0.2]) == 0.0
+    assert paired_standard_error([0.1, 0.4], [0.1, 0.4]) == 0.0
+    with pytest.raises(ValueError, match="differ in length"):
+        paired_standard_error([0.1, 0.2], [0.1])

@@ -233,6 +233,86 @@ def test_signals_earn_their_place() -> None:
     assert data["kept"] == list(fit.kept) and len(data["signals"]) == len(fit.signals)
 
 
+def _rules(effects: dict[str, np.ndarray], base: np.ndarray, unchosen: frozenset[str]) -> Any:
+    """A stand-in for the k-fold rule (a unit of the elimination's logic): the held-out recall
+    of each case with some signals allowed is ``base`` plus each allowed signal's effect; every
+    fold weights every allowed signal but those in ``unchosen``."""
+    from workbench.evaluate.holo_fit import _Choice, _Rule
+    from workbench.search.holo.fusion import SIGNALS
+
+    def rule_of(allowed: frozenset[str]) -> _Rule:
+        recall = base + sum((effects[s] for s in allowed if s in effects), np.zeros_like(base))
+        weights = tuple(1.0 if s in allowed and s not in unchosen else 0.0 for s in SIGNALS)
+        choices = tuple(_Choice((0, weights, True), None) for _ in range(5))
+        n = recall.size
+        return _Rule(choices, recall, recall > 0, np.zeros(n), 0, 0)
+
+    return rule_of
+
+
+def test_the_simplest_rule_within_one_standard_error_of_the_best_is_kept() -> None:
+    """A signal whose lift is real but inside its 95 % interval stays (1.4 standard errors on
+    100 cases: the rule that asked for the interval's lower end above 0 left it out); a signal
+    of noise and one that changes nothing go; a signal no fold chose is said so."""
+    from workbench.evaluate.holo_fit import _eliminate
+    from workbench.evaluate.intervals import paired_difference, paired_standard_error
+
+    n = 100
+    base = np.full(n, 0.2)
+    base[68:80] = 0.5
+    lexical = np.zeros(n)
+    lexical[:60] = 0.3  # a strong signal
+    neighbour = np.zeros(n)
+    neighbour[60:69] = 0.5  # a modest one: +0.5 on 9 cases, -0.5 on 4
+    neighbour[76:80] = -0.5
+    cost = np.zeros(n)
+    cost[80:83], cost[83:86] = 0.5, -0.5  # noise: as many cases lose as gain
+    effects = {"lexical": lexical, "neighbour": neighbour, "cost": cost, "server": np.zeros(n)}
+    lift, se = float(neighbour.mean()), paired_standard_error(neighbour, np.zeros(n))
+    assert se < lift < 1.96 * se
+    assert paired_difference(neighbour, np.zeros(n))[0] < 0.0  # inside its 95 % interval
+    rule_of = _rules(effects, base, frozenset({"name"}))
+    allowed = frozenset({"lexical", "neighbour", "cost", "server", "name"})
+    rule, kept, evidence = _eliminate(rule_of, rule_of(allowed), allowed)
+    assert kept == {"lexical", "neighbour"}
+    assert rule.recall == pytest.approx(base + lexical + neighbour)
+    assert evidence["neighbour"].kept and evidence["neighbour"].lift == pytest.approx(lift)
+    # against the best rule met: the first, with the noise (no lower, no higher on average)
+    assert evidence["neighbour"].se == pytest.approx(
+        paired_standard_error(neighbour + cost, np.zeros(n))
+    )
+    assert evidence["lexical"].kept
+    for useless in ("cost", "server"):
+        assert not evidence[useless].kept and evidence[useless].lift == pytest.approx(0.0)
+        assert "within one standard error" in evidence[useless].why
+    assert not evidence["name"].kept and evidence["name"].why == "no fold chose it"
+
+
+def test_of_two_signals_that_carry_the_same_evidence_one_stays() -> None:
+    """dense and server_text both read the query's vector: when either alone does what both do,
+    one goes and the other stays (its removal then costs what both are worth)."""
+    from workbench.evaluate.holo_fit import _Choice, _eliminate, _Rule
+    from workbench.search.holo.fusion import SIGNALS
+
+    n = 80
+    gain = np.zeros(n)
+    gain[:30] = 0.5
+
+    def rule_of(allowed: frozenset[str]) -> _Rule:
+        recall = 0.3 + (gain if allowed & {"dense", "server_text"} else np.zeros(n))
+        weights = tuple(1.0 if s in allowed else 0.0 for s in SIGNALS)
+        return _Rule((_Choice((0, weights, True), None),), recall, recall > 0, np.zeros(n), 0, 0)
+
+    allowed = frozenset({"dense", "server_text"})
+    rule, kept, evidence = _eliminate(rule_of, rule_of(allowed), allowed)
+    # each costs nothing alone: the first in SIGNALS' order goes, then the other is worth both
+    assert kept == {"server_text"}
+    assert rule.recall.mean() == pytest.approx(0.3 + gain.mean())
+    assert evidence["server_text"].kept
+    assert evidence["server_text"].lift == pytest.approx(gain.mean())
+    assert not evidence["dense"].kept and evidence["dense"].lift == pytest.approx(0.0)
+
+
 def test_a_signal_left_out_by_the_caller_is_never_weighted() -> None:
     fit = fit_holo(_engines(), _cases(), target=Target(top_k=1), folds=3, signals=["name"])
     assert fit.settings.weights["lexical"] == 0.0

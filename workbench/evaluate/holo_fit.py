@@ -18,12 +18,19 @@ Each held-out case is measured under the setting chosen without it. The *neighbo
 cross-fitted: a held-out case's neighbours are the training fold's labelled queries only, and a
 training case's the other training cases (never itself).
 
-*Signals earn their place* (backward elimination): the fit is run again without each signal its
-folds chose; a signal whose removal does not lower the held-out recall beyond the 95 % interval
-of the paired difference (:func:`~workbench.evaluate.intervals.paired_difference`: its lower end
-above 0) is left out, the least useful first, until every signal left earns its place. The
-held-out figures reported are those of the rule with the kept signals only; the final settings
-are that rule's choice on every case, and the gap is its figure there minus the held-out one.
+*Signals earn their place* (backward elimination with the one-standard-error rule): the fit is
+run again without each signal its folds chose, on the same folds; a signal is left out when the
+rule without it holds out within one standard error of the best rule met so far (the standard
+error of the paired per-case differences:
+:func:`~workbench.evaluate.intervals.paired_standard_error`), the least useful first, until
+every signal left earns its place. The rule kept is thus the simplest met whose held-out recall
+is within noise of the best one's: a signal that lifts nothing (a constant, noise) goes, and a
+signal is not left out merely because 94 cases cannot put its lift beyond a 95 % interval, nor
+are signals dropped one after another until their losses add up. Each signal's evidence also
+carries the 95 % interval of its lift
+(:func:`~workbench.evaluate.intervals.paired_difference`). The held-out figures reported are
+those of the rule with the kept signals only; the final settings are that rule's choice on every
+case, and the gap is its figure there minus the held-out one.
 
 Speed: every case's raw signals are computed once per engine (the query vectors in one call),
 z-scored per row into case x tool matrices, and every grid point is fused and selected for all
@@ -33,7 +40,7 @@ eliminations share them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +49,13 @@ import numpy.typing as npt
 
 from workbench.evaluate.cases import ResolvedCase
 from workbench.evaluate.folds import Fold, cross_fit, folds_of
-from workbench.evaluate.intervals import Interval, bootstrap_mean, paired_difference, wilson
+from workbench.evaluate.intervals import (
+    Interval,
+    bootstrap_mean,
+    paired_difference,
+    paired_standard_error,
+    wilson,
+)
 from workbench.evaluate.tuner import DEFAULT_FOLDS, fold_assignment, gap
 from workbench.search.holo.engine import EVERY_TOOL_SIGNALS, HoloEngine, Signals
 from workbench.search.holo.fusion import SIGNALS
@@ -136,6 +149,9 @@ class SignalEvidence:
     #: 95 % interval of that paired difference (None: never tried).
     interval: Interval | None
     why: str
+    #: The standard error of the paired difference the rule read: the rule without the signal
+    #: against the best rule met (None: never tried).
+    se: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -143,6 +159,7 @@ class SignalEvidence:
             "kept": self.kept,
             "lift": self.lift,
             "ci95": None if self.interval is None else list(self.interval),
+            "se": self.se,
             "why": self.why,
         }
 
@@ -772,7 +789,7 @@ def fit_holo(
 
     first_rule = fit.rule(allowed)
     if eliminate:
-        rule, allowed, evidence = _eliminate(fit, first_rule, allowed)
+        rule, allowed, evidence = _eliminate(fit.rule, first_rule, allowed)
     else:
         rule, evidence = (
             first_rule,
@@ -831,46 +848,55 @@ def fit_holo(
 
 
 def _eliminate(
-    fit: _Fit, first: _Rule, allowed: frozenset[str]
+    rule_of: Callable[[frozenset[str]], _Rule], first: _Rule, allowed: frozenset[str]
 ) -> tuple[_Rule, frozenset[str], dict[str, SignalEvidence]]:
-    """Backward elimination (the module's docstring): the rule with the signals that earn their
-    place, those signals, and every signal's evidence. A signal goes when the rule without it is
-    not worse beyond the paired interval, both than the rule with it and than the rule with
-    every signal (so that signals each too small to matter are not all left out together)."""
+    """Backward elimination with the one-standard-error rule (the module's docstring): the rule
+    with the signals that earn their place, those signals, and every signal's evidence.
+
+    ``rule_of(signals)``: the rule k-fold with those signals allowed, on the same folds. At each
+    step, every signal the folds chose is tried out; the rule without it is *within noise* when
+    its held-out recall is at least the best rule's met so far less one standard error of their
+    paired difference. Of those within noise, the one whose removal costs least goes; when none
+    is, every signal left stays."""
     evidence: dict[str, SignalEvidence] = {}
-    rule = first
+    rule = best = first
     while True:
         used = [s for s in SIGNALS if s in allowed and any(_weight(c, s) for c in rule.choices)]
         for name in sorted(allowed - set(used)):
             evidence[name] = SignalEvidence(name, False, None, None, "no fold chose it")
         allowed = frozenset(used)
-        weak: list[tuple[float, str, Interval, _Rule]] = []
+        weak: list[tuple[float, str, Interval, float, _Rule]] = []
         for name in used:
-            without = fit.rule(allowed - {name})
+            without = rule_of(allowed - {name})
             lift = float(rule.recall.mean() - without.recall.mean())
             interval = paired_difference(rule.recall, without.recall)
-            if interval[0] > 0.0:
-                why = "its removal lowers the held-out recall beyond the interval"
-            elif paired_difference(first.recall, without.recall)[0] > 0.0:
-                why = (
-                    "its removal, with the signals left out before, lowers the held-out "
-                    "recall below the rule with every signal"
-                )
-            else:
-                weak.append((lift, name, interval, without))
+            se = paired_standard_error(best.recall, without.recall)
+            if without.recall.mean() >= best.recall.mean() - se:
+                weak.append((lift, name, interval, se, without))
                 continue
-            evidence[name] = SignalEvidence(name, True, lift, interval, why)
+            evidence[name] = SignalEvidence(
+                name,
+                True,
+                lift,
+                interval,
+                "its removal lowers the held-out recall more than one standard error below "
+                "the best rule's",
+                se,
+            )
         if not weak:
             return rule, allowed, evidence
-        lift, name, interval, rule = min(weak, key=lambda t: (t[0], SIGNALS.index(t[1])))
+        lift, name, interval, se, rule = min(weak, key=lambda t: (t[0], SIGNALS.index(t[1])))
         evidence[name] = SignalEvidence(
             name,
             False,
             lift,
             interval,
-            "its removal does not lower the held-out recall beyond the interval",
+            "without it the held-out recall is within one standard error of the best rule's",
+            se,
         )
         allowed = allowed - {name}
+        if rule.recall.mean() > best.recall.mean():
+            best = rule
 
 
 def _weight(choice: _Choice, signal: str) -> float:

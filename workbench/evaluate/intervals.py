@@ -14,6 +14,8 @@ bars so that nobody tunes on noise.
   differences: ``tune`` says its proposal is not distinguishable from the file's setting when the
   interval of the difference contains 0, and lists a what-if row only when the interval of its
   gain lies above 0.
+- *The standard error of a paired difference* (:func:`paired_standard_error`): the band of the
+  engine fit's one-standard-error rule (which signals earn their place).
 """
 
 from __future__ import annotations
@@ -93,6 +95,22 @@ def paired_difference(
     if left.shape != right.shape:
         raise ValueError(f"paired figures differ in length: {left.size} and {right.size}")
     return bootstrap_mean(left - right, seed=seed, resamples=resamples)
+
+
+def paired_standard_error(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray
+) -> float:
+    """The standard error of ``mean(a - b)`` for two figures of the same cases: the per-case
+    differences' standard deviation (``ddof=1``) over the square root of their number (0.0 for
+    fewer than two cases). One such error either side is the band the one-standard-error rule
+    reads (:mod:`workbench.evaluate.holo_fit`)."""
+    left = np.asarray(a, dtype=np.float64)
+    right = np.asarray(b, dtype=np.float64)
+    if left.shape != right.shape:
+        raise ValueError(f"paired figures differ in length: {left.size} and {right.size}")
+    if left.size < 2:
+        return 0.0
+    return float((left - right).std(ddof=1) / math.sqrt(left.size))
 
 
 def contains_zero(interval: Interval) -> bool:
