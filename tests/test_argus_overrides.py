@@ -28,7 +28,10 @@ from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.evaluate.catalog_findings import unreached_by
 from workbench.evaluate.deferred_tune import DeferredSetting, measure
 from workbench.evaluate.metrics import CaseResult
-from workbench.evaluate.overrides import (
+from workbench.evaluate.tuner import fold_assignment
+from workbench.runtimes import get_runtime
+from workbench.runtimes.argus import argus_names
+from workbench.runtimes.argus.overrides import (
     LEAD,
     MAX_ADDED,
     MAX_WORDS,
@@ -38,9 +41,6 @@ from workbench.evaluate.overrides import (
     query_words,
     with_overrides,
 )
-from workbench.evaluate.tuner import fold_assignment
-from workbench.runtimes import get_runtime
-from workbench.runtimes.argus import argus_names
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy
 from workbench.search.strategies.base import source_description
 from workbench.tokens import TokenTable, token_table

@@ -41,7 +41,6 @@ OTHER_MEANINGS: dict[tuple[str, str], str] = {
     ("evaluate/diagnostics.py", "anthropic"): "a model provider",
     ("search/embedders/resolve.py", "anthropic"): "a model provider",
     ("tokens/models.py", "anthropic"): "a model provider",
-    ("config/writeback/argus.py", "argus"): "the argus runtime's configuration folder",
     ("serve/logs.py", "fastmcp"): "the fastmcp library's logger",
     ("tui/screenshots.py", "stackone"): "the stackone data set's folder",
 }

@@ -36,8 +36,7 @@ FREE = frozenset({"tui"})
 
 #: Today's broken rules, ``(module, imported) -> reason`` (one word). Remove an entry when its
 #: import goes; never add one to let a new import in.
-KNOWN: dict[tuple[str, str], str] = {
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,10 @@ from provided import require
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.config.writeback.argus import apply_argus, plan_argus, render_argus
 from workbench.errors import WriteBackError
 from workbench.evaluate.cases import load_cases
 from workbench.runtimes.argus import argus_names
+from workbench.runtimes.argus.config_file import apply_argus, plan_argus, render_argus
 from workbench.runtimes.detect import detect_runtime
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 from workbench.tokens import token_table
@@ -116,7 +116,7 @@ def test_every_transport_becomes_the_backend_argus_names(argus: Argus) -> None:
         "files: Argus has no env_file; set its variables in env",
         "chat: Argus has no websocket backend; left out",
     ]
-    from workbench.config.writeback.argus import dump
+    from workbench.runtimes.argus.config_file import dump
 
     env = {"EVENTS_URL": "https://events.example/sse", "CRM_TOKEN": "t"}
     config = validated(argus, dump(doc), env)

@@ -27,8 +27,8 @@ from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.metrics import aggregate
 from workbench.evaluate.runtimes import RowContext
 from workbench.runtimes import get_runtime
-from workbench.runtimes.pizzapi_config import KNOBS, check_config, plan_config, server_entry
-from workbench.runtimes.pizzapi_tune import (
+from workbench.runtimes.pizzapi.config import KNOBS, check_config, plan_config, server_entry
+from workbench.runtimes.pizzapi.tune import (
     PizzaSetting,
     expressed,
     loaded_servers,

@@ -26,7 +26,7 @@ from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import entry_descriptions, tune_deferred
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
 from workbench.runtimes import get_runtime
-from workbench.runtimes.pizzapi_tune import tune_pizzapi
+from workbench.runtimes.pizzapi.tune import tune_pizzapi
 from workbench.workspace import Workspace, build_workspace
 
 LIVE = Path(__file__).resolve().parent / "data" / "datasets" / "livemcpbench"

@@ -36,9 +36,9 @@ from workbench.evaluate.cases import CaseSet, CasesSource
 from workbench.evaluate.catalog_findings import catalog_findings
 from workbench.evaluate.diagnostics import SEVERITIES, Finding, diagnose, has_errors
 from workbench.evaluate.metrics import evaluate
+from workbench.evaluate.whatif import measure_what_ifs
 from workbench.progress import ProgressLine
 from workbench.runtimes.detect import RuntimeInfo
-from workbench.runtimes.holodeck06_tune import measure_what_ifs
 from workbench.search.delivery import runtime_engine
 from workbench.search.usage import load_usage
 from workbench.workspace import Workspace

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -98,3 +99,13 @@ def as_fronted(agent: AgentConfig) -> tuple[AgentConfig, str | None]:
         names = ", ".join(sorted({u.name for u in unset}))
         note += f" (not set here: {names}; serve needs them)"
     return dataclasses.replace(agent, agent=model), note
+
+
+def mcp_entries(agent: AgentConfig) -> list[dict[str, Any]]:
+    """The agent's MCP tool entries as the file writes them (``${VAR}`` kept, never expanded):
+    what a runtime's own configuration (Claude Code's ``.mcp.json``, PizzaPi's, Argus's, the
+    FastMCP proxy) names its servers from."""
+    import yaml
+
+    raw = yaml.safe_load(agent.text) or {}
+    return [t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,6 +57,9 @@ from workbench.search.embedders.resolve import (
 )
 from workbench.search.selection import match_always_include
 from workbench.search.types import IntArray
+
+if TYPE_CHECKING:
+    from workbench.workspace import Workspace
 
 #: A tool is tried in always_include when at least this many training cases need it ...
 MIN_NEEDED = 2
@@ -449,3 +452,34 @@ def unreached(
     candidates = [t for t, n in needed.items() if n >= MIN_NEEDED and t not in reached]
     candidates.sort(key=lambda t: (-needed[t], t))
     return sorted(candidates[:MAX_ALWAYS])
+
+
+def measure_what_ifs(
+    ws: Workspace,
+    cases: CaseSet,
+    current: ToolFiltering,
+    budget: Budget,
+    *,
+    usage_file: str | None,
+    folds: int,
+    on_progress: Progress | None = None,
+) -> WhatIfReport:
+    """The what-if rows (:mod:`workbench.evaluate.whatif`) on the tuner's cases and folds
+    (``tune`` and ``check`` both measure them)."""
+    from workbench.search.usage import load_usage
+
+    usage = load_usage(usage_file, ws.catalog) if usage_file else None
+    embedder = ws.embedder.spec if ws.embedder.embedder is not None else None
+    return what_ifs(
+        ws.engine,
+        ws.catalog,
+        ws.tokens,
+        cases,
+        current,
+        budget,
+        agent=ws.agent.agent,
+        embedder_spec=embedder,
+        usage=usage,
+        folds=folds,
+        on_progress=on_progress,
+    )

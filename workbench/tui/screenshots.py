@@ -27,6 +27,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
+from workbench.runtimes.claude_code import NAME as CLAUDE_CODE
 from workbench.tui.app import HoloTuneApp
 from workbench.tui.options import Options
 
@@ -188,7 +189,7 @@ async def write_all(
                     embedder=embedder,
                     environ=_environ(),
                     show_timing=False,
-                    runtime="claude-code",
+                    runtime=CLAUDE_CODE,
                 )
                 target = out / "runtime-write.svg"
                 await shoot(HoloTuneApp(options), _runtime_write, target, size)

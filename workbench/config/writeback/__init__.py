@@ -11,7 +11,7 @@ a symlink to its target, a backup, refused when the file changed since it was re
 * :mod:`~workbench.config.writeback.allowlist`: HoloDeck 0.7's per-entry allowlists.
 * :mod:`~workbench.config.writeback.mcp_json`: Claude Code's ``.mcp.json``;
   :mod:`~workbench.config.writeback.json_file`: any JSON object file (PizzaPi's ``config.json``).
-* :mod:`~workbench.config.writeback.argus`: an Argus MCP ``config.yaml``.
-* :mod:`~workbench.config.writeback.fastmcp`: the runnable FastMCP proxy file.
+* :mod:`~workbench.runtimes.argus.config_file`: an Argus MCP ``config.yaml``.
+* :mod:`~workbench.runtimes.fastmcp.proxy_file`: the runnable FastMCP proxy file.
 * :mod:`~workbench.config.writeback.text`: diffs, newlines and edits shared by the text writers.
 """

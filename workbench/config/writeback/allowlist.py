@@ -43,10 +43,6 @@ from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 from workbench.limits import read_input
 
-#: The name of the runtime that reads these allowlists, HoloDeck 0.7+ (its module,
-#: :mod:`workbench.runtimes.holodeck07`, takes it from here), named in a refused edit's hint.
-HOLODECK_07 = "holodeck-0.7"
-
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]
 
@@ -111,7 +107,7 @@ def plan_allowlists(
     if reread != expected:
         raise WriteBackError(
             f"{name}: this file's layout defeats a safe edit of the allowlists; nothing written "
-            f"(edit it by hand; `holo-tune tune --runtime {HOLODECK_07}` prints the lists)"
+            "(edit it by hand; `holo-tune tune` under HoloDeck 0.7 prints the lists)"
         )
     return AllowlistPlan(
         path=path,

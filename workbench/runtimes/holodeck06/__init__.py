@@ -23,7 +23,6 @@ from workbench.runtimes.base import (
     TuneOutcome,
     TuneRequest,
 )
-from workbench.runtimes.holodeck07 import NAME as NAME_07
 from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ class HoloDeck06(Runtime):
         return super().short_reason(info)
 
     def tune(self, request: TuneRequest) -> TuneOutcome:
-        from workbench.runtimes.holodeck06_tune import tune_filter
+        from workbench.runtimes.holodeck06.tune import tune_filter
 
         return tune_filter(request)
 
@@ -88,7 +87,7 @@ class HoloDeck06(Runtime):
         return (
             f"refused: the runtime is {self.name} ({info.reason}), whose filter is the "
             "tool_filtering block (its Semantic Kernel path ignores allowed_tools); use "
-            f"`holo-tune tune --apply`, or --runtime {NAME_07} if the agent runs on 0.7"
+            f"`holo-tune tune --apply`, or --runtime {_runtime_of('0.7')} if the agent runs on 0.7"
         )
 
     def export(self, request: ExportRequest) -> ToolConfig:
@@ -100,6 +99,13 @@ class HoloDeck06(Runtime):
             render_block_text(request.setting),
             warnings=tuple(runtime_warnings(request.agent.data)),
         )
+
+
+def _runtime_of(generation: str) -> str:
+    """The runtime of a HoloDeck generation (the registry's, by what it says of itself)."""
+    from workbench.runtimes.registry import all_runtimes
+
+    return next(r.name for r in all_runtimes() if getattr(r, "generation", None) == generation)
 
 
 RUNTIME = HoloDeck06()

@@ -8,17 +8,14 @@ from __future__ import annotations
 from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.evaluate.budget import Budget
-from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.metrics import Progress
 from workbench.evaluate.runs import TuneReport, tune_cases
 from workbench.evaluate.tuner import gap_text, knee_text
-from workbench.evaluate.whatif import WhatIfReport, what_ifs
+from workbench.evaluate.whatif import WhatIfReport, measure_what_ifs
 from workbench.evaluate.words import describe, metric_line
 from workbench.progress import ProgressLine
 from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest, plan_config_write
 from workbench.search.delivery import runtime_engine, runtime_methods
 from workbench.search.embedders.resolve import runtime_embedding
-from workbench.search.usage import load_usage
 from workbench.workspace import Workspace
 
 
@@ -102,35 +99,6 @@ def tune_filter(request: TuneRequest) -> TuneOutcome:
         verdict=report.verdict,
         change="tool_filtering",
         writes=writes,
-    )
-
-
-def measure_what_ifs(
-    ws: Workspace,
-    cases: CaseSet,
-    current: ToolFiltering,
-    budget: Budget,
-    *,
-    usage_file: str | None,
-    folds: int,
-    on_progress: Progress | None = None,
-) -> WhatIfReport:
-    """The what-if rows (:mod:`workbench.evaluate.whatif`) on the tuner's cases and folds
-    (``tune`` and ``check`` both measure them)."""
-    usage = load_usage(usage_file, ws.catalog) if usage_file else None
-    embedder = ws.embedder.spec if ws.embedder.embedder is not None else None
-    return what_ifs(
-        ws.engine,
-        ws.catalog,
-        ws.tokens,
-        cases,
-        current,
-        budget,
-        agent=ws.agent.agent,
-        embedder_spec=embedder,
-        usage=usage,
-        folds=folds,
-        on_progress=on_progress,
     )
 
 

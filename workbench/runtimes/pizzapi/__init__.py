@@ -4,8 +4,8 @@ are deferred behind ``search_tools`` once their definitions exceed ``tokenThresh
 matches, which stay loaded for the session with ``keepLoadedTools``.
 
 The engine is the strategy lab's ``pizzapi`` (PizzaPi's ``tool-search.ts`` reproduced from its
-source); the tuner is :mod:`workbench.runtimes.pizzapi_tune`, the file
-:mod:`workbench.runtimes.pizzapi_config`. ``export`` prints the ``config.json`` fragment;
+source); the tuner is :mod:`workbench.runtimes.pizzapi.tune`, the file
+:mod:`workbench.runtimes.pizzapi.config`. ``export`` prints the ``config.json`` fragment;
 ``tune --apply`` merges it into PizzaPi's config (``--pizzapi-config PATH``, else
 ``$PIZZAPI_CONFIG``, else ``~/.pizzapi/config.json``) with a diff and a backup.
 """
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
-    from workbench.runtimes.pizzapi_tune import PizzaReport, PizzaSetting
+    from workbench.runtimes.pizzapi.tune import PizzaReport, PizzaSetting
     from workbench.workspace import Workspace
 
 NAME = "pizzapi"
@@ -131,7 +131,7 @@ class PizzaPi(Runtime):
 
         from workbench.evaluate.budget import Budget
         from workbench.evaluate.search_queries import MESSAGE
-        from workbench.runtimes.pizzapi_tune import tune_pizzapi
+        from workbench.runtimes.pizzapi.tune import tune_pizzapi
 
         ws, notes = request.ws, []
         if request.usage:
@@ -168,7 +168,7 @@ class PizzaPi(Runtime):
     def compare_row(self, ctx: RowContext) -> RuntimeRow:
         from workbench.evaluate.budget import Budget
         from workbench.evaluate.runtimes import ROUND_TRIP, CaseFigures, RuntimeRow
-        from workbench.runtimes.pizzapi_tune import tune_pizzapi
+        from workbench.runtimes.pizzapi.tune import tune_pizzapi
 
         report = tune_pizzapi(
             ctx.catalog,
@@ -213,14 +213,14 @@ class PizzaPi(Runtime):
     ) -> ToolConfig:
         """The fragment with PizzaPi's defaults, the servers of ``kept`` tools never deferred
         and every other MCP server deferred."""
-        from workbench.runtimes.pizzapi_tune import mcp_servers
+        from workbench.runtimes.pizzapi.tune import mcp_servers
 
         return self._built(agent, mcp_servers(catalog), self.kept_setting(agent, catalog, kept))
 
     def kept_setting(self, agent: AgentConfig, catalog: Catalog, kept: Set[str]) -> PizzaSetting:
         """PizzaPi's defaults with the servers of ``kept`` tools never deferred and every other
         MCP server deferred (the fewest overrides that say so)."""
-        from workbench.runtimes.pizzapi_tune import expressed, mcp_servers
+        from workbench.runtimes.pizzapi.tune import expressed, mcp_servers
         from workbench.search.strategies.pizzapi import PizzaPiStrategy
         from workbench.tokens import token_table
 
@@ -236,7 +236,7 @@ class PizzaPi(Runtime):
 
     def check_config(self, doc: Any) -> str | None:
         """The first rule of PizzaPi's config the document breaks (None: none)."""
-        from workbench.runtimes.pizzapi_config import check_config
+        from workbench.runtimes.pizzapi.config import check_config
 
         return check_config(doc)
 
@@ -245,10 +245,10 @@ class PizzaPi(Runtime):
     def _built(self, agent: AgentConfig, servers: list[str], setting: PizzaSetting) -> ToolConfig:
         import json
 
+        from workbench.config.servers import mcp_entries
         from workbench.errors import InputError
         from workbench.runtimes.base import ToolConfig
-        from workbench.runtimes.claude_code import mcp_entries
-        from workbench.runtimes.pizzapi_config import config_doc
+        from workbench.runtimes.pizzapi.config import config_doc
 
         doc, notes = config_doc(mcp_entries(agent), servers, setting)
         broken = self.check_config(doc)
@@ -259,9 +259,9 @@ class PizzaPi(Runtime):
         return ToolConfig(self.name, text, doc, tuple(notes), advice)
 
     def _doc(self, ws: Workspace, report: PizzaReport) -> tuple[dict[str, Any], list[str]]:
-        from workbench.runtimes.claude_code import mcp_entries
-        from workbench.runtimes.pizzapi_config import config_doc
-        from workbench.runtimes.pizzapi_tune import mcp_servers
+        from workbench.config.servers import mcp_entries
+        from workbench.runtimes.pizzapi.config import config_doc
+        from workbench.runtimes.pizzapi.tune import mcp_servers
 
         return config_doc(mcp_entries(ws.agent), mcp_servers(ws.catalog), report.setting)
 
@@ -269,11 +269,11 @@ class PizzaPi(Runtime):
         """The merge of ``setting`` into the ``config.json`` at ``path`` (every other key kept;
         a file that does not load, or breaks PizzaPi's rules, is refused), and what to say of
         it (its warnings)."""
+        from workbench.config.servers import mcp_entries
         from workbench.config.writeback.json_file import apply_json
         from workbench.runtimes.base import ConfigWrite
-        from workbench.runtimes.claude_code import mcp_entries
-        from workbench.runtimes.pizzapi_config import plan_config
-        from workbench.runtimes.pizzapi_tune import mcp_servers
+        from workbench.runtimes.pizzapi.config import plan_config
+        from workbench.runtimes.pizzapi.tune import mcp_servers
 
         project = Path(ws.agent.path).resolve().parent / CONFIG_FILE
         servers = mcp_servers(ws.catalog)
@@ -387,7 +387,7 @@ def _worse_than_default(ws: Workspace, setting: PizzaSetting, cases: Path | None
     worse, or no cases."""
     from workbench.evaluate.casesource import labelled_cases
     from workbench.evaluate.verdict import worse_than_now
-    from workbench.runtimes.pizzapi_tune import PizzaSetting, measure
+    from workbench.runtimes.pizzapi.tune import PizzaSetting, measure
 
     items = labelled_cases(ws.agent, ws.catalog, cases)
     if not items:

@@ -158,7 +158,7 @@ class Serve(SearchToolRuntime):
         """serve's engine fitted held out (:mod:`workbench.evaluate.serve_tune`): its signals'
         weights, fields, names first, the no-answer threshold, and each search's size or
         budget; ``--apply`` writes the settings file and the client's entry."""
-        from workbench.runtimes.serve_report import tune_serve_outcome
+        from workbench.runtimes.serve.tune import tune_serve_outcome
 
         return tune_serve_outcome(self, request)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from workbench.config.writeback.json_file import JsonPlan, plan_json, read_json_object
 from workbench.errors import ConfigError
-from workbench.runtimes.pizzapi_tune import PizzaSetting
+from workbench.runtimes.pizzapi.tune import PizzaSetting
 
 WHAT = "PizzaPi config.json"
 _REFERENCE = re.compile(r"\$\{([^}]*)\}")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from workbench.config.writeback.allowlist import HOLODECK_07
 from workbench.errors import InputError
 from workbench.runtimes.base import (
     Change,
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
 
-NAME = HOLODECK_07
+NAME = "holodeck-0.7"
 #: The command that tunes and writes the allowlists.
 TUNE = f"holo-tune tune {{agent}} --runtime {NAME} --apply"
 _INSTEAD = f"use `holo-tune tune --runtime {NAME} --apply` (static allowed_tools lists) instead"
@@ -76,7 +75,7 @@ class HoloDeck07(Runtime):
         return super().short_reason(info)
 
     def tune(self, request: TuneRequest) -> TuneOutcome:
-        from workbench.runtimes.holodeck07_tune import tune_static
+        from workbench.runtimes.holodeck07.tune import tune_static
 
         return tune_static(request)
 

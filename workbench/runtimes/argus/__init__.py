@@ -17,14 +17,14 @@ backends share a tool name ``<backend>_<tool>`` under the ``prefix`` strategy, w
 config then sets. The tuner is the search-tool runtimes' (:mod:`workbench.evaluate.deferred_tune`):
 a task the kept tools cover takes one request, else ``find_tool``'s and the one after it.
 ``export`` prints the config; ``tune --apply`` merges it into ``argus/config.yaml``
-(:mod:`workbench.config.writeback.argus`).
+(:mod:`workbench.runtimes.argus.config_file`).
 
 ``check`` with cases runs them through ``find_tool`` as the config beside the agent sets it (its
 ``keep_tools`` and description overrides; Argus's default limit, the default scorer) and names the
 expected tools it never finds; for those, Argus's per-tool description overrides
 (``backends.<server>.tool_overrides.<tool>.description``) built from the words of the queries that
-missed them are measured held-out (:mod:`workbench.evaluate.overrides`), listed when the gain is
-outside the error bars, and written by ``check --write-fixes``.
+missed them are measured held-out (:mod:`workbench.runtimes.argus.overrides`), listed when the
+gain is outside the error bars, and written by ``check --write-fixes``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Finding
     from workbench.evaluate.metrics import Ranker
-    from workbench.evaluate.overrides import OverrideReport
+    from workbench.runtimes.argus.overrides import OverrideReport
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.strategies.base import SearchEngine, TokenBill
@@ -144,7 +144,7 @@ class Argus(SearchToolRuntime):
     # ------------------------------------------------------------------------------ detection
 
     def detect(self, probe: Probe) -> Evidence | None:
-        from workbench.config.writeback.argus import CONFIG_NAMES, FOLDER
+        from workbench.runtimes.argus.config_file import CONFIG_NAMES, FOLDER
 
         for name in CONFIG_NAMES:
             if _optimizer_on(probe.folder / FOLDER / name):
@@ -204,9 +204,9 @@ class Argus(SearchToolRuntime):
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
     ) -> ToolConfig:
-        from workbench.config.writeback.argus import dump, render_argus
+        from workbench.config.servers import mcp_entries
+        from workbench.runtimes.argus.config_file import dump, render_argus
         from workbench.runtimes.base import ToolConfig
-        from workbench.runtimes.claude_code import mcp_entries
 
         entries = mcp_entries(agent)
         chosen = [i for i, t in enumerate(catalog.tools) if t.full_name in kept]
@@ -228,9 +228,9 @@ class Argus(SearchToolRuntime):
     def file_setting(self, ws: Workspace) -> tuple[DeferredSetting, Catalog, TokenTable]:
         """find_tool as Argus's config beside the agent sets it: its keep_tools, the catalog with
         its description overrides (and their tokens), Argus's default limit, the default scorer."""
-        from workbench.config.writeback.argus import config_path, read_argus
         from workbench.evaluate.deferred_tune import DeferredSetting
-        from workbench.evaluate.overrides import with_overrides
+        from workbench.runtimes.argus.config_file import config_path, read_argus
+        from workbench.runtimes.argus.overrides import with_overrides
 
         found = read_argus(config_path(Path(ws.agent.path).parent))
         names, kept = argus_names(ws.catalog), set(found.keep_tools)
@@ -251,11 +251,11 @@ class Argus(SearchToolRuntime):
     ) -> list[Finding]:
         """The expected tools find_tool never finds under the config beside the agent and, for
         them, description overrides measured held-out (listed when outside the error bars)."""
+        from workbench.config.servers import mcp_entries
         from workbench.evaluate.catalog_findings import unreachable_tools
         from workbench.evaluate.deferred_tune import measure
-        from workbench.evaluate.overrides import measure_overrides
         from workbench.progress import ProgressLine
-        from workbench.runtimes.claude_code import mcp_entries
+        from workbench.runtimes.argus.overrides import measure_overrides
 
         setting, catalog, table = self.file_setting(ws)
 
@@ -287,7 +287,8 @@ class Argus(SearchToolRuntime):
     def fix_write(self, ws: Workspace, findings: list[Finding]) -> ConfigWrite | None:
         """The description overrides of ``findings`` merged into Argus's config beside the agent
         (a new file when there is none): diff, backup, atomic write."""
-        from workbench.config.writeback.argus import (
+        from workbench.config.servers import mcp_entries
+        from workbench.runtimes.argus.config_file import (
             apply_argus,
             config_path,
             plan_argus,
@@ -295,7 +296,6 @@ class Argus(SearchToolRuntime):
             render_argus,
         )
         from workbench.runtimes.base import ConfigWrite
-        from workbench.runtimes.claude_code import mcp_entries
 
         rows = [row for f in findings if f.code == OVERRIDES for row in f.evidence["overrides"]]
         if not rows:
@@ -320,7 +320,7 @@ class Argus(SearchToolRuntime):
         )
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.config.writeback.argus import config_path
+        from workbench.runtimes.argus.config_file import config_path
 
         path = config_path(Path(ws.agent.path).parent)
         where = f"{path.parent.name}/{path.name}"
@@ -338,7 +338,7 @@ class Argus(SearchToolRuntime):
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``optimizer.keep_tools`` merged into Argus's config beside the agent (a new file when
         there is none): diff, backup, atomic write."""
-        from workbench.config.writeback.argus import apply_argus, config_path, plan_argus
+        from workbench.runtimes.argus.config_file import apply_argus, config_path, plan_argus
         from workbench.runtimes.base import ConfigWrite
 
         kept = set(setting.names(ws.catalog))
@@ -376,10 +376,10 @@ def _overrides_finding(
 ) -> Finding:
     """The measured overrides as a finding: the gain as a what-if row says it, the overrides in
     Argus's shape (``--write-fixes`` writes them from the evidence)."""
-    from workbench.config.writeback.argus import CONFIG_NAMES, FOLDER
     from workbench.evaluate.diagnostics import NAMES_SHOWN, Finding
-    from workbench.evaluate.overrides import with_overrides
     from workbench.evaluate.whatif import gain_text
+    from workbench.runtimes.argus.config_file import CONFIG_NAMES, FOLDER
+    from workbench.runtimes.argus.overrides import with_overrides
 
     new = {o.tool: o.description for o in report.proposal}
     _, after = with_overrides(catalog, table, new)
@@ -430,7 +430,7 @@ def _overrides_finding(
 
 
 def _backend_names(entries: list[dict[str, Any]]) -> set[str]:
-    from workbench.config.writeback.argus import BACKEND_TYPES
+    from workbench.runtimes.argus.config_file import BACKEND_TYPES
 
     return {
         str(e.get("name")) for e in entries if str(e.get("transport") or "stdio") in BACKEND_TYPES

@@ -13,7 +13,7 @@ search's and one after it that carries the search's results as JSON text. The ag
 are not MCP tools stay outside the proxy: sent with every request, never searched.
 
 The configuration lives in code: ``export`` prints a runnable Python file that builds the proxy
-(:mod:`workbench.config.writeback.fastmcp`); ``tune --apply`` writes it beside the agent as
+(:mod:`workbench.runtimes.fastmcp.proxy_file`); ``tune --apply`` writes it beside the agent as
 ``fastmcp_proxy.py`` (diff, backup). ``search --runtime fastmcp`` shows the transform's results in
 its order.
 """
@@ -111,7 +111,7 @@ class FastMCP(SearchToolRuntime):
     # ------------------------------------------------------------------------------ detection
 
     def detect(self, probe: Probe) -> Evidence | None:
-        from workbench.config.writeback.fastmcp import FILE_NAME
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
 
         if _is_proxy(probe.folder / FILE_NAME):
             return Evidence(f"{FILE_NAME} beside the agent builds a FastMCP search proxy", "yaml")
@@ -196,8 +196,8 @@ class FastMCP(SearchToolRuntime):
     def current_setting(self, ws: Workspace) -> DeferredSetting | None:
         """The transform of the proxy file beside the agent (its variant, ``max_results`` and
         ``always_visible``), None when there is none (FastMCP's default)."""
-        from workbench.config.writeback.fastmcp import FILE_NAME, read_setting
         from workbench.evaluate.deferred_tune import DeferredSetting
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, read_setting
         from workbench.search.strategies.fastmcp import proxied_tools
 
         beside = read_setting(Path(ws.agent.path).parent / FILE_NAME)
@@ -215,8 +215,8 @@ class FastMCP(SearchToolRuntime):
         ``--variant``, ``--top-k`` (``max_results``) and ``--always-include``
         (``always_visible``); the YAML's block is HoloDeck's, not read."""
         from workbench.config.namesfile import read_names
-        from workbench.config.writeback.fastmcp import FILE_NAME, read_setting
         from workbench.errors import InputError
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, read_setting
         from workbench.search.strategies.fastmcp import FastMCPParams, FastMCPStrategy, Variant
 
         for flag in _NOT_READ:
@@ -289,10 +289,10 @@ class FastMCP(SearchToolRuntime):
         notes: Sequence[str] = (),
     ) -> ToolConfig:
         """The proxy file with ``pins`` (the proxy's names) always visible."""
-        from workbench.config.writeback.fastmcp import FILE_NAME, proxy_doc, render_proxy
+        from workbench.config.servers import mcp_entries
         from workbench.errors import InputError
         from workbench.runtimes.base import ToolConfig
-        from workbench.runtimes.claude_code import mcp_entries
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, proxy_doc, render_proxy
         from workbench.search.strategies.fastmcp import proxied_tools
 
         listed = [t.name for t in proxied_tools(catalog) if t.name in set(pins)]
@@ -316,7 +316,7 @@ class FastMCP(SearchToolRuntime):
         return ToolConfig(self.name, render_proxy(doc), doc, tuple(warnings), advice)
 
     def check_config(self, doc: Any) -> str | None:
-        from workbench.config.writeback.fastmcp import check_proxy
+        from workbench.runtimes.fastmcp.proxy_file import check_proxy
 
         return check_proxy(doc)
 
@@ -358,7 +358,7 @@ class FastMCP(SearchToolRuntime):
         ).rstrip()
 
     def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.config.writeback.fastmcp import FILE_NAME
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
 
         return (
             f"write     --apply writes {FILE_NAME} beside the agent (run: python {FILE_NAME})\n"
@@ -366,7 +366,7 @@ class FastMCP(SearchToolRuntime):
         )
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        from workbench.config.writeback.fastmcp import FILE_NAME
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
 
         s = report.setting
         return {
@@ -381,8 +381,8 @@ class FastMCP(SearchToolRuntime):
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """The proxy file beside the agent (a new file, or the old one replaced with a backup):
         diff, atomic write, refused when the file changed since it was read."""
-        from workbench.config.writeback.fastmcp import FILE_NAME, apply_proxy, plan_proxy
         from workbench.runtimes.base import ConfigWrite
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, apply_proxy, plan_proxy
 
         tuned = self._tuned(setting, ws)
         plan = plan_proxy(Path(ws.agent.path).parent / FILE_NAME, tuned.text)
@@ -471,7 +471,7 @@ def _left_out(catalog: Catalog, chosen: Sequence[int]) -> list[str]:
 def _is_proxy(path: Path) -> bool:
     """Whether ``path`` builds a FastMCP proxy with a search transform (as holo-tune writes it,
     or edited since)."""
-    from workbench.config.writeback.fastmcp import TRANSFORMS as CLASSES
+    from workbench.runtimes.fastmcp.proxy_file import TRANSFORMS as CLASSES
 
     try:
         if not path.is_file() or path.stat().st_size > _DETECT_BYTES:

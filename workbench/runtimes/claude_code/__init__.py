@@ -9,6 +9,7 @@ from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from workbench.config.servers import mcp_entries
 from workbench.runtimes.base import EngineNote
 from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime
 
@@ -21,14 +22,6 @@ if TYPE_CHECKING:
 
 NAME = "claude-code"
 MCP_JSON = ".mcp.json"
-
-
-def mcp_entries(agent: AgentConfig) -> list[dict[str, Any]]:
-    """The agent's MCP tool entries as the file writes them (``${VAR}`` kept, never expanded)."""
-    import yaml
-
-    raw = yaml.safe_load(agent.text) or {}
-    return [t for t in raw.get("tools") or [] if isinstance(t, dict) and t.get("type") == "mcp"]
 
 
 class ClaudeCode(SearchToolRuntime):

@@ -1,0 +1,126 @@
+"""A runtime is one package (docs/architecture.md, "Adding a runtime"): ``runtimes/<module>/``
+holds its detection, tuner, writer and engine adapter; runtimes share only the modules of
+``runtimes/`` itself (the interface, the registry, detection, the search-tool base) and the
+layers below; and a runtime's name is a literal only in its own package and the registry."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from workbench.runtimes.registry import BUILTIN, all_runtimes
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "workbench"
+RUNTIMES = PACKAGE / "runtimes"
+
+#: Where a runtime's name is a literal with another meaning: the same word names an engine of
+#: the lab (registered in its own file), a model provider, the ``serve`` command or the library
+#: a runtime is. (path under workbench/, the word) -> what it means there.
+OTHER_MEANINGS: dict[tuple[str, str], str] = {
+    ("search/strategies/anthropic.py", "anthropic"): "the lab's engine of that name",
+    ("search/strategies/argus.py", "argus"): "the lab's engine of that name",
+    ("search/strategies/pizzapi.py", "pizzapi"): "the lab's engine of that name",
+    ("search/strategies/fastmcp.py", "fastmcp"): "the lab's engine of that name",
+    ("config/models.py", "anthropic"): "a model provider",
+    ("config/models.py", "openai"): "a model provider",
+    ("config/writeback/block.py", "anthropic"): "a model provider",
+    ("evaluate/allowlist.py", "anthropic"): "a model provider",
+    ("evaluate/diagnostics.py", "anthropic"): "a model provider",
+    ("search/embedders/resolve.py", "anthropic"): "a model provider",
+    ("search/embedders/resolve.py", "openai"): "a model provider",
+    ("tokens/models.py", "anthropic"): "a model provider",
+    ("config/checks.py", "openai"): "a model provider",
+    ("config/loader.py", "openai"): "a model provider",
+    ("config/writeback/allowlist.py", "openai"): "a model provider",
+    ("config/writeback/block.py", "openai"): "a model provider",
+    ("evaluate/allowlist.py", "openai"): "a model provider",
+    ("evaluate/chat.py", "openai"): "a model provider",
+    ("search/embedders/base.py", "openai"): "a model provider",
+    ("runtimes/holodeck07/__init__.py", "openai"): "a model provider (0.7's backends)",
+    ("runtimes/claude_code/__init__.py", "anthropic"): "the lab's engine it searches with",
+    ("runtimes/openai/__init__.py", "anthropic"): "the lab's engine it searches with",
+    ("serve/logs.py", "fastmcp"): "the fastmcp library's logger",
+    ("cli.py", "serve"): "the serve command",
+    ("commands/serve.py", "serve"): "the serve command",
+    ("config/servers.py", "serve"): "the serve command in an agent's entry",
+    ("config/writeback/served.py", "serve"): "the serve command in an agent's entry",
+    ("search/flags.py", "serve"): "the serve command in a client's entry",
+}
+
+
+def _literals(path: Path) -> set[str]:
+    """The string constants of a module, docstrings and f-string parts left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings
+    }  # fmt: skip
+
+
+def _home(relative: str) -> str | None:
+    """The runtime package a path under workbench/ belongs to (None: none)."""
+    parts = relative.split("/")
+    if parts[0] == "runtimes" and len(parts) > 2:
+        return parts[1]
+    return None
+
+
+def test_every_built_in_runtime_is_a_package() -> None:
+    for module in BUILTIN:
+        assert (RUNTIMES / module / "__init__.py").is_file(), f"runtimes/{module}/ is no package"
+        assert not (RUNTIMES / f"{module}.py").exists()
+    loose = {p.stem for p in RUNTIMES.glob("*.py")}
+    shared = {"__init__", "base", "detect", "registry", "holodeck_versions", "search_tool"}
+    assert loose == shared | {"search_tool_tune"}, "a runtime's part outside its package"
+
+
+def test_no_runtime_package_imports_another() -> None:
+    pattern = re.compile(r"workbench\.runtimes\.(\w+)")
+    for module in BUILTIN:
+        for path in (RUNTIMES / module).rglob("*.py"):
+            for found in pattern.findall(path.read_text(encoding="utf-8")):
+                assert found == module or found not in BUILTIN, (
+                    f"{path.relative_to(ROOT)} imports the {found} runtime: share through "
+                    "runtimes/ or a lower layer"
+                )
+
+
+def test_a_runtimes_name_is_a_literal_only_in_its_package_and_the_registry() -> None:
+    module_of = {r.name: type(r).__module__.split(".")[2] for r in all_runtimes()}
+    strays: list[str] = []
+    used: set[tuple[str, str]] = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = str(path.relative_to(PACKAGE))
+        literals = _literals(path)
+        for name, module in module_of.items():
+            if name not in literals or _home(relative) == module:
+                continue
+            if relative == "runtimes/registry.py":
+                continue
+            if (relative, name) in OTHER_MEANINGS:
+                used.add((relative, name))
+                continue
+            strays.append(f"{relative}: {name!r}")
+    assert not strays, "a runtime's name outside its package: " + ", ".join(strays)
+    assert used == set(OTHER_MEANINGS), f"no longer there: {set(OTHER_MEANINGS) - used}"
+
+
+def test_the_scan_can_fail(tmp_path: Path) -> None:
+    """A module that spells a runtime's name is seen."""
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""doc: claude-code"""\nRUNTIME = "claude-code"\n', encoding="utf-8")
+    assert "claude-code" in _literals(probe)
+    probe.write_text('"""doc: claude-code"""\n', encoding="utf-8")
+    assert "claude-code" not in _literals(probe)
