@@ -247,10 +247,16 @@ def _load_model_soon(index: ServeIndex) -> None:
 
 
 def one_thread_per_query() -> None:
-    """A local model embeds serve's queries one short text at a time: on one thread (torch's
-    default, one per core, costs more in handing the work over than it saves, and on a busy
-    machine many times more). Only a torch already loaded is told; the tools were embedded
-    before, with every thread."""
+    """Serve's queries run on one thread each: a query's work is small (a local model's
+    forward pass over one short text; numpy's product of one vector with the tool vectors,
+    1,287 x 384 on bfcl: 0.05 ms), and handing it to a second thread costs more than it saves,
+    on a busy machine many times more (OpenBLAS's two threads took that product from 0.05 ms to
+    8-12 ms at a load of 4-8 on 2 cores; torch's two, MiniLM's forward pass from 50 ms to
+    500 ms). numpy's BLAS is told always; torch only when it is already loaded (the tools were
+    embedded before, with every thread)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
