@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from provided import LOCAL_EXTRA
 
 import workbench
 from workbench.catalog.specs import McpServerSpec
@@ -116,6 +117,36 @@ def test_a_query_runs_numpys_blas_on_one_thread_and_scores_the_same() -> None:
     threads, same = json.loads(result.stdout)
     assert threads and set(threads) == {1}
     assert same
+
+
+@LOCAL_EXTRA
+def test_a_search_that_waited_for_the_model_load_leaves_its_thread_on_one_torch_thread() -> None:
+    """serve loads the model in a thread of its own while a first search waits for it in the
+    worker thread every later search reuses: that worker embeds on one torch thread too (torch
+    keeps a count per thread; two threads took a search from 50 ms to 500 ms on a busy
+    machine). In a process of its own: torch's count is process-wide for new threads."""
+    code = (
+        "import json, threading, torch\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from workbench.search.embedders.local import LocalEmbedder, load_model\n"
+        "from workbench.serve.app import one_thread_per_query\n"
+        "embedder = LocalEmbedder('all-MiniLM-L6-v2')\n"
+        "one_thread_per_query(embedder)\n"
+        "worker = ThreadPoolExecutor(1)\n"
+        "loader = threading.Thread(target=load_model, args=(embedder,))\n"
+        "loader.start()\n"
+        "first = worker.submit(embedder.embed, ['find a symbol'])\n"
+        "loader.join()\n"
+        "one_thread_per_query(embedder)\n"
+        "first.result()\n"
+        "def search():\n"
+        "    embedder.embed(['read a file'])\n"
+        "    return torch.get_num_threads()\n"
+        "print(json.dumps(worker.submit(search).result()))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == 1
 
 
 def test_nothing_found_says_no_tool_fits(tmp_path: Path) -> None:
