@@ -57,6 +57,10 @@ def _verdicts(module: str, rows: list[dict[str, Any]]) -> list[Verdict]:
     out: list[Verdict] = []
     for row in rows:
         measured = f"median {_seconds(row['median_s'])}" if "median_s" in row else ""
+        if measured and "p90_s" in row:
+            measured += f", p90 {_seconds(row['p90_s'])}"
+        if measured and "load" in row:  # on shared cores the wall time is the load's too
+            measured += f", load {row['load']}"
         if "skipped" in row:
             out.append(Verdict(module, row["name"], "", "skipped", str(row["skipped"])))
         elif "ok" in row:

@@ -12,9 +12,17 @@ answer, over 200 distinct case queries (each searched once: no cache answers), a
   and the restart's first search too. The reference, in the same process: the same function
   (:func:`workbench.search.serving.answer`, through :class:`~workbench.serve.index.ServeIndex`)
   on the same queries without MCP (``ratio``: the round trip over it), and of it the query's
-  embedding alone (``embedding_s``: MiniLM on one thread, as serve runs it);
+  embedding alone (``embedding_s``: MiniLM on one thread, as serve runs it) and the rest
+  (``engine_s``: the signals, fusion, selection and the answer's text); ``same_answers``: the
+  round trip's answers are the reference's, text for text (the target needs it too);
 - without embeddings (``--embedder none``: BM25 and the names): the round trip and the server
   process's resident memory (VmRSS) and peak (VmHWM), read from /proc while it still serves.
+
+The machine's load decides the wall times on shared cores, so each round-trip row also has
+the CPU time a search took in the serve process (``serve_cpu_s``, from /proc: what a quiet
+core would take, about) and in this client (``client_cpu_s``: the ``mcp`` client's parsing of
+each answer, which the round trip includes and a real client pays too), and the 1-minute load
+average at its start and end (``load``).
 """
 
 from __future__ import annotations
@@ -66,6 +74,12 @@ def _serve_pid() -> int:
     raise RuntimeError("the serve process was not found")
 
 
+def _cpu_s(pid: int) -> float:
+    """The CPU time (user and system) process ``pid`` has used, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _memory_mb(pid: int) -> tuple[float, float]:
     fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -83,6 +97,10 @@ class Run:
         self.times: list[float] = []
         self.found = 0
         self.memory = (0.0, 0.0)
+        self.texts: list[str] = []
+        self.serve_cpu_s = 0.0
+        self.client_cpu_s = 0.0
+        self.load = ""
 
 
 async def _serve(embedder: str, cache: str, errlog: Any, queries: list[str]) -> Run:
@@ -98,7 +116,11 @@ async def _serve(embedder: str, cache: str, errlog: Any, queries: list[str]) -> 
     ):
         await session.initialize()
         run.ready_s = time.perf_counter() - started
+        pid = _serve_pid()
+        load = os.getloadavg()[0]
         for number, query in enumerate(queries):
+            if number == min(WARMUP, len(queries) - 1):
+                served, client = _cpu_s(pid), time.process_time()
             begin = time.perf_counter()
             result = await session.call_tool("search_tools", {"query": query})
             text = result.content[0].text  # type: ignore[union-attr]
@@ -109,14 +131,20 @@ async def _serve(embedder: str, cache: str, errlog: Any, queries: list[str]) -> 
                 run.first_s = elapsed
             if number >= WARMUP:
                 run.times.append(elapsed)
+                run.texts.append(text)
                 run.found += 0 if text.startswith("no tool fits") else len(json.loads(text))
-        run.memory = _memory_mb(_serve_pid())
+        timed = max(1, len(run.times))
+        run.serve_cpu_s = (_cpu_s(pid) - served) / timed
+        run.client_cpu_s = (time.process_time() - client) / timed
+        run.load = f"{load:.1f} -> {os.getloadavg()[0]:.1f}"
+        run.memory = _memory_mb(pid)
     return run
 
 
-def _in_process(cache: str, queries: list[str]) -> tuple[list[float], list[float]]:
-    """The reference: the same answers in this process, no MCP (the same warm-up); and of each,
-    the time its query's embedding took (the rest is the engine's)."""
+def _in_process(cache: str, queries: list[str]) -> tuple[list[float], list[float], list[str]]:
+    """The reference: the same answers in this process, no MCP (the same warm-up); of each,
+    the time its query's embedding took (the rest is the engine's and the answer's text); and
+    the answers."""
     os.environ["XDG_CACHE_HOME"] = cache
     from workbench.catalog.enumerate import load_catalog
     from workbench.catalog.models import AS_LISTED
@@ -130,17 +158,18 @@ def _in_process(cache: str, queries: list[str]) -> tuple[list[float], list[float
     catalog = load_catalog(agent, catalog_file=BFCL / "catalog.json", view=AS_LISTED)
     index = ServeIndex(agent, catalog, HoloSettings(), embedder_spec=MINILM)
     load_model(index.engine.embedder)
-    one_thread_per_query()  # as serve embeds its queries
-    times, embedding = [], []
+    one_thread_per_query(index.engine.embedder)  # as serve embeds its queries
+    times, embedding, texts = [], [], []
     for number, query in enumerate(queries):
         begin = time.perf_counter()
         index.engine.query_vector(query)  # remembered: the search below embeds nothing
         embedded = time.perf_counter()
-        index.search(query)
+        text = index.search(query).text()
         if number >= WARMUP:
             times.append(time.perf_counter() - begin)
             embedding.append(embedded - begin)
-    return times, embedding
+            texts.append(text)
+    return times, embedding, texts
 
 
 def _p90(times: list[float]) -> float:
@@ -148,16 +177,19 @@ def _p90(times: list[float]) -> float:
     return ordered[int(0.9 * (len(ordered) - 1))]
 
 
-def _round_trip(name: str, run: Run, **extra: Any) -> dict[str, Any]:
+def _round_trip(name: str, run: Run, same: bool = True, **extra: Any) -> dict[str, Any]:
     median, p90 = statistics.median(run.times), _p90(run.times)
     return {
         "name": name,
         "median_s": median,
         "p90_s": p90,
         "tools_per_answer": run.found / len(run.times),
+        "serve_cpu_s": run.serve_cpu_s,
+        "client_cpu_s": run.client_cpu_s,
+        "load": run.load,
         **extra,
         "target": f"median < {TARGET_MEDIAN_S * 1000:g} ms, p90 < {TARGET_P90_S * 1000:g} ms",
-        "ok": median < TARGET_MEDIAN_S and p90 < TARGET_P90_S,
+        "ok": median < TARGET_MEDIAN_S and p90 < TARGET_P90_S and same,
     }
 
 
@@ -168,19 +200,23 @@ def _minilm(queries: list[str]) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryFile("w+") as errlog:
         cold = anyio.run(_serve, MINILM, cache, errlog, queries[:1])
         warm = anyio.run(_serve, MINILM, cache, errlog, queries)
-        reference, embedding = _in_process(cache, queries)
+        reference, embedding, texts = _in_process(cache, queries)
     ref = statistics.median(reference)
     embed = statistics.median(embedding)
+    same = texts == warm.texts
     return [
         _round_trip(
             title,
             warm,
+            same,
+            same_answers=same,
             reference_s=ref,
             ratio=statistics.median(warm.times) / ref,
             reference=f"the same answers in-process, no MCP: median {ref * 1000:.2f} ms, "
             f"p90 {_p90(reference) * 1000:.2f} ms, of which the query's embedding "
             f"{embed * 1000:.2f} ms",
             embedding_s=embed,
+            engine_s=statistics.median(t - e for t, e in zip(reference, embedding, strict=True)),
         ),
         {
             "name": "serve's restart, MiniLM, bfcl (tool vectors from the disk cache)",

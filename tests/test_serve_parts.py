@@ -3,6 +3,7 @@ check, the log scrubber, and fastmcp imported only by the serve package."""
 
 from __future__ import annotations
 
+import json
 import logging
 import pkgutil
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from provided import LOCAL_EXTRA
 
 import workbench
 from workbench.catalog.specs import McpServerSpec
@@ -91,6 +93,60 @@ def test_fastmcp_is_imported_only_by_the_serve_package() -> None:
     probe = "import sys, workbench.serve.server\nprint('fastmcp' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stdout.strip() == "True"  # the check above can fail
+
+
+def test_a_query_runs_numpys_blas_on_one_thread_and_scores_the_same() -> None:
+    """serve's queries hand no BLAS work to a second thread (the dense signal's product of one
+    vector with every tool vector: 0.05 ms on one thread, ms more on a busy machine with two),
+    and the scores are bit for bit those of two threads. In a process of its own: the limit is
+    process-wide."""
+    code = (
+        "import json, numpy as np\n"
+        "from threadpoolctl import threadpool_info, threadpool_limits\n"
+        "from workbench.serve.app import one_thread_per_query\n"
+        "rng = np.random.default_rng(7)\n"
+        "unit, vector = rng.standard_normal((1287, 384)), rng.standard_normal(384)\n"
+        "threadpool_limits(limits=2, user_api='blas')\n"
+        "before = unit @ vector\n"
+        "one_thread_per_query()\n"
+        "threads = [p['num_threads'] for p in threadpool_info() if p['user_api'] == 'blas']\n"
+        "print(json.dumps([threads, bool(np.array_equal(before, unit @ vector))]))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    threads, same = json.loads(result.stdout)
+    assert threads and set(threads) == {1}
+    assert same
+
+
+@LOCAL_EXTRA
+def test_a_search_that_waited_for_the_model_load_leaves_its_thread_on_one_torch_thread() -> None:
+    """serve loads the model in a thread of its own while a first search waits for it in the
+    worker thread every later search reuses: that worker embeds on one torch thread too (torch
+    keeps a count per thread; two threads took a search from 50 ms to 500 ms on a busy
+    machine). In a process of its own: torch's count is process-wide for new threads."""
+    code = (
+        "import json, threading, torch\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from workbench.search.embedders.local import LocalEmbedder, load_model\n"
+        "from workbench.serve.app import one_thread_per_query\n"
+        "embedder = LocalEmbedder('all-MiniLM-L6-v2')\n"
+        "one_thread_per_query(embedder)\n"
+        "worker = ThreadPoolExecutor(1)\n"
+        "loader = threading.Thread(target=load_model, args=(embedder,))\n"
+        "loader.start()\n"
+        "first = worker.submit(embedder.embed, ['find a symbol'])\n"
+        "loader.join()\n"
+        "one_thread_per_query(embedder)\n"
+        "first.result()\n"
+        "def search():\n"
+        "    embedder.embed(['read a file'])\n"
+        "    return torch.get_num_threads()\n"
+        "print(json.dumps(worker.submit(search).result()))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == 1
 
 
 def test_nothing_found_says_no_tool_fits(tmp_path: Path) -> None:

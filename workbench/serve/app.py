@@ -228,9 +228,9 @@ def _load_model_soon(index: ServeIndex) -> None:
     from workbench.search.embedders.local import load_model, model_to_load
 
     embedder = index.engine.embedder
+    one_thread_per_query(embedder)  # before the load: a search may wait for it, then embed
     model = model_to_load(embedder) if embedder is not None else None
     if model is None:
-        one_thread_per_query()
         return
 
     def load() -> None:
@@ -240,17 +240,30 @@ def _load_model_soon(index: ServeIndex) -> None:
         except Exception as err:  # the first search says it again, as an MCP error
             logger.warning("embedding model %s failed to load: %s", model, err)
             return
-        one_thread_per_query()
+        one_thread_per_query(embedder)
         logger.info("embedding model %s loaded in %.1f s", model, time.perf_counter() - started)
 
     threading.Thread(target=load, name="load-model", daemon=True).start()
 
 
-def one_thread_per_query() -> None:
-    """A local model embeds serve's queries one short text at a time: on one thread (torch's
-    default, one per core, costs more in handing the work over than it saves, and on a busy
-    machine many times more). Only a torch already loaded is told; the tools were embedded
-    before, with every thread."""
+def one_thread_per_query(embedder: object | None = None) -> None:
+    """Serve's queries run on one thread each: a query's work is small (a local model's
+    forward pass over one short text; numpy's product of one vector with the tool vectors,
+    1,287 x 384 on bfcl: 0.05 ms), and handing it to a second thread costs more than it saves,
+    on a busy machine many times more (OpenBLAS's two threads took that product from 0.05 ms to
+    8-12 ms at a load of 4-8 on 2 cores; torch's two, MiniLM's forward pass from 50 ms to
+    500 ms). numpy's BLAS is told always; ``embedder``'s local model, in whichever thread it
+    embeds (:func:`~workbench.search.embedders.local.embed_on_threads`: the search that waited
+    for the model's load ran every later search of its worker thread on torch's two threads
+    before); torch's count for new threads, when torch is already loaded (the tools were
+    embedded before, with every thread)."""
+    from threadpoolctl import threadpool_limits
+
+    from workbench.search.embedders.local import embed_on_threads
+
+    threadpool_limits(limits=1, user_api="blas")
+    if embedder is not None:
+        embed_on_threads(embedder, 1)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)

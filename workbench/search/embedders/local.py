@@ -108,6 +108,10 @@ class LocalEmbedder:
         self.folder, self._model_id = locate_model(name_or_path, source=source)
         self._model: Any = None
         self._lock = threading.Lock()
+        #: The torch threads an embedding runs on (None: torch's own count), set in the thread
+        #: that embeds: torch keeps the count per thread once a thread has run on it, so a count
+        #: set in another thread does not reach a thread that embedded before.
+        self.threads: int | None = None
 
     @property
     def spec(self) -> str:
@@ -143,6 +147,8 @@ class LocalEmbedder:
             return np.zeros((0, 0), dtype=np.float64)
         with self._lock:
             model = self._loaded()
+            if self.threads is not None:
+                _use_threads(self.threads)
             try:
                 vectors = model.encode(
                     list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
@@ -188,6 +194,25 @@ def load_model(embedder: object) -> None:
                 load()
             return
         seen = getattr(seen, "inner", None)
+
+
+def embed_on_threads(embedder: object, threads: int) -> None:
+    """Run every embedding of ``embedder`` (or of an embedder it wraps, ``.inner``) on
+    ``threads`` torch threads, whichever thread embeds (:attr:`LocalEmbedder.threads`); an
+    embedder that runs no local model is left as it is."""
+    seen: object | None = embedder
+    while seen is not None:
+        if isinstance(seen, LocalEmbedder):
+            seen.threads = threads
+            return
+        seen = getattr(seen, "inner", None)
+
+
+def _use_threads(threads: int) -> None:
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def _load(folder: Path, spec: str) -> Any:
