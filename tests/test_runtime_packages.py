@@ -6,9 +6,16 @@ layers below; and a runtime's name is a literal only in its own package and the 
 from __future__ import annotations
 
 import ast
+import json
 import re
+import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.runtimes.registry import BUILTIN, all_runtimes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,3 +131,61 @@ def test_the_scan_can_fail(tmp_path: Path) -> None:
     assert "claude-code" in _literals(probe)
     probe.write_text('"""doc: claude-code"""\n', encoding="utf-8")
     assert "claude-code" not in _literals(probe)
+
+
+def example_runtime() -> str:
+    """The Python block of docs/architecture.md's "Adding a runtime"."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("### Adding a runtime") :]
+    found = re.search(r"```python\n(.*?)```", section, re.S)
+    assert found is not None, "docs/architecture.md: no example runtime"
+    return found.group(1)
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The example runtime as one more package of runtimes/, in the registry's list."""
+    import workbench.runtimes as runtimes
+    from workbench.runtimes import registry
+
+    folder = tmp_path / "gateway"
+    folder.mkdir()
+    (folder / "__init__.py").write_text(example_runtime(), encoding="utf-8")
+    monkeypatch.setattr(runtimes, "__path__", [*runtimes.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "BUILTIN", (*registry.BUILTIN, "gateway"))
+    registry.all_runtimes.cache_clear()
+    yield "my-gateway"
+    registry.all_runtimes.cache_clear()
+    sys.modules.pop("workbench.runtimes.gateway", None)
+
+
+def test_a_new_runtime_is_one_package_plus_a_registry_line(
+    gateway: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.cli import main
+    from workbench.evaluate.runtimes import compare_runtimes
+    from workbench.runtimes import get_runtime
+    from workbench.workspace import open_workspace
+
+    samples = ROOT / "sample_configs"
+    agent = tmp_path / "research-agent.yaml"
+    shutil.copy(samples / "research-agent.yaml", agent)
+    shutil.copy(samples / "research-agent.cases.yaml", tmp_path)
+    catalog = samples / "research-agent.catalog.json"
+    common = [str(agent), "--catalog", str(catalog), "--runtime", gateway]
+    assert main(["tune", *common, "--folds", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["runtime"]["name"] == gateway and report["cases"] > 0
+    assert 0.0 <= report["heldout"]["recall"] <= 1.0 and f"--runtime {gateway}" in report["export"]
+    assert main(["export", *common, "--keep", "read_graph"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"keep": ["memory-read_graph"]}
+
+    runtime = get_runtime(gateway)
+    ws = open_workspace(agent, catalog_file=catalog, embedder_spec="none")
+    cases = resolve_cases(load_cases(tmp_path / "research-agent.cases.yaml"), ws.catalog)
+    rows = compare_runtimes(
+        ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.agent.filtering,
+        registry=(runtime,), folds=3, budget=4000,
+    ).rows  # fmt: skip
+    assert [row.runtime for row in rows] == [gateway]
+    assert len(rows[0].cases) == len(cases)
