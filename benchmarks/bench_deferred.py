@@ -20,7 +20,7 @@ from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.deferred_tune import _Proxy, greedy_path, tune_deferred
 from workbench.runtimes import get_runtime
-from workbench.runtimes.pizzapi_tune import tune_pizzapi
+from workbench.runtimes.pizzapi.tune import tune_pizzapi
 from workbench.workspace import open_workspace
 
 DATASET = Path(__file__).resolve().parents[1] / "tests" / "data" / "datasets" / "bfcl"

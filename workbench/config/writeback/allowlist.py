@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from workbench.config.writeback.agent_file import agent_mapping, read_agent_bytes
 from workbench.config.writeback.render import Style, string_text
 from workbench.config.writeback.splice import (
     NodeText,
@@ -41,7 +42,6 @@ from workbench.config.writeback.splice import (
 from workbench.config.writeback.text import Edit, PlanBytes, apply_edits, eol, unified_diff
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
-from workbench.limits import read_input
 
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]
@@ -80,14 +80,14 @@ def plan_allowlists(
     """
     path = Path(path)
     name = str(path)
-    old = _read(path)
+    old = read_agent_bytes(path)
     if original is not None and hashlib.sha256(original).digest() != hashlib.sha256(old).digest():
         raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
     try:
         text = old.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(f"not UTF-8 text (byte {err.start})", file=name) from None
-    data = _load(text, name)
+    data = agent_mapping(text, name)
     changes = [
         (keys, value)
         for keys, value in _changes(data, backend, lists, every or {}, name)
@@ -229,23 +229,6 @@ def _warnings(
                 f"openai.permissions.disallowed_tools drops {', '.join(blocked)}; left as is"
             )
     return found
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes, under the limits of every file users hand holo-tune (a regular file,
-    not too large: a FIFO would block the plan)."""
-    return read_input(path, ConfigError, "YAML agent file")
-
-
-def _load(text: str, name: str) -> dict[str, Any]:
-    try:
-        data = parse(text).data
-    except YamlSyntaxError as err:
-        line = err.line0 + 1 if err.line0 is not None else None
-        raise ConfigError(f"not valid YAML: {err.cause}", file=name, line=line) from None
-    if not isinstance(data, dict):
-        raise ConfigError("not an agent config: the top level is not a mapping", file=name)
-    return data
 
 
 # ---------------------------------------------------------------------------------- text edits

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
+from workbench.config.writeback.agent_file import read_agent_bytes
 from workbench.config.writeback.allowlist import AllowlistPlan
 from workbench.config.writeback.files import apply_bytes, backup_path
 from workbench.config.writeback.render import (
@@ -55,7 +56,7 @@ from workbench.config.writeback.text import (
     unified_diff,
 )
 from workbench.errors import ConfigError, WriteBackError
-from workbench.limits import no_gc, read_input
+from workbench.limits import no_gc
 
 __all__ = [
     "Style",
@@ -128,7 +129,7 @@ def _plan(
 ) -> WritePlan:
     name = str(path)
     checked = validated(setting, name)
-    old = _read(path)
+    old = read_agent_bytes(path)
     if original is not None and original != old:
         raise WriteBackError(f"{name}: changed on disk since it was read; nothing written")
     text = _decode(old, name)
@@ -233,12 +234,6 @@ def validated(setting: ToolFiltering | Mapping[str, Any], name: str) -> ToolFilt
         key = ".".join(str(part) for part in first["loc"]) or "setting"
         cause = f"{first['msg']} (got {first.get('input')!r}); nothing written"
         raise WriteBackError(where(name, None, f"{BLOCK_NAME}.{key}", cause)) from None
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes, under the limits of every file users hand holo-tune (a regular file,
-    not too large: a FIFO would block the plan)."""
-    return read_input(path, ConfigError, "YAML agent file")
 
 
 def _decode(raw: bytes, name: str) -> str:

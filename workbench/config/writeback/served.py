@@ -29,6 +29,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.envsubst import VAR_PATTERN
+from workbench.config.writeback.agent_file import agent_mapping
 from workbench.config.writeback.files import FilePlan, apply_bytes
 from workbench.config.writeback.render import string_text
 from workbench.config.writeback.splice import NodeText, compose_root, detect_style, where
@@ -106,7 +107,7 @@ def plan_served(
         text = old.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(f"not UTF-8 text (byte {err.start})", file=name) from None
-    data = _data(text, name)
+    data = agent_mapping(text, name)
     side = servers_path(path)
     cutter = _Cutter(text, name)
     items = cutter.tool_items()
@@ -179,17 +180,6 @@ def _servers_plan(
     old_text = "" if old is None else old.decode("utf-8", "replace")
     diff = unified_diff(old_text, new_text, label=str(side))
     return FilePlan(side, old, new_text.encode("utf-8"), diff)
-
-
-def _data(text: str, name: str) -> dict[str, Any]:
-    try:
-        data = parse(text).data
-    except YamlSyntaxError as err:
-        line = err.line0 + 1 if err.line0 is not None else None
-        raise ConfigError(f"not valid YAML: {err.cause}", file=name, line=line) from None
-    if not isinstance(data, dict):
-        raise ConfigError("not an agent config: the top level is not a mapping", file=name)
-    return data
 
 
 def _check(new_text: str, expected: dict[str, Any], name: str) -> None:
