@@ -112,7 +112,7 @@ def test_the_same_lists_again_change_nothing(tmp_path: Path) -> None:
     lists = {"mail": ["send"], "notes": [], "search": ["find"]}
     path.write_bytes(_plan(path, lists))
     plan = plan_allowlists(path, "openai-agents", lists)
-    assert not plan.changed and plan.diff == "" and plan.keys == ()
+    assert not plan.changed and plan.diff == "" and plan.changes == ()
 
 
 def test_other_disallowed_names_are_kept(tmp_path: Path) -> None:

@@ -21,10 +21,11 @@ from provided import require
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
+from workbench.config.writeback.files import apply_plan
 from workbench.errors import WriteBackError
 from workbench.evaluate.cases import load_cases
 from workbench.runtimes.argus import argus_names
-from workbench.runtimes.argus.config_file import apply_argus, plan_argus, render_argus
+from workbench.runtimes.argus.config_file import plan_argus, render_argus
 from workbench.runtimes.detect import detect_runtime
 from workbench.search.strategies.argus import ArgusParams, ArgusStrategy, Scorer
 from workbench.tokens import token_table
@@ -282,7 +283,7 @@ def test_a_file_changed_since_it_was_read_is_refused(tmp_path: Path) -> None:
     assert plan.changed and "+    - read_graph" in plan.diff
     path.write_text(EXISTING + "# edited meanwhile\n")
     with pytest.raises(WriteBackError, match="changed on disk since it was read"):
-        apply_argus(plan)
+        apply_plan(plan)
     assert path.read_text().endswith("# edited meanwhile\n")
     assert not (tmp_path / "config.yaml.bak").exists()
 

@@ -20,7 +20,7 @@ from json_values import VALUES
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.config.writeback.json_file import apply_json
+from workbench.config.writeback.files import apply_plan
 from workbench.errors import ConfigError, WriteBackError
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import load_cases, resolve_cases
@@ -285,7 +285,7 @@ def test_the_merge_keeps_every_other_key_in_its_place(tmp_path: Path) -> None:
     plan, notes = plan_config(path, ENTRIES, SERVERS, setting)
     assert "--- " in plan.diff and "+++ " in plan.diff
     assert any("github" in n for n in notes)  # another server counts towards the threshold
-    saved = apply_json(plan)
+    saved = apply_plan(plan)
     assert saved == tmp_path / "config.json.bak" and saved.read_text(encoding="utf-8") == REALISTIC
     after = json.loads(path.read_text(encoding="utf-8"))
     assert list(after) == list(before)
@@ -318,7 +318,7 @@ def test_a_link_is_written_through_and_keep_loaded_tools_is_the_files(tmp_path: 
     link = tmp_path / "config.json"
     link.symlink_to(target)
     plan, _ = plan_config(link, ENTRIES, SERVERS, PizzaSetting(max_results=4))
-    apply_json(plan)
+    apply_plan(plan)
     assert link.is_symlink() and link.resolve() == target.resolve()
     search = json.loads(target.read_text())["toolSearch"]
     assert search["maxResults"] == 4 and search["keepLoadedTools"] is False
@@ -352,7 +352,7 @@ def test_a_new_file_is_the_fragment(tmp_path: Path) -> None:
     path = tmp_path / "home" / ".pizzapi" / "config.json"
     setting = PizzaSetting(defer_loading=(("memory", False),))
     plan, _ = plan_config(path, ENTRIES, SERVERS, setting)
-    assert apply_json(plan) is None
+    assert apply_plan(plan) is None
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert check_config(doc) is None
     assert list(doc["mcpServers"]) == SERVERS
@@ -365,7 +365,7 @@ def test_a_file_changed_since_it_was_read_is_refused(tmp_path: Path) -> None:
     plan, _ = plan_config(path, ENTRIES, SERVERS, PizzaSetting())
     path.write_text('{"a": 2}\n')
     with pytest.raises(WriteBackError, match="changed on disk"):
-        apply_json(plan)
+        apply_plan(plan)
     assert path.read_text() == '{"a": 2}\n' and not (tmp_path / "config.json.bak").exists()
 
 

@@ -21,13 +21,13 @@ from workbench.config.filtering import BLOCK_KEYS, ToolFiltering
 from workbench.config.writeback.block import (
     WARN_07,
     WARN_ANTHROPIC,
-    apply_plan,
     backup_path,
     plan_write,
     render_block,
     render_block_text,
     start_setting,
 )
+from workbench.config.writeback.files import apply_plan
 
 #: Settings that exercise every kind of edit: values in place, added keys, list grow/shrink/empty.
 SETTINGS = {

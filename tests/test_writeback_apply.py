@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback.block import apply_plan, plan_write
-from workbench.config.writeback.files import NEW_FILE_MODE, apply_bytes
+from workbench.config.writeback.block import plan_write
+from workbench.config.writeback.files import NEW_FILE_MODE, apply_bytes, apply_plan
 from workbench.config.writeback.mcp_json import apply_mcp_json, plan_mcp_json
 from workbench.errors import WriteBackError
 

@@ -10,7 +10,8 @@ import pytest
 from test_writeback_support import FIXTURES
 
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback.block import apply_plan, plan_write
+from workbench.config.writeback.block import plan_write
+from workbench.config.writeback.files import apply_plan
 from workbench.errors import ConfigError, HoloTuneError, WriteBackError
 
 HEAD = b"name: a\nmodel: {provider: openai, name: gpt-4o}\ninstructions: {inline: hi}\n"

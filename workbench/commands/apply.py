@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from workbench.commands.common import refuse_unwritable, runtime_of, use_color, warn
 from workbench.commands.export import load_setting
 from workbench.config.filtering import ToolFiltering
-from workbench.config.writeback.allowlist import AllowlistPlan
-from workbench.config.writeback.block import WritePlan, apply_plan, plan_write
+from workbench.config.writeback.block import plan_write
+from workbench.config.writeback.files import FilePlan, apply_plan
 from workbench.search.delivery import write_warning
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def refuse_worse(args: argparse.Namespace, setting: ToolFiltering) -> None:
         apply_allowed(verdict, force=args.force, what="the setting")
 
 
-def _written(plan: WritePlan, saved: object) -> str:
+def _written(plan: FilePlan, saved: object) -> str:
     where = f"previous file kept in {saved}" if saved else "no backup kept"
     return f"{plan.path}: tool_filtering written ({where})"
 
@@ -102,9 +102,7 @@ def show_and_write(
     _status(f"{path}: {written} ({kept})")
 
 
-def write_plan(
-    plan: WritePlan | AllowlistPlan, *, unchanged: str, written: str, to_stdout: bool
-) -> None:
+def write_plan(plan: FilePlan | FilePlan, *, unchanged: str, written: str, to_stdout: bool) -> None:
     """A tuner's ``--apply`` of a plan for the agent YAML, as :func:`show_config_write` writes
     every plan (a backup kept)."""
     from workbench.runtimes.base import ConfigWrite

@@ -57,8 +57,7 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, CatalogView
     from workbench.config import AgentConfig
     from workbench.config.filtering import ToolFiltering
-    from workbench.config.writeback.allowlist import AllowlistPlan
-    from workbench.config.writeback.block import WritePlan
+    from workbench.config.writeback.files import FilePlan
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
@@ -477,7 +476,7 @@ class ToolConfig:
 
 
 def plan_config_write(
-    plan: WritePlan | AllowlistPlan,
+    plan: FilePlan | FilePlan,
     *,
     unchanged: str,
     written: str,
@@ -485,7 +484,7 @@ def plan_config_write(
 ) -> ConfigWrite:
     """A plan of the agent YAML (the block, or HoloDeck 0.7's allowlists) as the one write
     every tuner's ``--apply`` shows and makes: the diff, then an atomic write with a backup."""
-    from workbench.config.writeback.block import apply_plan
+    from workbench.config.writeback.files import apply_plan
 
     return ConfigWrite(
         plan.path,

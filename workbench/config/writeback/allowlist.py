@@ -24,13 +24,13 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.writeback.agent_file import agent_mapping, read_agent_bytes
+from workbench.config.writeback.files import FilePlan
 from workbench.config.writeback.render import Style, string_text
 from workbench.config.writeback.splice import (
     NodeText,
@@ -39,25 +39,12 @@ from workbench.config.writeback.splice import (
     detect_style,
     where,
 )
-from workbench.config.writeback.text import Edit, PlanBytes, apply_edits, eol, unified_diff
+from workbench.config.writeback.text import Edit, apply_edits, eol, unified_diff
 from workbench.config.yamltree import YamlSyntaxError, parse
 from workbench.errors import ConfigError, WriteBackError
 
 Backend = Literal["openai-agents", "claude"]
 Value = list[str] | dict[str, Any]
-
-
-@dataclass(frozen=True)
-class AllowlistPlan(PlanBytes):
-    """What a write of the allowlists would do (the same shape as a ``WritePlan``)."""
-
-    path: Path
-    old: bytes
-    new: bytes
-    diff: str
-    warnings: tuple[str, ...]
-    #: The keys written, as dotted paths (``tools[1].config.allowed_tools``), for messages.
-    keys: tuple[str, ...]
 
 
 def claude_name(server: str, tool: str) -> str:
@@ -71,7 +58,7 @@ def plan_allowlists(
     *,
     every: Mapping[str, Sequence[str]] | None = None,
     original: bytes | None = None,
-) -> AllowlistPlan:
+) -> FilePlan:
     """The file at ``path`` with ``lists`` (server -> exposed tool names) written for ``backend``.
 
     ``every``: every tool of each server (the Claude backend denies them all when none is kept).
@@ -109,13 +96,13 @@ def plan_allowlists(
             f"{name}: this file's layout defeats a safe edit of the allowlists; nothing written "
             "(edit it by hand; `holo-tune tune` under HoloDeck 0.7 prints the lists)"
         )
-    return AllowlistPlan(
+    return FilePlan(
         path=path,
         old=old,
         new=new_text.encode("utf-8"),
         diff=unified_diff(text, new_text, label=name),
         warnings=tuple(_warnings(data, backend, lists)),
-        keys=tuple(_dotted(k) for k, _ in changes),
+        changes=tuple(_dotted(k) for k, _ in changes),
     )
 
 

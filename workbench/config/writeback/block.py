@@ -5,7 +5,7 @@ TUI's confirmation):
 
 * :func:`plan_write` reads the file, works out the new bytes by splicing the block's text (see
   :mod:`workbench.config.writeback.splice` for the rules), checks that the result reads back as the
-  old document with just the new block, and returns a :class:`WritePlan` with the unified diff and
+  old document with just the new block, and returns a :class:`FilePlan` with the unified diff and
   the warnings. It writes nothing and prints nothing.
 * :func:`apply_plan` writes the plan atomically, after a backup, unless the file changed on disk
   since the plan read it.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +28,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from workbench.config.filtering import BLOCK_KEYS, DEFAULT_FILTERING, ToolFiltering
 from workbench.config.writeback.agent_file import read_agent_bytes
-from workbench.config.writeback.allowlist import AllowlistPlan
-from workbench.config.writeback.files import apply_bytes, backup_path
+from workbench.config.writeback.files import FilePlan, apply_plan, backup_path
 from workbench.config.writeback.render import (
     BLOCK_NAME,
     Style,
@@ -49,7 +47,6 @@ from workbench.config.writeback.splice import (
 )
 from workbench.config.writeback.text import (
     Edit,
-    PlanBytes,
     apply_edits,
     ends_with_break,
     line_start,
@@ -59,8 +56,8 @@ from workbench.errors import ConfigError, WriteBackError
 from workbench.limits import no_gc
 
 __all__ = [
+    "FilePlan",
     "Style",
-    "WritePlan",
     "apply_plan",
     "backup_path",
     "plan_write",
@@ -84,18 +81,6 @@ WARN_ANTHROPIC = (
 _READ = frozenset({BLOCK_NAME, "model"})
 
 
-@dataclass(frozen=True)
-class WritePlan(PlanBytes):
-    """What a write would do. ``diff`` is exactly the change from ``old`` to ``new``."""
-
-    path: Path
-    setting: ToolFiltering
-    old: bytes
-    new: bytes
-    diff: str
-    warnings: tuple[str, ...]
-
-
 def start_setting(filtering: ToolFiltering | None) -> ToolFiltering:
     """What export/apply start from before the flags: the file's block, else the defaults with
     ``enabled: true`` (writing a new block that leaves filtering off is rarely what is meant)."""
@@ -108,7 +93,7 @@ def plan_write(
     *,
     original: bytes | None = None,
     current: ToolFiltering | None = None,
-) -> WritePlan:
+) -> FilePlan:
     """Work out how the file at ``path`` changes when its block becomes ``setting``.
 
     ``original`` is the file as the caller read it (``AgentConfig.raw``): the plan is refused if
@@ -126,7 +111,7 @@ def _plan(
     setting: ToolFiltering | Mapping[str, Any],
     original: bytes | None,
     current: ToolFiltering | None,
-) -> WritePlan:
+) -> FilePlan:
     name = str(path)
     checked = validated(setting, name)
     old = read_agent_bytes(path)
@@ -175,9 +160,8 @@ def _plan(
     if "openai" in top:
         facts["openai"] = True
     warnings = runtime_warnings(facts) + splice.warnings
-    return WritePlan(
+    return FilePlan(
         path=path,
-        setting=checked,
         old=old,
         new=new_text.encode("utf-8"),
         diff=unified_diff(text, new_text, label=name),
@@ -213,15 +197,6 @@ def _has_merge_key(node: Node) -> bool:
     return isinstance(node, MappingNode) and any(
         str(k.tag).endswith(":merge") for k, _ in node.value
     )
-
-
-def apply_plan(plan: WritePlan | AllowlistPlan, *, backup: bool = True) -> Path | None:
-    """Write ``plan`` (:func:`~workbench.config.writeback.files.apply_bytes`: atomic, a backup,
-    the file's mode kept, through a symbolic link; refused when the file changed on disk since
-    the plan was made); returns the backup's path (None: no backup, or no change)."""
-    if not plan.changed:
-        return None
-    return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
 
 
 def validated(setting: ToolFiltering | Mapping[str, Any], name: str) -> ToolFiltering:

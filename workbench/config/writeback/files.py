@@ -43,20 +43,28 @@ def digest(data: bytes | None) -> str | None:
 
 @dataclass(frozen=True)
 class FilePlan:
-    """A planned write: the file's bytes when it was read (None: no file yet), the new bytes and
-    the diff to show first. Every writer's plan (a runtime's JSON, YAML or Python file)."""
+    """A planned write, the one type every writer plans (the agent's block and allowlists,
+    ``.mcp.json``, a runtime's JSON, YAML or Python file): the file's bytes when it was read
+    (None: no file yet), the new bytes, the diff to show first, what to warn of it, and what it
+    changes in words (the keys or servers, for the status line)."""
 
     path: Path
     old: bytes | None
     new: bytes
     diff: str
+    warnings: tuple[str, ...] = ()
+    changes: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
         return self.old != self.new
 
+    @property
+    def new_text(self) -> str:
+        return self.new.decode("utf-8")
 
-def apply_plan_file(plan: FilePlan, *, backup: bool = True) -> Path | None:
+
+def apply_plan(plan: FilePlan, *, backup: bool = True) -> Path | None:
     """Write ``plan`` through :func:`apply_bytes`; returns the backup's path (None: no backup,
     or nothing to write)."""
     if not plan.changed:

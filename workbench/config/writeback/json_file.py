@@ -7,7 +7,7 @@ keeps its value and its place; only the members whose values changed are written
 (:mod:`~workbench.config.writeback.json_splice`: an entry it did not touch keeps its bytes, its
 one-line arrays too), with the file's indent (two spaces for a new file) and non-ASCII characters
 as they are, and a document that did not change keeps the file's own
-bytes. :func:`apply_json` writes the plan atomically, with a backup beside an existing file,
+bytes. :func:`apply_plan` writes the plan atomically, with a backup beside an existing file,
 through a symbolic link to its target and with the file's mode, and refuses (nothing written) a
 file changed since it was read.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.files import FilePlan
 from workbench.config.writeback.json_splice import same, splice
 from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
@@ -46,10 +46,6 @@ class JsonFile:
         return copy.deepcopy(self.doc)
 
 
-#: A plan of this writer: the one plan every writer makes.
-JsonPlan = FilePlan
-
-
 def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> JsonFile:
     """The JSON object at ``path`` (``what`` names it in errors), or ``empty`` when there is no
     file. Not JSON, or not an object: a ConfigError naming the file (and the line)."""
@@ -71,7 +67,7 @@ def read_json_object(path: str | Path, what: str, empty: dict[str, Any]) -> Json
     return JsonFile(path, old, text, loaded)
 
 
-def plan_json(read: JsonFile, doc: dict[str, Any]) -> JsonPlan:
+def plan_json(read: JsonFile, doc: dict[str, Any]) -> FilePlan:
     """The plan that turns ``read`` into ``doc`` (the same bytes when nothing changed)."""
     indent = indent_of(read.text)
     if read.old is not None and same(doc, read.doc):
@@ -80,7 +76,7 @@ def plan_json(read: JsonFile, doc: dict[str, Any]) -> JsonPlan:
         spliced = None if read.old is None else splice(read.text, read.doc, doc, indent)
         dumped = json.dumps(doc, ensure_ascii=False, indent=indent) + "\n"
         new_text = dumped if spliced is None else spliced
-    return JsonPlan(
+    return FilePlan(
         path=read.path,
         old=read.old,
         new=new_text.encode("utf-8"),
@@ -96,8 +92,3 @@ def indent_of(text: str) -> str | int:
         return found.group(1)
     leads = _LEAD.findall(text)
     return min(leads, key=len) if leads else 2
-
-
-#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
-#: refused).
-apply_json = apply_plan_file

@@ -12,23 +12,18 @@ not a JSON object with an ``mcpServers`` object is refused. Reading, the diff an
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback.json_file import JsonPlan, apply_json, plan_json, read_json_object
+from workbench.config.writeback.files import FilePlan, apply_plan
+from workbench.config.writeback.json_file import plan_json, read_json_object
 from workbench.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class McpJsonPlan(JsonPlan):
-    #: The servers whose alwaysLoad changed, or that were added.
-    changed_servers: tuple[str, ...] = ()
 
 
 def plan_mcp_json(
     path: str | Path, rendered: Mapping[str, Any], always_load: Collection[str]
-) -> McpJsonPlan:
+) -> FilePlan:
     """``path`` with ``alwaysLoad`` set for ``always_load`` among ``rendered['mcpServers']``
     (the agent's servers as ``mcp_json`` renders them)."""
     read = read_json_object(path, ".mcp.json file", {"mcpServers": {}})
@@ -53,10 +48,10 @@ def plan_mcp_json(
             del entry["alwaysLoad"]
             changed.append(name)
     plan = plan_json(read, doc)
-    return McpJsonPlan(plan.path, plan.old, plan.new, plan.diff, tuple(dict.fromkeys(changed)))
+    return replace(plan, changes=tuple(dict.fromkeys(changed)))
 
 
-def apply_mcp_json(plan: McpJsonPlan, *, backup: bool = True) -> Path | None:
+def apply_mcp_json(plan: FilePlan, *, backup: bool = True) -> Path | None:
     """Write the plan atomically (a backup beside an existing file); refused, nothing written,
     when the file changed since it was planned."""
-    return apply_json(plan, backup=backup)
+    return apply_plan(plan, backup=backup)

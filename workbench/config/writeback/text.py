@@ -15,21 +15,6 @@ from dataclasses import dataclass
 _BREAKS = "\r\n"
 
 
-class PlanBytes:
-    """What every write plan says of its bytes: the file as read (``old``) and as it would be."""
-
-    old: bytes
-    new: bytes
-
-    @property
-    def changed(self) -> bool:
-        return self.old != self.new
-
-    @property
-    def new_text(self) -> str:
-        return self.new.decode("utf-8")
-
-
 @dataclass(frozen=True)
 class Edit:
     """Replace ``text[start:end]`` with ``new`` (an insertion when ``start == end``).

@@ -288,8 +288,8 @@ class Argus(SearchToolRuntime):
         """The description overrides of ``findings`` merged into Argus's config beside the agent
         (a new file when there is none): diff, backup, atomic write."""
         from workbench.config.servers import mcp_entries
+        from workbench.config.writeback.files import apply_plan
         from workbench.runtimes.argus.config_file import (
-            apply_argus,
             config_path,
             plan_argus,
             read_argus,
@@ -311,7 +311,7 @@ class Argus(SearchToolRuntime):
             plan.path,
             plan.diff,
             plan.changed,
-            lambda: apply_argus(plan),
+            lambda: apply_plan(plan),
             what="description overrides",
             written=f"description overrides of {len(rows)} tool(s) written",
             unchanged="the overrides already say that",
@@ -338,7 +338,8 @@ class Argus(SearchToolRuntime):
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``optimizer.keep_tools`` merged into Argus's config beside the agent (a new file when
         there is none): diff, backup, atomic write."""
-        from workbench.runtimes.argus.config_file import apply_argus, config_path, plan_argus
+        from workbench.config.writeback.files import apply_plan
+        from workbench.runtimes.argus.config_file import config_path, plan_argus
         from workbench.runtimes.base import ConfigWrite
 
         kept = set(setting.names(ws.catalog))
@@ -348,7 +349,7 @@ class Argus(SearchToolRuntime):
             plan.path,
             plan.diff,
             plan.changed,
-            lambda: apply_argus(plan),
+            lambda: apply_plan(plan),
             what="optimizer.keep_tools",
             written="optimizer.keep_tools written",
             unchanged="keep_tools already says that",

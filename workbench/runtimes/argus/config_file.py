@@ -14,7 +14,7 @@ trip (ruamel.yaml): every other key, comment and the order are kept; an agent ba
 lacks is added, one it has is left as the user wrote it; ``optimizer.enabled`` becomes true and
 ``optimizer.keep_tools`` the tuned list; description overrides (``tool_overrides``, keyed by
 the tool's name as its backend lists it: Argus's ``ToolOverrideEntry``) are set on their backend,
-the entry's other keys (a rename) kept. :func:`apply_argus` writes the plan atomically with a
+the entry's other keys (a rename) kept. :func:`apply_plan` writes the plan atomically with a
 backup, refused when the file changed since it was read. :func:`read_argus` reads what a
 config already says (its ``keep_tools`` and description overrides) for the search to start from.
 """
@@ -34,7 +34,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.files import FilePlan
 from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -140,10 +140,6 @@ def dump(doc: Any) -> str:
     return out.getvalue()
 
 
-#: A plan of this writer: the one plan every writer makes.
-ArgusPlan = FilePlan
-
-
 def _load(path: Path, text: str) -> CommentedMap:
     try:
         doc = _yaml().load(text)
@@ -238,7 +234,7 @@ def read_argus(path: str | Path) -> ArgusFile:
     return ArgusFile(kept, descriptions)
 
 
-def plan_argus(path: str | Path, rendered: Mapping[str, Any]) -> ArgusPlan:
+def plan_argus(path: str | Path, rendered: Mapping[str, Any]) -> FilePlan:
     """``path`` with ``rendered`` (:func:`render_argus`) merged in; a new file when none."""
     path = Path(path)
     old: bytes | None = None
@@ -251,7 +247,7 @@ def plan_argus(path: str | Path, rendered: Mapping[str, Any]) -> ArgusPlan:
         new_text = dump(doc)
         if _same(old_text, new_text, path):
             new_text = old_text  # nothing to do: keep the file's own layout
-    return ArgusPlan(
+    return FilePlan(
         path, old, new_text.encode("utf-8"), unified_diff(old_text, new_text, label=str(path))
     )
 
@@ -267,8 +263,3 @@ def _read(path: Path) -> tuple[bytes, str]:
 
 def _same(old_text: str, new_text: str, path: Path) -> bool:
     return _load(path, old_text) == _load(path, new_text)
-
-
-#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
-#: refused).
-apply_argus = apply_plan_file

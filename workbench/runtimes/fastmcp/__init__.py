@@ -381,8 +381,9 @@ class FastMCP(SearchToolRuntime):
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """The proxy file beside the agent (a new file, or the old one replaced with a backup):
         diff, atomic write, refused when the file changed since it was read."""
+        from workbench.config.writeback.files import apply_plan
         from workbench.runtimes.base import ConfigWrite
-        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, apply_proxy, plan_proxy
+        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME, plan_proxy
 
         tuned = self._tuned(setting, ws)
         plan = plan_proxy(Path(ws.agent.path).parent / FILE_NAME, tuned.text)
@@ -390,7 +391,7 @@ class FastMCP(SearchToolRuntime):
             plan.path,
             plan.diff,
             plan.changed,
-            lambda: apply_proxy(plan),
+            lambda: apply_plan(plan),
             what="the FastMCP proxy",
             written="FastMCP proxy written",
             unchanged="the proxy already says that",

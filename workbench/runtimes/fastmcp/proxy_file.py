@@ -13,7 +13,7 @@ and ``always_visible`` (the proxy's names).
 :func:`render_proxy` writes it as Python: ``create_proxy(CONFIG)``, ``add_transform(...)`` and
 ``server.run()`` (stdio) under ``__main__``. A ``${VAR}`` becomes a lookup of the environment when
 the proxy starts (a missing one stops it with one line naming it); stdio servers run in the file's
-folder, as holo-tune lists them in the agent's. :func:`plan_proxy` and :func:`apply_proxy` write
+folder, as holo-tune lists them in the agent's. :func:`plan_proxy` and :func:`apply_plan` write
 it beside the agent through the one apply (diff, backup, refused when changed since read);
 :func:`read_setting` reads the transform's knobs back (what ``search`` searches with).
 """
@@ -31,7 +31,7 @@ from typing import Any
 
 from workbench.catalog.specs import DEFAULT_REQUEST_TIMEOUT
 from workbench.config.envsubst import VAR_PATTERN
-from workbench.config.writeback.files import FilePlan, apply_plan_file
+from workbench.config.writeback.files import FilePlan
 from workbench.config.writeback.text import unified_diff
 from workbench.errors import ConfigError
 from workbench.limits import read_input
@@ -309,11 +309,7 @@ def read_setting(path: Path) -> ProxySetting | None:
 # --------------------------------------------------------------------------------------- writing
 
 
-#: A plan of this writer: the one plan every writer makes.
-ProxyPlan = FilePlan
-
-
-def plan_proxy(path: str | Path, text: str) -> ProxyPlan:
+def plan_proxy(path: str | Path, text: str) -> FilePlan:
     """``path`` holding ``text`` (a new file when there is none)."""
     path = Path(path)
     old: bytes | None = None
@@ -325,9 +321,4 @@ def plan_proxy(path: str | Path, text: str) -> ProxyPlan:
         except UnicodeDecodeError as err:
             raise ConfigError(f"not UTF-8: {err}", file=str(path)) from None
     diff = unified_diff(old_text, text, label=str(path))
-    return ProxyPlan(path, old, text.encode("utf-8"), diff)
-
-
-#: Writes a plan through the one apply (atomic, backup, mode and link kept, a changed file
-#: refused).
-apply_proxy = apply_plan_file
+    return FilePlan(path, old, text.encode("utf-8"), diff)

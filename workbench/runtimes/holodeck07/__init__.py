@@ -124,7 +124,7 @@ class HoloDeck07(Runtime):
         the knobs' setting sends per request (slow: runs the cases); InputError when there are
         no labelled cases to choose from."""
         from workbench.config.writeback.allowlist import plan_allowlists
-        from workbench.config.writeback.block import apply_plan
+        from workbench.config.writeback.files import apply_plan
         from workbench.evaluate import evaluate, resolve_cases
         from workbench.evaluate.allowlist import allowlists, traps, tune_allowlist
         from workbench.evaluate.budget import Budget

@@ -58,7 +58,7 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
             plan_config_write(
                 plan,
                 unchanged="the allowlists already say that",
-                written=f"{', '.join(plan.keys)} written",
+                written=f"{', '.join(plan.changes)} written",
                 warnings=after,
             ),
         )

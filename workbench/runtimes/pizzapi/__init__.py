@@ -270,7 +270,7 @@ class PizzaPi(Runtime):
         a file that does not load, or breaks PizzaPi's rules, is refused), and what to say of
         it (its warnings)."""
         from workbench.config.servers import mcp_entries
-        from workbench.config.writeback.json_file import apply_json
+        from workbench.config.writeback.files import apply_plan
         from workbench.runtimes.base import ConfigWrite
         from workbench.runtimes.pizzapi.config import plan_config
         from workbench.runtimes.pizzapi.tune import mcp_servers
@@ -284,7 +284,7 @@ class PizzaPi(Runtime):
             plan.path,
             plan.diff,
             plan.changed,
-            lambda: apply_json(plan),
+            lambda: apply_plan(plan),
             what="toolSearch and deferLoading",
             written="toolSearch and deferLoading written",
             unchanged="it already says that",

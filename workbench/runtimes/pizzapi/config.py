@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.config.writeback.json_file import JsonPlan, plan_json, read_json_object
+from workbench.config.writeback.files import FilePlan
+from workbench.config.writeback.json_file import plan_json, read_json_object
 from workbench.errors import ConfigError
 from workbench.runtimes.pizzapi.tune import PizzaSetting
 
@@ -197,7 +198,7 @@ def plan_config(
     entries: Sequence[Mapping[str, Any]],
     servers: Sequence[str],
     setting: PizzaSetting,
-) -> tuple[JsonPlan, list[str]]:
+) -> tuple[FilePlan, list[str]]:
     """``path`` (a PizzaPi ``config.json``; none yet: a new one) with ``setting`` merged in, and
     notes (module doc)."""
     read = read_json_object(path, WHAT, {})

@@ -566,7 +566,8 @@ class Serve(SearchToolRuntime):
                 warnings=tuple(served.warnings),
                 no_backup="no backup kept",
             )
-        from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
+        from workbench.config.writeback.files import apply_plan
+        from workbench.config.writeback.json_file import plan_json, read_json_object
 
         path = Path(ws.agent.path).parent / MCP_JSON
         read = read_json_object(path, ".mcp.json file", {"mcpServers": {}})
@@ -585,7 +586,7 @@ class Serve(SearchToolRuntime):
             path,
             plan.diff,
             plan.changed,
-            lambda: apply_json(plan),
+            lambda: apply_plan(plan),
             what=f"the {SERVER} server",
             written=f"{SERVER} server written",
             unchanged="serve is already set so",
@@ -601,7 +602,8 @@ class Serve(SearchToolRuntime):
     def settings_writes(self, ws: Workspace, settings: HoloSettings) -> list[ConfigWrite]:
         """The settings file (:meth:`settings_path`; a cases path in it relative to it) and
         the client's entry starting serve with ``--settings`` that file."""
-        from workbench.config.writeback.json_file import apply_json, plan_json, read_json_object
+        from workbench.config.writeback.files import apply_plan
+        from workbench.config.writeback.json_file import plan_json, read_json_object
         from workbench.runtimes.base import ConfigWrite
 
         path = self.settings_path(ws)
@@ -614,7 +616,7 @@ class Serve(SearchToolRuntime):
             path,
             plan.diff,
             plan.changed,
-            lambda: apply_json(plan),
+            lambda: apply_plan(plan),
             what="serve's engine settings",
             written="settings written",
             unchanged="the settings are already these",
