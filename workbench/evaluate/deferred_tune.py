@@ -41,7 +41,6 @@ import bisect
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
@@ -52,11 +51,10 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.folds import Fold, folds_of
-from workbench.evaluate.generalise import Bars, Rule, generalising, held_out_rule
-from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
+from workbench.evaluate.generalise import Rule, SetReport, generalising, held_out_rule
+from workbench.evaluate.metrics import CaseResult, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
-from workbench.evaluate.verdict import Verdict, judge_held_out
 from workbench.search.strategies.anthropic import (
     MAX_RESULTS,
     AnthropicParams,
@@ -899,41 +897,15 @@ def pick(points: Sequence[Figures], budget: Budget, tokens_all: int) -> int:
 # ---------------------------------------------------------------------------------- the tuner
 
 
-@dataclass(frozen=True)
-class DeferredReport:
-    runtime: str
-    setting: DeferredSetting
-    budget: Budget
-    heldout: Metrics
-    insample: Metrics
-    #: The provider's default: nothing loaded, bm25, 5 results.
-    default: Metrics
-    folds: int
-    within_budget: bool
-    extra_tokens: int
-    fold_settings: tuple[DeferredSetting, ...] = field(default=())
-    #: Each case's figures under the setting chosen without its fold (fold order).
-    heldout_cases: tuple[CaseResult, ...] = field(default=())
-    #: What each case was searched as (its message, or the query a model wrote).
-    queries: SearchQueries = field(default=MESSAGE)
-    #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
-    bars: Bars = field(default=Bars())
-    #: What the runtime runs today (its configuration, else its default) and each case's
-    #: figures under it (case order).
-    current: DeferredSetting | None = None
-    current_cases: tuple[CaseResult, ...] = field(default=())
+@dataclass(frozen=True, kw_only=True)
+class DeferredReport(SetReport[DeferredSetting]):
+    """A search-tool runtime's tuner's report (:class:`~workbench.evaluate.generalise.
+    SetReport`): its runtime's name and the tokens it bills besides definitions; ``default`` is
+    the provider's (nothing loaded, bm25, 5 results), ``current`` what the runtime runs today
+    (its configuration, else its default)."""
 
-    @cached_property
-    def verdict(self) -> Verdict:
-        """Whether the proposal is a recommendation against the current setting
-        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
-        return judge_held_out(
-            self.heldout_cases,
-            self.current_cases,
-            budget=self.budget,
-            tokens_all=self.default.tokens_all,
-            same=self.current == self.setting,
-        )
+    runtime: str
+    extra_tokens: int
 
 
 #: Inner folds that choose how far down the greedy path to go (below twice this many training
@@ -1110,21 +1082,21 @@ def tune_deferred(
     now = default_setting if current is None else current
     within = budget.met_by(insample.tokens_selected_mean, insample.hit)
     return DeferredReport(
-        runtime.name,
-        rule.setting,
-        budget,
-        heldout,
-        insample,
-        default,
-        folds,
-        within,
-        extra,
-        rule.fold_settings,
-        rule.pooled,
-        queries,
-        bars,
-        now,
-        tuple(measured(now, None)),
+        runtime=runtime.name,
+        setting=rule.setting,
+        budget=budget,
+        heldout=heldout,
+        insample=insample,
+        default=default,
+        folds=folds,
+        within_budget=within,
+        extra_tokens=extra,
+        fold_settings=rule.fold_settings,
+        heldout_cases=rule.pooled,
+        queries=queries,
+        bars=bars,
+        current=now,
+        current_cases=tuple(measured(now, None)),
     )
 
 

@@ -38,12 +38,16 @@ and their gaps (:class:`Bars`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Protocol, TypeVar
 
+from workbench.evaluate.budget import Budget
 from workbench.evaluate.folds import Fold, cross_fit
 from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
+from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import MIN_CASES, Recurrence
+from workbench.evaluate.verdict import Verdict, judge_held_out
 
 #: The largest gap (in-sample minus held-out hit or recall) a set-keeping tuner accepts before it
 #: asks more cases of what it keeps.
@@ -255,3 +259,43 @@ def held_out_rule(
     insample = aggregate(measured(chosen, None), tokens_all)
     heldout = aggregate(pooled, tokens_all)
     return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetReport(Generic[S]):
+    """What a set tuner reports (the search-tool runtimes' loaded set, PizzaPi's settings): the
+    setting proposed within the budget, its held-out and in-sample figures, the runtime's
+    default's, the folds and each fold's setting, each held-out case (fold order), what each
+    case was searched as, the recurrence bars, and what the runtime runs today with each case
+    under it (case order): the verdict's two sides."""
+
+    setting: S
+    budget: Budget
+    heldout: Metrics
+    insample: Metrics
+    default: Metrics
+    folds: int
+    within_budget: bool
+    fold_settings: tuple[S, ...] = ()
+    heldout_cases: tuple[CaseResult, ...] = ()
+    queries: SearchQueries = MESSAGE
+    bars: Bars = Bars()
+    current: S | None = None
+    current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Whether the proposal is a recommendation against the current setting
+        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
+        return judge_held_out(
+            self.heldout_cases,
+            self.current_cases,
+            budget=self.budget,
+            tokens_all=self.default.tokens_all,
+            same=self.current == self.setting,
+        )
+
+    @property
+    def gap(self) -> float:
+        """In-sample recall minus held-out recall (how much the choice fits its own cases)."""
+        return self.insample.recall - self.heldout.recall

@@ -32,8 +32,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -44,11 +43,10 @@ from workbench.evaluate.cases import CaseSet, ResolvedCase
 from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
 from workbench.evaluate.folds import Fold, folds_of
-from workbench.evaluate.generalise import Bars, Rule, generalising, held_out_rule
-from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
+from workbench.evaluate.generalise import Rule, SetReport, generalising, held_out_rule
+from workbench.evaluate.metrics import CaseResult, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
-from workbench.evaluate.verdict import Verdict, judge_held_out
 from workbench.search.strategies.base import TokenBill, request_tokens
 from workbench.search.strategies.pizzapi import GRID_MAX_RESULTS, PizzaPiParams, PizzaPiStrategy
 
@@ -305,44 +303,14 @@ def costliest(sets: Sets, loaded: frozenset[str], k: int, case_ids: Sequence[int
 # ---------------------------------------------------------------------------------- the tuner
 
 
-@dataclass(frozen=True)
-class PizzaReport:
-    setting: PizzaSetting
-    budget: Budget
-    heldout: Metrics
-    insample: Metrics
-    #: PizzaPi's defaults (tool search enabled, nothing else set).
-    default: Metrics
-    folds: int
-    within_budget: bool
-    #: The MCP tools' characters (what ``tokenThreshold`` is compared with).
+@dataclass(frozen=True, kw_only=True)
+class PizzaReport(SetReport[PizzaSetting]):
+    """PizzaPi's tuner's report (:class:`~workbench.evaluate.generalise.SetReport`; ``default``
+    and ``current`` are PizzaPi's defaults: tool search enabled, nothing else set): the MCP
+    tools' characters (what ``tokenThreshold`` is compared with) and the servers kept loaded."""
+
     total_chars: int
     loaded: tuple[str, ...]
-    fold_settings: tuple[PizzaSetting, ...] = field(default=())
-    #: Each case's figures under the setting chosen without its fold (fold order).
-    heldout_cases: tuple[CaseResult, ...] = field(default=())
-    queries: SearchQueries = field(default=MESSAGE)
-    #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
-    bars: Bars = field(default=Bars())
-    #: Each case under PizzaPi's defaults (case order): the current setting of the verdict.
-    current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
-
-    @cached_property
-    def verdict(self) -> Verdict:
-        """Whether the proposal is a recommendation against PizzaPi's defaults
-        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
-        return judge_held_out(
-            self.heldout_cases,
-            self.current_cases,
-            budget=self.budget,
-            tokens_all=self.default.tokens_all,
-            same=self.setting == PizzaSetting(),
-        )
-
-    @property
-    def gap(self) -> float:
-        """In-sample recall minus held-out recall (how much the choice fits its own cases)."""
-        return self.insample.recall - self.heldout.recall
 
 
 def tune_pizzapi(
@@ -389,18 +357,19 @@ def tune_pizzapi(
     default = aggregate(measured(PizzaSetting(), None), tokens_all)
     within = budget.met_by(insample.tokens_selected_mean, insample.hit)
     return PizzaReport(
-        chosen,
-        budget,
-        rule.heldout,
-        insample,
-        default,
-        folds,
-        within,
-        sets.total,
-        tuple(loaded_servers(PizzaPiStrategy(catalog, bill, chosen.params), catalog)),
-        rule.fold_settings,
-        rule.pooled,
-        queries,
-        bars,
-        tuple(measured(PizzaSetting(), None)),
+        setting=chosen,
+        budget=budget,
+        heldout=rule.heldout,
+        insample=insample,
+        default=default,
+        folds=folds,
+        within_budget=within,
+        total_chars=sets.total,
+        loaded=tuple(loaded_servers(PizzaPiStrategy(catalog, bill, chosen.params), catalog)),
+        fold_settings=rule.fold_settings,
+        heldout_cases=rule.pooled,
+        queries=queries,
+        bars=bars,
+        current=PizzaSetting(),
+        current_cases=tuple(measured(PizzaSetting(), None)),
     )
