@@ -2,7 +2,9 @@
 
 Its listing is FastMCP's search-transform listing: the pinned tools (full definitions, called
 directly), then ``search_tools(query)`` and ``call_tool(name, arguments)`` with FastMCP's names
-and argument shapes, so a client that knows FastMCP's tool search knows this one. Unlike
+and argument shapes, so a client that knows FastMCP's tool search knows this one; the two are
+listed as :data:`~workbench.search.serving.META_TOOLS` words them, the definitions the serve
+runtime bills. Unlike
 FastMCP's proxy (a new upstream session per request) the tools come from a :class:`ServeProvider`
 over holo-tune's index and its sessions kept open; ``search_tools`` answers with holo-tune's
 engine and setting (:class:`~workbench.serve.index.ServeIndex`) in a worker thread, so an
