@@ -30,7 +30,8 @@ from serve_client import REPO, Expected, serve_argv, serve_env, serve_stdio, tex
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.search.holo.settings import HoloSettings, read_settings
-from workbench.search.serving import NO_TOOL_FITS
+from workbench.search.serving import META_TOOLS, NO_TOOL_FITS, result_text
+from workbench.search.strategies.base import definitions_tokens
 
 needs_fastmcp = pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"])
 
@@ -99,6 +100,44 @@ def test_serve_over_stdio_answers_as_search_with_the_settings_file(tmp_path: Pat
     assert all(len(names) == 4 for names, refused in found[:-2] if not refused)
     assert found[-2] == ([], True)  # no tool fits
     assert found[-1] == (["brave_search-brave_news_search", "memory-read_graph"], False)
+
+
+@needs_fastmcp
+def test_serve_lists_what_it_bills_and_answers_compact_json(tmp_path: Path) -> None:
+    """What serve really lists for its own two tools is the definitions the serve runtime bills
+    (the same text, so the same tokens), and search_tools' text is :func:`result_text` of the
+    tools it found: JSON with no space between items, the structured result's definitions."""
+    args = [str(AGENT), *SNAPSHOT, "--embedder", "none", "--top-k", "3"]
+    expected = Expected(AGENT, *SNAPSHOT, "--embedder", "none", "--top-k", "3")
+    queries = [query for query in case_queries(6) if expected(query)][:3]  # each finds tools
+    by_name = {tool.full_name: tool for tool in expected.workspace.catalog.tools}
+
+    async def ask() -> tuple[list[dict[str, Any]], list[tuple[str, Any]]]:
+        with (tmp_path / "serve.err").open("w") as errlog:
+            async with serve_stdio(args, errlog, **ENV) as session:
+                listing = (await session.list_tools()).tools
+                keys = ("name", "description", "inputSchema")
+                listed = [
+                    {k: v for k, v in t.model_dump(by_alias=True).items() if k in keys}
+                    for t in listing
+                ]
+                said = []
+                for query in queries:
+                    result = await session.call_tool("search_tools", {"query": query})
+                    said.append((text_of(result), result.structured_content))
+                return listed, said
+
+    listed, said = anyio.run(ask)
+    assert len(said) == 3
+    assert listed == [dict(tool) for tool in META_TOOLS]
+    bill = expected.workspace.tokens
+    assert definitions_tokens(bill, listed) == definitions_tokens(bill, list(META_TOOLS))
+    for query, (text, structured) in zip(queries, said, strict=True):
+        names = expected(query)
+        assert text == result_text([by_name[name] for name in names])
+        assert json.loads(text) == structured["result"]  # the same definitions
+        assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+        assert '", "' not in text and '": ' not in text
 
 
 @needs_fastmcp

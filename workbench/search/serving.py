@@ -39,6 +39,35 @@ if TYPE_CHECKING:
 #: The first words of the answer to a query no tool fits (the rest says why and what to do).
 NO_TOOL_FITS = "no tool fits"
 
+#: serve's own tools exactly as it lists them (name, description, input schema): what every
+#: request carries besides the pins, and so what the serve runtime and its tuner bill (a test
+#: holds serve's listing equal to these). Terse, every word billed twice a task: what a search
+#: returns and how to call what it found.
+META_TOOLS: tuple[dict[str, Any], ...] = (
+    {
+        "name": "search_tools",
+        "description": "Find tools for a task: their definitions with input schemas as JSON, "
+        "best first. Call one with call_tool.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "the task"}},
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "call_tool",
+        "description": "Call a tool search_tools returned.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "its name"},
+                "arguments": {"type": "object", "description": "per its inputSchema"},
+            },
+            "required": ["name"],
+        },
+    },
+)
+
 
 class QueryTooLong(ValueError):
     """A query over :data:`~workbench.limits.MAX_QUERY_BYTES`."""
@@ -80,8 +109,10 @@ def answer_text(result: HoloResult, tools: Sequence[Tool], settings: HoloSetting
 
 def result_text(tools: Sequence[Tool]) -> str:
     """The tools' definitions (:func:`definition`) as one JSON array: what ``search_tools``
-    returns for them."""
-    return json.dumps([definition(tool) for tool in tools], ensure_ascii=False)
+    returns for them, compact (no space after ``,`` or ``:``: the model reads the same
+    definitions, and on bfcl's tools an answer costs 16 % fewer tokens than with spaces)."""
+    defs = [definition(tool) for tool in tools]
+    return json.dumps(defs, ensure_ascii=False, separators=(",", ":"))
 
 
 def refusal_text(confidence: float, threshold: float | None) -> str:

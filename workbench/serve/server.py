@@ -2,7 +2,9 @@
 
 Its listing is FastMCP's search-transform listing: the pinned tools (full definitions, called
 directly), then ``search_tools(query)`` and ``call_tool(name, arguments)`` with FastMCP's names
-and argument shapes, so a client that knows FastMCP's tool search knows this one. Unlike
+and argument shapes, so a client that knows FastMCP's tool search knows this one; the two are
+listed as :data:`~workbench.search.serving.META_TOOLS` words them, the definitions the serve
+runtime bills. Unlike
 FastMCP's proxy (a new upstream session per request) the tools come from a :class:`ServeProvider`
 over holo-tune's index and its sessions kept open; ``search_tools`` answers with holo-tune's
 engine and setting (:class:`~workbench.serve.index.ServeIndex`) in a worker thread, so an
@@ -26,6 +28,7 @@ from fastmcp.utilities.versions import VersionSpec
 from mcp.types import TextContent
 from pydantic import WithJsonSchema
 
+from workbench.search.serving import META_TOOLS
 from workbench.serve.calls import Router
 from workbench.serve.index import QueryTooLong, ServeIndex
 from workbench.serve.upstream import CallFailed
@@ -34,6 +37,8 @@ logger = logging.getLogger("holo_tune.serve")
 
 SEARCH_TOOL = "search_tools"
 CALL_TOOL = "call_tool"
+#: serve's own tools as it lists them: the very definitions the serve runtime bills.
+LISTED: dict[str, dict[str, Any]] = {tool["name"]: tool for tool in META_TOOLS}
 INSTRUCTIONS = (
     "Find tools with search_tools(query): it returns the tools this agent's tuned search selects "
     "for the query, best first, with their input schemas, or says that no tool fits; "
@@ -86,8 +91,8 @@ class ServeProvider(Provider):
         self.index = index
         self.router = router
         self.pins = list(pins)
-        self._search = FastTool.from_function(self._make_search(), name=SEARCH_TOOL)
-        self._call = FastTool.from_function(self._make_call(), name=CALL_TOOL)
+        self._search = listed(FastTool.from_function(self._make_search(), name=SEARCH_TOOL))
+        self._call = listed(FastTool.from_function(self._make_call(), name=CALL_TOOL))
 
     def _make_search(self) -> Any:
         index = self.index
@@ -95,11 +100,7 @@ class ServeProvider(Provider):
         async def search_tools(
             query: Annotated[str, "Natural language query to search for tools"],
         ) -> ToolResult:
-            """Search for tools using natural language.
-
-            Returns matching tool definitions ranked by relevance,
-            in the same format as list_tools.
-            """
+            """The engine's answer to ``query`` (listed as :data:`META_TOOLS` says)."""
             started = time.perf_counter()
             try:
                 found = await anyio.to_thread.run_sync(index.search, query)
@@ -128,10 +129,7 @@ class ServeProvider(Provider):
                 Any, WithJsonSchema(ARGUMENTS_SCHEMA), "Arguments to pass to the tool"
             ] = None,
         ) -> ToolResult:
-            """Call a tool by name with the given arguments.
-
-            Use this to execute tools discovered via search_tools.
-            """
+            """Forward the call to the tool's server (listed as :data:`META_TOOLS` says)."""
             if name in (SEARCH_TOOL, CALL_TOOL):
                 raise ToolError(f"{name!r} is one of serve's own tools: call it directly")
             return await forward(router, name, arguments)
@@ -165,6 +163,16 @@ class ServeProvider(Provider):
             # A tool of a server that is down (or has not listed it): the router says why.
             return self._forwarded(name, {"type": "object"}, {})
         return None
+
+
+def listed(tool: FastTool) -> FastTool:
+    """``tool`` listed with :data:`~workbench.search.serving.META_TOOLS`' description and input
+    schema (what the serve runtime bills), not its function's docstring and signature; the
+    function still takes what it takes (``call_tool``'s ``arguments`` as a JSON string too)."""
+    meta = LISTED[tool.name]
+    return tool.model_copy(
+        update={"description": meta["description"], "parameters": dict(meta["inputSchema"])}
+    )
 
 
 def build_server(index: ServeIndex, router: Router, pins: Sequence[str] = ()) -> FastMCP:

@@ -24,6 +24,7 @@ from workbench.search.embedders.cache import ToolEmbeddingCache
 from workbench.search.holo.engine import HoloEngine, HoloResult
 from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
 from workbench.search.selection import pinned_indices
+from workbench.search.serving import META_TOOLS as SERVE_META_TOOLS
 from workbench.search.serving import answer_text
 from workbench.search.serving import result_text as serve_result_text
 from workbench.search.strategies.base import (
@@ -40,30 +41,7 @@ NAME = "holo"
 GRID_TOP_K: tuple[int, ...] = tuple(range(1, 11))
 
 #: serve's own tools as a client lists them (what every request carries besides the pins).
-META_TOOLS: tuple[dict[str, Any], ...] = (
-    {
-        "name": "search_tools",
-        "description": "Find the tools for a task: the tools this agent's tuned search selects "
-        "for the query, best first, with their input schemas. Call one with call_tool.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "what the task needs"}},
-            "required": ["query"],
-        },
-    },
-    {
-        "name": "call_tool",
-        "description": "Call a tool search_tools returned, by name, with its arguments.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "the tool's name"},
-                "arguments": {"type": "object", "description": "the tool's arguments"},
-            },
-            "required": ["name"],
-        },
-    },
-)
+META_TOOLS: tuple[dict[str, Any], ...] = SERVE_META_TOOLS
 
 
 def result_text(tools: Sequence[Tool]) -> str:
