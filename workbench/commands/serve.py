@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 #: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
 SERVE = "serve"
 
-#: The serve extra's requirement (pyproject.toml's ``serve``; a test keeps them equal).
-SERVE_REQUIREMENT = "fastmcp>=4.1.6,<5"
+#: The serve extra's requirements (pyproject.toml's ``serve``; a test keeps them equal).
+SERVE_REQUIREMENTS = ("fastmcp>=4.1.6,<5", "jsonschema>=4.20")
 
 
 def missing_extra() -> str:
@@ -57,7 +57,8 @@ def missing_extra() -> str:
     package alike), and names the clone's own way."""
     return (
         f"holo-tune serve needs the serve extra (FastMCP): {shlex.quote(sys.executable)} -m pip "
-        f"install '{SERVE_REQUIREMENT}' (in a clone of holo-tune: pip install -e '.[serve]')"
+        f"install {' '.join(shlex.quote(r) for r in SERVE_REQUIREMENTS)} (in a clone of "
+        "holo-tune: pip install -e '.[serve]')"
     )
 
 
