@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, Tool
     from workbench.config import AgentConfig
     from workbench.config.filtering import SearchMethod, ToolFiltering
-    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.deferred_tune import DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.base import (
@@ -185,21 +185,6 @@ class Serve(SearchToolRuntime):
             f"--embedder {LOCAL_HINT} runs offline, and serve is then given it"
         ]
 
-    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        s = report.setting
-        scores = f" ({ws.embedder.spec})" if s.variant != "bm25" else ""
-        return (
-            f"{s.variant}{scores}, top_k {s.max_results}, threshold 0, pinned: "
-            f"{self.loaded_text(report, ws)}"
-        )
-
-    def row_text(self, setting: DeferredSetting) -> str:
-        s = setting
-        return f"{s.variant} top_k {s.max_results}, {len(s.loaded)} tools pinned"
-
-    def default_text(self) -> str:
-        return f"nothing pinned, bm25, top_k {self.default_results}"
-
     # --------------------------------------------------------------------------------- search
 
     def served(
@@ -302,29 +287,6 @@ class Serve(SearchToolRuntime):
 
     # --------------------------------------------------------------------------------- writer
 
-    def setting_flags(
-        self, top_k: int, pins: Sequence[str], method: str = "bm25", embedder: str | None = None
-    ) -> list[str]:
-        """serve's flags for the tuned setting (the whole setting: nothing left to the YAML);
-        BM25 needs no embedder (``--embedder none``: serve starts without one)."""
-        args = ["--method", method, "--top-k", str(top_k), "--threshold", "0"]
-        args += ["--no-always-include", "--top-n-used", "0"]
-        args += ["--embedder", "none" if method == "bm25" or embedder is None else embedder]
-        for name in pins:
-            args += ["--pin", name]
-        return args
-
-    def serve_args(
-        self,
-        agent: Path,
-        top_k: int,
-        pins: Sequence[str],
-        method: str = "bm25",
-        embedder: str | None = None,
-    ) -> list[str]:
-        """``holo-tune serve``'s arguments for the tuned setting."""
-        return ["serve", str(agent), *self.setting_flags(top_k, pins, method, embedder)]
-
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
     ) -> ToolConfig:
@@ -335,52 +297,6 @@ class Serve(SearchToolRuntime):
         pins = [t.full_name for t in catalog.tools if t.full_name in kept]
         setting = start_setting(agent.filtering).with_(always_include=pins)
         return self.settings_config(agent, catalog, setting)
-
-    def _holodeck07_config(self, agent: AgentConfig, flags: list[str]) -> ToolConfig:
-        """A HoloDeck 0.7 agent: its tools list with the serve entry in place of its MCP
-        entries (what ``tune --apply`` writes, the moved entries going to the servers file)."""
-        from workbench.config.writeback.served import plan_served, servers_path
-        from workbench.runtimes.base import ToolConfig
-
-        plan = plan_served(agent.path, flags, original=agent.raw)
-        text = plan.agent.new.decode("utf-8")
-        side = servers_path(Path(agent.path))
-        moved = ", ".join(plan.moved) or "none (it already runs serve)"
-        advice = (
-            f"this is {Path(agent.path).name} pointed at serve; its MCP entries ({moved}) go to "
-            f"{side.name}, which serve reads: `holo-tune tune {agent.path} --runtime {NAME} "
-            "--apply` writes both (diff, backup)",
-            "HoloDeck 0.7 starts the entry with uvx: install holo-tune as a uv tool once, from "
-            "a checkout: `uv tool install -e '.[serve]'` (no package index has holo-tune)",
-        )
-        return ToolConfig(self.name, text, {"agent": text}, plan.warnings, advice)
-
-    def _mcp_json(
-        self,
-        agent: AgentConfig,
-        top_k: int,
-        pins: Sequence[str],
-        method: str = "bm25",
-        embedder: str | None = None,
-    ) -> dict[str, Any]:
-        path = Path(agent.path).resolve()
-        args = self.serve_args(path, top_k, pins, method, embedder)
-        return {"mcpServers": {SERVER: {"command": program(), "args": args}}}
-
-    def flags_of(self, setting: DeferredSetting, ws: Workspace) -> list[str]:
-        """serve's flags for ``setting`` (its variant is the search method)."""
-        s = setting
-        return self.setting_flags(s.max_results, s.names(ws.catalog), s.variant, ws.embedder.spec)
-
-    def tuned_flags(self, report: DeferredReport, ws: Workspace) -> list[str]:
-        return self.flags_of(report.setting, ws)
-
-    def setting_doc(self, setting: DeferredSetting, ws: Workspace) -> Any:
-        if _is_07(ws.agent):
-            return self._holodeck07_config(ws.agent, self.flags_of(setting, ws)).doc
-        s = setting
-        pins = s.names(ws.catalog)
-        return self._mcp_json(ws.agent, s.max_results, pins, s.variant, ws.embedder.spec)
 
     def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:
         """The dashboard's Write: the knobs' settings (:meth:`knobs_settings`; BM25 when no
@@ -527,23 +443,6 @@ class Serve(SearchToolRuntime):
         )
         text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
         return ToolConfig(self.name, text, doc, warnings, advice)
-
-    def export_command(self, report: DeferredReport, ws: Workspace) -> str:
-        args = ["serve", str(ws.agent.path), *self.tuned_flags(report, ws)]
-        return "holo-tune " + " ".join(args)
-
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        where = f"{Path(ws.agent.path).name} (0.7)" if _is_07(ws.agent) else MCP_JSON
-        return f"serve     {self.export_command(report, ws)}  (--apply writes it into {where})"
-
-    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        return {"serve": self.export_command(report, ws), "config": config}
-
-    def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
-        """A HoloDeck 0.7 agent: pointed at serve (its MCP entries moved to the servers file);
-        any other: ``.mcp.json`` beside the agent, the ``holo-tune`` server in place of the
-        agent's MCP servers it proxies (every other server and key kept)."""
-        return self.flags_write(ws, self.flags_of(setting, ws))
 
     def flags_write(self, ws: Workspace, flags: list[str]) -> ConfigWrite:
         """The write that starts serve with ``flags`` where the client reads its servers: a
@@ -764,7 +663,7 @@ def _engine_for(
 
 def method_settings(top_k: int, pins: Sequence[str], method: str) -> HoloSettings:
     """The engine settings serve's flags ``--method METHOD --top-k K --threshold 0 --pin ...``
-    give (what the tuner writes: :meth:`Serve.setting_flags`): the dashboard's mapping of the
+    give (what an older ``tune --apply`` wrote into ``.mcp.json``): the dashboard's mapping of the
     knobs (:func:`~workbench.search.holo.knobs.knob_settings`)."""
     from workbench.config.filtering import ToolFiltering
     from workbench.search.holo.knobs import knob_settings
