@@ -12,8 +12,8 @@ loaded, whether the model also sees every namespace, and its tool configuration
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -62,10 +62,32 @@ WORDS = "over the tools' names, descriptions and arguments"
 KEEP_FLAGS = 8
 
 
+@dataclass(frozen=True)
+class SettingWords:
+    """A search-tool runtime's setting in words, as data: templates of the tune report's
+    ``proposed`` and ``default`` lines and of its ``compare --runtimes`` row, filled with
+    ``{variant}`` (in the two lines, the variant's name in :attr:`variant_names` when it has
+    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words) and ``{count}``
+    (how many are loaded)."""
+
+    proposed: str = (
+        "{variant} search, {results} results per search (assumed: the provider takes no "
+        "setting), loaded: {loaded}"
+    )
+    row: str = "{variant}, {results} results, {count} tools loaded"
+    default: str = "nothing loaded, {variant}, {results} results"
+    variant_names: Mapping[str, str] = field(default_factory=dict)
+
+    def named(self, variant: str) -> str:
+        return self.variant_names.get(variant, variant)
+
+
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
     searches: ClassVar[bool] = True
+    #: Its setting in words (the tune report's proposed and default lines, its compare row).
+    words: ClassVar[SettingWords] = SettingWords()
     #: Whose ranking the figures are when they are exact (None: an approximation of the
     #: provider's search): the first words of :meth:`figures_note`.
     exact_ranking: ClassVar[str | None] = None
@@ -146,21 +168,24 @@ class SearchToolRuntime(Runtime):
         return f"{self.exact_ranking}; {queries.searched()}"
 
     def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        """The proposal in words (the text report's ``proposed`` line)."""
-        s = report.setting
-        return (
-            f"{s.variant} search, {s.max_results} results per search (assumed: the provider "
-            f"takes no setting), loaded: {self.loaded_text(report, ws)}"
+        """The proposal in words (the text report's ``proposed`` line): :attr:`words`."""
+        s, words = report.setting, self.words
+        loaded = self.loaded_text(report, ws)
+        return words.proposed.format(
+            variant=words.named(s.variant), results=s.max_results, loaded=loaded
         )
 
     def row_text(self, setting: DeferredSetting) -> str:
-        """The setting in a few words (its ``compare --runtimes`` row)."""
+        """The setting in a few words (its ``compare --runtimes`` row): :attr:`words`."""
         s = setting
-        return f"{s.variant}, {s.max_results} results, {len(s.loaded)} tools loaded"
+        return self.words.row.format(variant=s.variant, results=s.max_results, count=len(s.loaded))
 
     def default_text(self) -> str:
-        """The untuned setting in words (the text report's ``default`` line)."""
-        return f"nothing loaded, {self.variants[0]}, {self.default_results} results"
+        """The untuned setting in words (the text report's ``default`` line): :attr:`words`."""
+        words = self.words
+        return words.default.format(
+            variant=words.named(self.variants[0]), results=self.default_results
+        )
 
     def bill_text(self, extra_tokens: int) -> str:
         """How a task is billed, for the text report's ``bill`` line."""

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.runtimes.base import EngineNote, Evidence, Knob, Probe
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import SearchToolRuntime, SettingWords
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -139,6 +139,15 @@ class Argus(SearchToolRuntime):
     fixes: ClassVar[str | None] = "description overrides into argus/config.yaml"
     results: ClassVar[tuple[int, ...]] = LIMITS
     default_results: ClassVar[int] = DEFAULT_LIMIT
+    words: ClassVar[SettingWords] = SettingWords(
+        proposed=(
+            "{variant}, find_tool limit {results} (the model's argument; Argus's default "
+            f"{DEFAULT_LIMIT}), keep_tools: {{loaded}}"
+        ),
+        row="{variant}, limit {results}, {count} keep_tools",
+        default="{variant}, no keep_tools, limit {results}",
+        variant_names=SCORERS,
+    )
     index_holds_loaded: ClassVar[bool] = True
 
     # ------------------------------------------------------------------------------ detection
@@ -176,19 +185,6 @@ class Argus(SearchToolRuntime):
         scorer = cast("Scorer", setting.variant)
         params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
-
-    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        return (
-            f"{SCORERS[report.setting.variant]}, find_tool limit {report.setting.max_results} "
-            f"(the model's argument; Argus's default {DEFAULT_LIMIT}), keep_tools: "
-            f"{self.loaded_text(report, ws)}"
-        )
-
-    def row_text(self, setting: DeferredSetting) -> str:
-        return f"{setting.variant}, limit {setting.max_results}, {len(setting.loaded)} keep_tools"
-
-    def default_text(self) -> str:
-        return f"{SCORERS[self.variants[0]]}, no keep_tools, limit {DEFAULT_LIMIT}"
 
     def bill_text(self, extra_tokens: int) -> str:
         return (

@@ -35,7 +35,7 @@ from workbench.runtimes.base import (
     SearchRanking,
     ToolConfig,
 )
-from workbench.runtimes.search_tool import KEEP_FLAGS, SearchToolRuntime
+from workbench.runtimes.search_tool import KEEP_FLAGS, SearchToolRuntime, SettingWords
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -106,6 +106,12 @@ class FastMCP(SearchToolRuntime):
     config_file: ClassVar[str | None] = "fastmcp_proxy.py"
     results: ClassVar[tuple[int, ...]] = MAX_RESULTS
     default_results: ClassVar[int] = DEFAULT_MAX_RESULTS
+    words: ClassVar[SettingWords] = SettingWords(
+        proposed="{variant}(max_results={results}), always_visible: {loaded}",
+        row="{variant}, max_results {results}, {count} always visible",
+        default="{variant}(max_results={results}), nothing always visible",
+        variant_names=TRANSFORMS,
+    )
     index_holds_loaded: ClassVar[bool] = False
 
     # ------------------------------------------------------------------------------ detection
@@ -166,20 +172,6 @@ class FastMCP(SearchToolRuntime):
             variant=variant, max_results=setting.max_results, always_visible=pins
         )
         return FastMCPStrategy(catalog, bill, params)
-
-    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        s = report.setting
-        return (
-            f"{TRANSFORMS[s.variant]}(max_results={s.max_results}), always_visible: "
-            f"{self.loaded_text(report, ws)}"
-        )
-
-    def row_text(self, setting: DeferredSetting) -> str:
-        s = setting
-        return f"{s.variant}, max_results {s.max_results}, {len(s.loaded)} always visible"
-
-    def default_text(self) -> str:
-        return f"{TRANSFORMS['bm25']}(max_results={DEFAULT_MAX_RESULTS}), nothing always visible"
 
     def bill_text(self, extra_tokens: int) -> str:
         return (
