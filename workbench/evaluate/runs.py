@@ -38,7 +38,7 @@ from workbench.evaluate.sweep import (
     score_cases,
     sweep,
 )
-from workbench.evaluate.tuner import TuneOutcome, fold_assignment, gap, tune
+from workbench.evaluate.tuner import SweepOutcome, fold_assignment, gap, tune
 from workbench.evaluate.verdict import Verdict, judge
 from workbench.search.types import IntArray
 
@@ -117,7 +117,7 @@ class TuneReport:
 
     cases: int
     current: ToolFiltering
-    outcome: TuneOutcome
+    outcome: SweepOutcome
     default: Metrics
     scored_by: dict[str, str]
     #: Methods left out of the proposal because the runtime runs them as BM25 (no embedding

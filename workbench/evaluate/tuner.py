@@ -277,8 +277,9 @@ def cross_validate(
 
 
 @dataclass(frozen=True)
-class TuneOutcome:
-    """What the tuner proposes and how far to trust it."""
+class SweepOutcome:
+    """What the block's sweep proposes and how far to trust it (what HoloDeck 0.6's
+    :class:`~workbench.runtimes.base.TuneOutcome` reports)."""
 
     setting: ToolFiltering
     choice: Choice
@@ -295,11 +296,11 @@ class TuneOutcome:
 
 def tune(
     sweeps: Sequence[SweepResult], budget: Budget, n_folds: int, front: list[FrontPoint]
-) -> TuneOutcome:
+) -> SweepOutcome:
     """Propose a setting (chosen on all folds) and its held-out figures (k-fold)."""
     heldout, choices = cross_validate(sweeps, n_folds, budget)
     final = choose(sweeps, list(range(n_folds)), budget)
-    return TuneOutcome(
+    return SweepOutcome(
         setting=final.setting(sweeps),
         choice=final,
         budget=budget,

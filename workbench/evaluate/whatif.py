@@ -47,7 +47,7 @@ from workbench.evaluate.sweep import (
     pareto_front,
     sweep,
 )
-from workbench.evaluate.tuner import Choice, TuneOutcome, choose, fold_assignment, tune
+from workbench.evaluate.tuner import Choice, SweepOutcome, choose, fold_assignment, tune
 from workbench.search.delivery import runtime_methods
 from workbench.search.embedders.resolve import (
     DEFAULT_MODEL,
@@ -77,7 +77,7 @@ class Held:
     """The tuner's procedure on one variant of the world: its proposal and, per case, the
     figures the setting chosen without the case's fold gets on it."""
 
-    outcome: TuneOutcome
+    outcome: SweepOutcome
     recall: FloatArray
     hit: FloatArray
     tokens: FloatArray
