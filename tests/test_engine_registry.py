@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from doc_examples import python_block
 from test_eval_cli import _args, world  # noqa: F401  (the fixture)
 
 import workbench.search.strategies as strategies
@@ -28,7 +28,6 @@ from workbench.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
 WORKBENCH = REPO / "workbench"
-ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 #: Where an engine's name is a literal that means something else (path under workbench/, name).
 #: workbench/runtimes/ is left out of the scan whole: a runtime and the engine that reproduces
@@ -48,11 +47,7 @@ OTHER_MEANINGS: dict[tuple[str, str], str] = {
 
 def example_engine() -> str:
     """The Python block of docs/architecture.md's "Adding an engine"."""
-    text = ARCHITECTURE.read_text(encoding="utf-8")
-    section = text[text.index("### Adding an engine") :]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found is not None, "docs/architecture.md: no example engine"
-    return found.group(1)
+    return python_block("### Adding an engine")
 
 
 @pytest.fixture

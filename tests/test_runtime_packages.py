@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from doc_examples import python_block
 
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.runtimes.registry import BUILTIN, all_runtimes
@@ -135,11 +136,7 @@ def test_the_scan_can_fail(tmp_path: Path) -> None:
 
 def example_runtime() -> str:
     """The Python block of docs/architecture.md's "Adding a runtime"."""
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    section = text[text.index("### Adding a runtime") :]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found is not None, "docs/architecture.md: no example runtime"
-    return found.group(1)
+    return python_block("### Adding a runtime")
 
 
 @pytest.fixture

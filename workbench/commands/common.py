@@ -70,15 +70,6 @@ _FLAG_OF = {
 }
 
 
-def max_tokens_of(args: argparse.Namespace, tokens_all: float) -> int | None:
-    """A token cap from ``--max-tokens`` and ``--min-reduction`` (the smaller when both are
-    given; None when neither is), for the tuners whose budget is a cap."""
-    caps = [args.max_tokens] if args.max_tokens is not None else []
-    if args.min_reduction is not None:
-        caps.append(round((1.0 - args.min_reduction) * tokens_all))
-    return min(caps) if caps else None
-
-
 def warn(message: str, stream: TextIO | None = None) -> None:
     """One warning line on stderr, named like the error lines: ``holo-tune: warning: ...``."""
     print(f"holo-tune: warning: {message}", file=stream if stream is not None else sys.stderr)

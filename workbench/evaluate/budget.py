@@ -9,7 +9,7 @@ reach against the tokens they send.
 Each tuner reports the fields it reads (:meth:`Budget.to_json`): the ``tool_filtering`` tuner
 its two flags (:data:`FILTER_FIELDS`), the set tuners a cap and the hit target
 (:data:`SET_FIELDS`: they fold ``--min-reduction`` into the cap,
-:func:`~workbench.commands.common.max_tokens_of`).
+:meth:`Budget.cap`).
 """
 
 from __future__ import annotations
@@ -71,6 +71,14 @@ class Budget:
         if self.max_tokens is not None:
             cap = min(cap, self.max_tokens)
         return Budget(max(cap, 0), self.min_reduction, self.min_hit)
+
+    def cap(self, tokens_all: float) -> int | None:
+        """The whole-token cap of ``max_tokens`` and ``min_reduction`` (the smaller when both
+        are given; None when neither is), for the tuners whose budget is a cap."""
+        caps = [self.max_tokens] if self.max_tokens is not None else []
+        if self.min_reduction is not None:
+            caps.append(round((1.0 - self.min_reduction) * tokens_all))
+        return min(caps) if caps else None
 
     def limit(self, tokens_all: int) -> float:
         """The largest mean tokens sent allowed: the smallest cap given, none (infinite) for a

@@ -351,10 +351,10 @@ class TuneRequest:
     def cap(self) -> int | None:
         """The token cap of ``max_tokens`` and ``min_reduction`` (the smaller when both are
         given; None when neither is), for the tuners whose budget is a cap."""
-        caps = [self.max_tokens] if self.max_tokens is not None else []
-        if self.min_reduction is not None:
-            caps.append(round((1.0 - self.min_reduction) * self.ws.tokens.all))
-        return min(caps) if caps else None
+        from workbench.evaluate.budget import Budget
+
+        given = Budget(max_tokens=self.max_tokens, min_reduction=self.min_reduction)
+        return given.cap(self.ws.tokens.all)
 
 
 @dataclass(frozen=True)
