@@ -303,3 +303,35 @@ def test_signal_columns_fit_the_table_and_drop_the_server_when_tight() -> None:
         " +123 ",
         "      ",
     ]
+
+
+async def test_the_serve_lab_ranks_under_the_settings_serve_runs(tmp_path: Path) -> None:
+    """The client's entry starts serve with a settings file (the weights of a fit: names only,
+    lexical off): the lab ranks under those weights with the knobs over them, as the Write and
+    ``export`` build on them, not under the engine's defaults (it did before)."""
+    import json
+
+    from workbench.runtimes.serve import SETTINGS_FILE
+    from workbench.search.holo.knobs import knob_settings
+
+    agent = research_app(tmp_path).options.agent
+    fitted = HoloSettings(weights={**DEFAULT_WEIGHTS, "lexical": 0.0, "name": 1.0, "server": 1.0})
+    settings_file = tmp_path / SETTINGS_FILE
+    settings_file.write_text(json.dumps(fitted.to_json()))
+    entry = ["serve", str(agent), "--settings", str(settings_file)]
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"holo-tune": {"command": "holo-tune", "args": entry}}})
+    )
+    app = serve_app(agent=agent)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = _screen(app)
+        lab = screen.lab
+        assert lab is not None and lab.holo is not None
+        engine = _engine(screen)
+        knobs = knob_settings(lab.setting, fitted)
+        assert lab.holo_settings() == knobs
+        rows = _ranked(screen.query_one(RankingTable))
+        _assert_split_matches(rows, engine, knobs)
+        defaults = engine.rank(QUERY, knob_settings(lab.setting))
+        assert [row.index for row in rows] != [int(i) for i in defaults.order]

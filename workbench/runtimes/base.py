@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from workbench.evaluate.verdict import Verdict
     from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.flags import SearchFlags
+    from workbench.search.holo.settings import HoloSettings
     from workbench.workspace import Workspace
 
 #: Where the evidence for a runtime comes from, strongest first.
@@ -294,6 +295,13 @@ class Runtime(ABC):
                 "always_include as pins, bm25 without embeddings"
             )
         return f"{self.name} does not read these: it loads tools by its own search"
+
+    def lab_base(self, agent_path: Path) -> HoloSettings | None:
+        """With a lab engine of its own (:attr:`lab_engine` ``holo``): the engine's settings the
+        knobs do not set (weights, fields, names first, what a search returns), as this runtime
+        runs them now for the agent at ``agent_path``, so that the lab ranks as the runtime does
+        and as its Write would write. None: the engine's defaults."""
+        return None
 
     def instead(self, agent: str) -> str:
         """What to use instead of writing the block, under the dialog's refusal."""

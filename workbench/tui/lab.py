@@ -47,6 +47,18 @@ def build_holo(workspace: Workspace, base: HoloSettings | None = None) -> HoloEn
 
 
 @dataclass(frozen=True, eq=False)
+class HoloBuilt:
+    """serve's engine built for ``lab`` in a worker (:func:`build_holo`), the settings it was
+    built under (``base``: what the runtime runs now, None for the defaults) and the seconds it
+    took."""
+
+    lab: Lab
+    engine: HoloEngine
+    base: HoloSettings | None
+    seconds: float
+
+
+@dataclass(frozen=True, eq=False)
 class HoloView:
     """One query through serve's engine under the knobs: what a search returns (``result``,
     whose ``ranking`` holds every tool's fused score and each signal's share), the settings it

@@ -347,7 +347,7 @@ class Serve(SearchToolRuntime):
         from workbench.search.holo.settings import HoloSettings
         from workbench.search.selection import always_included
 
-        base = self.settings_at(agent_path) or HoloSettings()
+        base = self.lab_base(agent_path) or HoloSettings()
         if base.embedder is None and embedder is not None:
             base = base.with_(embedder=embedder)
         tools = catalog.tools
@@ -357,6 +357,11 @@ class Serve(SearchToolRuntime):
             if tools[i].kind == "mcp"
         )
         return knob_settings(setting.with_(always_include=pins), base)
+
+    def lab_base(self, agent_path: Path) -> HoloSettings | None:
+        """What serve runs now for the agent (:meth:`settings_at`): the lab ranks under it, as
+        the Write and ``export`` build on it (:meth:`knobs_settings`)."""
+        return self.settings_at(agent_path)
 
     def settings_worse(
         self, ws: Workspace, settings: HoloSettings, cases: Path | None

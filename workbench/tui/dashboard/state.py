@@ -27,11 +27,10 @@ from workbench.config.filtering import BLOCK_KEYS, SEARCH_METHODS, ToolFiltering
 from workbench.evaluate import Finding
 from workbench.evaluate.casestore import query_key
 from workbench.runtimes.detect import RuntimeInfo, detect_runtime
-from workbench.search.holo.engine import HoloEngine
 from workbench.search.types import Ranking, Selection
 from workbench.tui.dashboard.advice import Advice
 from workbench.tui.dashboard.marks import Mark, marks, summary
-from workbench.tui.lab import HOLO, HoloView, Lab
+from workbench.tui.lab import HOLO, HoloBuilt, HoloView, Lab
 
 #: The tab whose view wants every method's ranking.
 COMPARE_TAB = "tab-compare"
@@ -269,12 +268,13 @@ class LabState(DOMNode):
             self.say(f"embedded {len(self.lab.workspace.catalog):,} tools{took}")
         self._ask()
 
-    def holo_ready(self, lab: Lab, engine: HoloEngine, seconds: float) -> None:
-        """serve's engine is built for ``lab`` (the tools embedded): rank with it, unless
-        another workspace opened since."""
+    def holo_ready(self, built: HoloBuilt) -> None:
+        """serve's engine is built for a lab (the tools embedded): rank with it under the
+        settings it was built on, unless another workspace opened since."""
+        lab, engine, seconds = built.lab, built.engine, built.seconds
         if self.lab is not lab:
             return
-        lab.holo = engine
+        lab.holo, lab.holo_base = engine, built.base
         if engine.tool_error:
             self.say(f"tool embeddings failed: {engine.tool_error}", error=True)
         else:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import cast
 
 from textual.screen import Screen
@@ -30,11 +31,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from workbench.config.filtering import ToolFiltering
 from workbench.evaluate import diagnose
+from workbench.runtimes.base import Runtime
 from workbench.runtimes.detect import RuntimeInfo
 from workbench.search.embedders.local import load_model, model_to_load
-from workbench.search.holo.engine import HoloEngine
 from workbench.tui.dashboard.state import Ask, Diagnosed, LabState
-from workbench.tui.lab import HOLO, Lab, build_holo
+from workbench.tui.lab import HOLO, HoloBuilt, Lab, build_holo
 from workbench.tui.messages import EmbedderLoading, RankingsReady, SignalsScored
 
 #: The groups of the workers started here.
@@ -142,7 +143,7 @@ class LabWorkers:
         with_model = f": embedding {len(ws.catalog):,} tools with {model}…" if model else "…"
         self.state.say(f"building serve's engine{with_model}")
         self.host.run_worker(
-            partial(self._holo_engine, lab),
+            partial(self._holo_engine, lab, self.state.runtime.plugin),
             name="holo-engine",
             group="prepare",
             thread=True,
@@ -207,14 +208,16 @@ class LabWorkers:
         return time.perf_counter() - started
 
     @staticmethod
-    def _holo_engine(lab: Lab) -> tuple[Lab, HoloEngine, float]:
-        """serve's engine for ``lab``'s workspace with its tools embedded and the model loaded
-        for the queries, timed."""
+    def _holo_engine(lab: Lab, runtime: Runtime) -> HoloBuilt:
+        """serve's engine for ``lab``'s workspace under what ``runtime`` runs now
+        (:meth:`~workbench.runtimes.base.Runtime.lab_base`) with its tools embedded and the
+        model loaded for the queries, timed."""
         started = time.perf_counter()
-        engine = build_holo(lab.workspace, lab.holo_base)
+        base = runtime.lab_base(Path(lab.workspace.agent.path))
+        engine = build_holo(lab.workspace, base)
         if engine.tool_error is None:
             load_model(engine.embedder)
-        return lab, engine, time.perf_counter() - started
+        return HoloBuilt(lab, engine, base, time.perf_counter() - started)
 
     @staticmethod
     def _prepare(lab: Lab) -> float:
@@ -258,7 +261,7 @@ class LabWorkers:
             elif worker.name == "diagnose":
                 self.state.diagnosed_as(cast(Diagnosed, worker.result))
             elif worker.name == "holo-engine":
-                self.state.holo_ready(*cast(tuple[Lab, HoloEngine, float], worker.result))
+                self.state.holo_ready(cast(HoloBuilt, worker.result))
 
     def _failed(self, worker: Worker[object]) -> None:
         message = failure(worker)
