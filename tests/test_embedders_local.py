@@ -89,3 +89,16 @@ def test_a_hub_name_that_is_not_cached_fails_without_downloading() -> None:
 def test_a_folder_without_a_model_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"the folder holds no model"):
         LocalEmbedder(str(tmp_path))
+
+
+def test_one_query_is_embedded_as_encode_embeds_it(minilm: LocalEmbedder) -> None:
+    """A single text (serve's query path) skips ``encode``'s batching, not its result: the
+    vector is ``encode([text])``'s bit for bit, normalised as the model's own modules do."""
+    minilm.load()
+    model = minilm._model  # the loaded SentenceTransformer
+    for text in ("find symbol", "Calculate the factorial of 5 using math functions.", "x" * 600):
+        expected = model.encode([text], convert_to_numpy=True, show_progress_bar=False)
+        got = minilm.embed([text])
+        assert got.shape == (1, 384)
+        np.testing.assert_array_equal(got, np.asarray(expected, dtype=np.float64))
+        assert abs(float(np.linalg.norm(got[0])) - 1.0) < 1e-5
