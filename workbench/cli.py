@@ -538,6 +538,12 @@ def build_parser() -> Parsers:
         help="the MCP servers to front: FILE's tools list, in place of the agent's own MCP "
         "entries (what a HoloDeck 0.7 agent pointed at serve by holo-tune runs)",
     )
+    p.add_argument(
+        "--live-calls",
+        action="store_true",
+        help="with --catalog: start the agent's MCP servers for call_tool; search stays on the "
+        "snapshot (a replica lists and embeds nothing to answer, the servers start beside it)",
+    )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default stdio")
     p.add_argument("--host", default="127.0.0.1", help="http: the address (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="http: the port (default 8000)")

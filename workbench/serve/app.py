@@ -59,15 +59,52 @@ class Transport:
         return f"http://{host}:{self.port}{HTTP_PATH}"
 
 
-async def serve_snapshot(index: ServeIndex, transport: Transport) -> int:
-    """Serve a snapshot's index: search works, every call says it needs the live servers.
-    Returns the exit code (:meth:`_Stopping.exit_code`)."""
+@dataclass(frozen=True)
+class LiveServers:
+    """The agent's MCP servers a snapshot's index forwards calls to (``--live-calls``)."""
+
+    agent: AgentConfig
+    log_dir: Path
+    timeout: float | None
+
+
+async def serve_snapshot(
+    index: ServeIndex, transport: Transport, live: LiveServers | None = None
+) -> int:
+    """Serve a snapshot's index: search works at once. Without ``live`` every call says it
+    needs the live servers; with it the agent's servers start beside the transport (a replica
+    lists and embeds nothing to answer a search; a call waits until they have started), and
+    stop at the end. The index stays the snapshot's. Returns the exit code
+    (:meth:`_Stopping.exit_code`)."""
     stopping = _Stopping()
     async with anyio.create_task_group() as group:
         await group.start(_stop_on_signal, group, stopping, transport)
-        await _run(index, Router(index, None), transport, stopping)
+        pool: UpstreamPool | None = None
+        done, left = anyio.Event(), anyio.Event()
+        if live is not None:
+            specs = specs_from_agent(live.agent).mcp()
+            logger.info("starting %d servers", len(specs))
+            pool = UpstreamPool(specs, log_dir=live.log_dir, timeout=live.timeout)
+            stopping.pool = pool
+            group.start_soon(_keep_open, pool, done, left)
+        await _run(index, Router(index, pool), transport, stopping)
+        if pool is not None:
+            await pool.stop()
+            done.set()
+            await left.wait()
         group.cancel_scope.cancel()
     return stopping.exit_code()
+
+
+async def _keep_open(pool: UpstreamPool, done: anyio.Event, left: anyio.Event) -> None:
+    """Start ``pool``'s servers and keep them open until ``done``; ``left`` once they are
+    stopped (their process groups killed)."""
+    try:
+        async with pool:
+            _say_down(pool)
+            await done.wait()
+    finally:
+        left.set()
 
 
 async def serve_live(
@@ -149,6 +186,7 @@ async def _run(
             port=transport.port,
             path=HTTP_PATH,
             log_level="WARNING",
+            stateless_http=True,
         )
 
 

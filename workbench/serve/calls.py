@@ -20,7 +20,10 @@ from workbench.serve.index import ServeIndex
 from workbench.serve.upstream import CallFailed, UpstreamPool
 
 ARGUMENTS = "arguments must be an object, or a JSON string of one"
-SNAPSHOT = "served from a snapshot: calls need the live servers (run serve without --catalog)"
+SNAPSHOT = (
+    "served from a snapshot: calls need the live servers (add --live-calls, or run serve "
+    "without --catalog)"
+)
 
 
 class Router:
@@ -33,6 +36,7 @@ class Router:
     async def call(self, name: str, arguments: object) -> types.CallToolResult:
         if self.pool is None:
             raise CallFailed(SNAPSHOT)
+        await self.pool.started.wait()  # a replica serves before its servers are up
         args = call_arguments(arguments)
         tool = self.index.tool(name)
         if tool is not None and tool.kind != "mcp":

@@ -350,6 +350,8 @@ class UpstreamPool:
         self._by_name = {upstream.name: upstream for upstream in self.upstreams}
         self._group: TaskGroup | None = None
         self._starting = False
+        #: Set once every server has been started (up or down): a call waits for it.
+        self.started = anyio.Event()
 
     def _changed(self, upstream: Upstream) -> None:
         if self._on_change is not None and not self._starting:
@@ -368,6 +370,7 @@ class UpstreamPool:
             raise
         finally:
             self._starting = False
+            self.started.set()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
