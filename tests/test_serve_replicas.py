@@ -105,45 +105,55 @@ def test_a_replica_from_a_snapshot_answers_any_request_and_calls_the_live_server
     agent = write_agent(tmp_path / "agent.yaml", tag, "--slow-list", str(SLOW_LIST))
     port = free_port()
     log = tmp_path / "serve.err"
-    args = [str(agent), "--catalog", str(snapshot), "--live-calls", "--embedder", "none"]
-    proc = start_http(args, port, log)
+    embedder = ["--embedder", "openai:text-embedding-3-small"]
+    args = [str(agent), "--catalog", str(snapshot), "--live-calls", *embedder]
     url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        # Stateless: each request on its own, before the tools server has listed anything.
-        listed = stateless(url, "tools/list")
-        assert [tool["name"] for tool in listed["tools"]] == ["search_tools", "call_tool"]
-        found = stateless_search(url, "what time is it in Tokyo")
-        assert "time-get_current_time" in found
-        assert "server tools: up" not in log.read_text()  # the search did not wait for it
-        ready = get(port, "/readyz")
-        assert ready.status_code == 200  # the index is loaded; no server is needed
-        assert ready.json()["tools"] == 8 and ready.json()["upstreams"]["tools"] == "starting"
+    with FakeEmbeddingServer() as embeddings:
+        env = {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": f"{embeddings.url}/v1"}
+        # The embedding cache, as a deploy fills it once: a search on the snapshot.
+        warm = ["search", str(agent), "warm up", "--runtime", "serve", "--catalog", str(snapshot)]
+        assert run_cli(*warm, *embedder, env={**os.environ, **env}).returncode == 0
+        embedded = embeddings.count()
+        assert embedded >= 1
+        proc = start_http(args, port, log, **env)
+        try:
+            # Stateless: each request on its own, before the tools server has listed anything,
+            # and no tool embedded again: the one request is the query's.
+            listed = stateless(url, "tools/list")
+            assert [tool["name"] for tool in listed["tools"]] == ["search_tools", "call_tool"]
+            found = stateless_search(url, "what time is it in Tokyo")
+            assert "time-get_current_time" in found
+            assert "server tools: up" not in log.read_text()  # the search did not wait for it
+            assert embeddings.count() == embedded + 1
+            ready = get(port, "/readyz")
+            assert ready.status_code == 200  # the index is loaded; no server is needed
+            assert ready.json()["tools"] == 8 and ready.json()["upstreams"]["tools"] == "starting"
 
-        # The session-based protocol (initialize, then a session): the same answers, and
-        # calls go to the live servers (the slow one once it is up).
-        async def session() -> tuple[list[str], str, str]:
-            async with http_session(url) as client:
-                names = await search_names(client, "what time is it in Tokyo")
-                now = await client.call_tool(
-                    "call_tool",
-                    {"name": "time-get_current_time", "arguments": {"timezone": "UTC"}},
-                )
-                assert not now.is_error, text_of(now)
-                tool = await client.call_tool(
-                    "call_tool", {"name": "tools-tool_01", "arguments": {"query": "x"}}
-                )
-                assert not tool.is_error, text_of(tool)
-                return names, text_of(now), text_of(tool)
+            # The session-based protocol (initialize, then a session): the same answers, and
+            # calls go to the live servers (the slow one once it is up).
+            async def session() -> tuple[list[str], str, str]:
+                async with http_session(url) as client:
+                    names = await search_names(client, "what time is it in Tokyo")
+                    now = await client.call_tool(
+                        "call_tool",
+                        {"name": "time-get_current_time", "arguments": {"timezone": "UTC"}},
+                    )
+                    assert not now.is_error, text_of(now)
+                    tool = await client.call_tool(
+                        "call_tool", {"name": "tools-tool_01", "arguments": {"query": "x"}}
+                    )
+                    assert not tool.is_error, text_of(tool)
+                    return names, text_of(now), text_of(tool)
 
-        names, now, tool = anyio.run(session)
-        assert names == found
-        assert json.loads(now)["timezone"] == "UTC"
-        assert tool == 'tool_01 called with {"query": "x"}'
-        children = stop(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            names, now, tool = anyio.run(session)
+            assert names == found
+            assert json.loads(now)["timezone"] == "UTC"
+            assert tool == 'tool_01 called with {"query": "x"}'
+            children = stop(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert len(children) >= 2 and alive(children) == []
     assert "server tools: up, 6 tools" in log.read_text()  # 3, and 3 that misbehave
 
