@@ -189,15 +189,15 @@ def server_pid(proc: subprocess.Popen[bytes], word: str) -> int:
 
 
 def wait_status(
-    port: int, status: int, tools: str | None = None, seconds: float = 20.0
+    port: int, status: int, down: str | None = None, seconds: float = 20.0
 ) -> dict[str, Any]:
-    """``/readyz``'s body once it answers ``status`` (and says the ``tools`` server is in that
-    state, when given)."""
+    """``/readyz``'s body once it answers ``status`` (and says the server ``down`` is down,
+    when given)."""
     deadline = time.monotonic() + seconds
     while True:
         answer = get(port, "/readyz")
         body: dict[str, Any] = answer.json()
-        if answer.status_code == status and tools in (None, body["upstreams"]["tools"]):
+        if answer.status_code == status and (down is None or body["upstreams"][down] == "down"):
             return body
         assert time.monotonic() < deadline, (answer.status_code, answer.text)
         time.sleep(0.1)
@@ -215,7 +215,7 @@ def test_readyz_turns_503_while_a_needed_server_is_down_and_ready_again_once_it_
         body = wait_status(port, 200)
         assert body["upstreams"] == {"time": "up", "tools": "up"} and body["needs"] == ["time"]
         os.kill(server_pid(proc, tag), signal.SIGKILL)  # a server it does not need: ready
-        body = wait_status(port, 200, tools="down")
+        body = wait_status(port, 200, down="tools")
         assert body["ready"] is True and body["missing"] == []
         os.kill(server_pid(proc, "mcp_server_time"), signal.SIGKILL)
         body = wait_status(port, 503)
@@ -279,6 +279,10 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
             assert seen[("holo_tune_index_tools", ())] == 8
             assert seen[("holo_tune_upstream_up", (("upstream", "time"),))] == 1
             assert seen[("holo_tune_draining", ())] == 0
+            # Without --ready-needs a server that dies leaves serve ready.
+            os.kill(server_pid(proc, "mcp_server_time"), signal.SIGKILL)
+            assert wait_status(port, 200, down="time")["ready"] is True
+            assert metrics(port)[("holo_tune_upstream_up", (("upstream", "time"),))] == 0
 
             # Four searches whose query embedding takes 2 s are in flight when SIGTERM comes.
             embeddings.delay = 2.0
@@ -310,7 +314,7 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert len(children) >= 2 and alive(children) == []
+    assert children and alive(children) == []  # the tools server (the time server died)
     text = log.read_text()
     assert "draining: 4 requests in flight" in text and "drained: no request in flight" in text
-    assert text.index("drained") < text.index("server time: stopped")
+    assert text.index("drained") < text.index("server tools: stopped")
