@@ -8,7 +8,8 @@ is answered on its own (the stateless protocol: no ``initialize``, no ``Mcp-Sess
 ``mcp`` SDK's session-based streamable-HTTP client works too. ``/healthz`` says it is alive,
 ``/readyz`` whether it is ready (and, with ``--ready-needs``, turns 503 while a server it needs is
 down), ``/metrics`` parses with prometheus-client's own parser and counts what was served, and
-SIGTERM drains: the searches in flight complete, a new request gets 503, then no server is left.
+SIGTERM drains: the searches and the call in flight complete, a new request gets 503, then the
+servers stop and none is left.
 """
 
 from __future__ import annotations
@@ -243,10 +244,10 @@ def test_ready_needs_names_a_server_of_the_agent(tmp_path: Path, tag: str) -> No
     )
 
 
-def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_finish(
+def test_metrics_count_what_was_served_and_sigterm_lets_the_requests_in_flight_finish(
     tmp_path: Path, tag: str
 ) -> None:
-    agent = write_agent(tmp_path / "agent.yaml", tag)
+    agent = write_agent(tmp_path / "agent.yaml", tag, "--slow-call", "2")
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     log = tmp_path / "serve.err"
@@ -284,15 +285,20 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
             assert wait_status(port, 200, down="time")["ready"] is True
             assert metrics(port)[("holo_tune_upstream_up", (("upstream", "time"),))] == 0
 
-            # Four searches whose query embedding takes 2 s are in flight when SIGTERM comes.
+            # Four searches whose query embedding takes 2 s, and a call that takes 2 s, are in
+            # flight when SIGTERM comes.
             embeddings.delay = 2.0
-            before = embeddings.count()
             queries = [f"what time is it in city number {i}" for i in range(4)]
-            with ThreadPoolExecutor(4) as pool:
+            call = {
+                "name": "call_tool",
+                "arguments": {"name": "tools-tool_01", "arguments": {"query": "x"}},
+            }
+            with ThreadPoolExecutor(5) as pool:
                 searches = [pool.submit(stateless_search, url, query) for query in queries]
+                slow = pool.submit(stateless, url, "tools/call", call)
                 deadline = time.monotonic() + 10
-                while embeddings.count() < before + 4:
-                    assert time.monotonic() < deadline, "the searches did not start"
+                while metrics(port)[("holo_tune_requests_in_flight", ())] < 5:
+                    assert time.monotonic() < deadline, "the requests did not start"
                     time.sleep(0.02)
                 children = descendants(proc.pid)
                 proc.send_signal(signal.SIGTERM)
@@ -308,7 +314,11 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
                 assert get(port, "/readyz").status_code == 503
                 assert get(port, "/healthz").status_code == 200
                 answers = [search.result(timeout=20) for search in searches]
+                answered = slow.result(timeout=20)
             assert all(isinstance(names, list) for names in answers)
+            assert not answered.get("isError"), answered
+            assert answered["content"][0]["text"] == 'tool_01 called with {"query": "x"}'
+
             assert proc.wait(timeout=30) == 0
         finally:
             if proc.poll() is None:
@@ -316,5 +326,5 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
                 proc.wait()
     assert children and alive(children) == []  # the tools server (the time server died)
     text = log.read_text()
-    assert "draining: 4 requests in flight" in text and "drained: no request in flight" in text
+    assert "draining: 5 requests in flight" in text and "drained: no request in flight" in text
     assert text.index("drained") < text.index("server tools: stopped")
