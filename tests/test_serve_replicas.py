@@ -370,3 +370,69 @@ def test_a_drain_waits_for_the_requests_in_flight_then_refuses_every_new_one() -
     text = op.exposition().decode()
     assert "holo_tune_requests_refused_total 3.0" in text
     assert "holo_tune_draining 1.0" in text and "holo_tune_requests_in_flight 1.0" in text
+
+
+class _Model:
+    """A stand-in for a local model (the ``loaded``/``load()`` protocol
+    :func:`~workbench.search.embedders.local.model_to_load` reads): the logic alone."""
+
+    model_id = "local:stand-in"
+
+    def __init__(self) -> None:
+        self.loaded = False
+
+
+def test_readyz_waits_for_the_embedding_model_and_says_when_it_failed() -> None:
+    """A replica whose queries need a local model is not ready until it is loaded (a search
+    before would wait seconds), and stays not ready, saying why, when the load failed; an index
+    with no embedder has no model to wait for."""
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    agent, catalog = sample / "research-agent.yaml", sample / "research-agent.catalog.json"
+    args = parse_args(["serve", str(agent), "--embedder", "none", "--catalog", str(catalog)])
+    index = snapshot_index(args, served_from_args(args))
+    op = Operation(index, None)
+    ready, body = op.readiness()
+    assert (ready, body["model"]) == (True, None)
+    model = _Model()
+    index.engine.embedder = model  # type: ignore[assignment]
+    ready, body = op.readiness()
+    assert (ready, body["model"]) == (False, "loading")
+    model.loaded = True
+    ready, body = op.readiness()
+    assert (ready, body["model"]) == (True, "loaded")
+    model.loaded = False
+    op.model_error = "no such file: model.safetensors"
+    ready, body = op.readiness()
+    assert (ready, body["model"]) == (False, "failed: no such file: model.safetensors")
+
+
+@pytest.mark.provided("the local extra (sentence-transformers)", modules=["sentence_transformers"])
+def test_a_replica_with_minilm_is_ready_once_the_model_is_loaded(tmp_path: Path) -> None:
+    """The real MiniLM (the tool vectors from a warm cache, as a replica starts): ``/readyz`` is
+    503 with the model ``loading`` while serve already answers HTTP, then 200 ``loaded``, and
+    then a search answers. Slow for a reason: the model's load is what it tests (seconds on 2
+    cores)."""
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    agent, catalog = sample / "research-agent.yaml", sample / "research-agent.catalog.json"
+    minilm = ["--embedder", "local:all-MiniLM-L6-v2"]
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    warm = ["search", str(agent), "papers", "--runtime", "serve", "--catalog", str(catalog)]
+    assert run_cli(*warm, *minilm, env={**os.environ, **env}).returncode == 0
+    port = free_port()
+    log = tmp_path / "serve.err"
+    proc = start_http([str(agent), "--catalog", str(catalog), *minilm], port, log, **env)
+    try:
+        states = []
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            answer = httpx2.get(f"http://127.0.0.1:{port}/readyz", timeout=10)
+            states.append((answer.status_code, answer.json()["model"]))
+            if answer.status_code == 200:
+                break
+            time.sleep(0.05)
+        assert states[0] == (503, "loading"), states
+        assert states[-1] == (200, "loaded"), states
+        assert set(states) <= {(503, "loading"), (200, "loaded")}
+        assert stateless_search(f"http://127.0.0.1:{port}/mcp", "find papers on transformers")
+    finally:
+        stop(proc)

@@ -183,7 +183,7 @@ async def _run(
     stopping.operation = operation
     server = build_server(index, router, pins, operation)
     _say_ready(index, pins, transport)
-    _load_model_soon(index)
+    _load_model_soon(index, operation)
     if transport.kind == "stdio":
         stopping.serving = True
         await server.run_stdio_async(show_banner=False, log_level="WARNING")
@@ -289,10 +289,12 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
     logger.info("serving on %s", where)
 
 
-def _load_model_soon(index: ServeIndex) -> None:
+def _load_model_soon(index: ServeIndex, operation: Operation) -> None:
     """Load the embedding model in a thread of its own while serve already answers: the tool
     vectors come from the disk cache, so without this the first search would wait seconds for
-    the model its query vector needs (a search in the meantime waits for the same load)."""
+    the model its query vector needs (a search in the meantime waits for the same load).
+    ``/readyz`` says not ready until it is loaded, and why when it failed
+    (:meth:`Operation.model`)."""
     from workbench.search.embedders.local import load_model, model_to_load
 
     embedder = index.engine.embedder
@@ -307,6 +309,7 @@ def _load_model_soon(index: ServeIndex) -> None:
             load_model(embedder)
         except Exception as err:  # the first search says it again, as an MCP error
             logger.warning("embedding model %s failed to load: %s", model, err)
+            operation.model_error = str(err)
             return
         one_thread_per_query(embedder)
         logger.info("embedding model %s loaded in %.1f s", model, time.perf_counter() - started)

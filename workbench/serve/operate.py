@@ -3,7 +3,10 @@
 :class:`Operation` is what ``/healthz``, ``/readyz`` and ``/metrics`` (added by
 :mod:`~workbench.serve.server`) answer from, and what the drain gate counts:
 
-- ready: the index is loaded (serve answers HTTP only once it is), serve is not draining, and
+- ready: the index is loaded (serve answers HTTP only once it is), the embedding model its
+  queries need is loaded (a local model loads in a thread after serve starts answering: until
+  then a search would wait seconds for it, so a balancer should send it elsewhere; a model that
+  failed to load keeps the replica not ready), serve is not draining, and
   every server ``--ready-needs`` names is up; ``/readyz``'s body says which servers are up. A
   needed server that is down is started again in the background (when its backoff allows), so a
   replica that became not ready for it becomes ready again without a call;
@@ -24,6 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from workbench.search.embedders.local import model_to_load
 from workbench.serve.index import ServeIndex
 from workbench.serve.upstream import Upstream, UpstreamPool
 
@@ -63,6 +67,8 @@ class Operation:
         self.pool = pool
         self.needs = tuple(needs)
         self.draining = False
+        #: Why the embedding model failed to load (set by serve's loading thread), else None.
+        self.model_error: str | None = None
         self.in_flight = 0
         self._idle: anyio.Event | None = None
         #: Ends the transport (set by the HTTP runner once it runs).
@@ -105,11 +111,24 @@ class Operation:
         pool = self.pool
         return {up.name: upstream_state(up) for up in pool.upstreams} if pool else {}
 
+    def model(self) -> str | None:
+        """The embedding model's state: ``loaded``, ``loading`` or ``failed: WHY``; None when
+        the queries need no model loaded here (no embedder, or one behind an API)."""
+        embedder = self.index.engine.embedder
+        if embedder is None:
+            return None
+        if self.model_error is not None:
+            return f"failed: {self.model_error}"
+        if model_to_load(embedder) is not None:
+            return "loading"
+        return "loaded" if loads_a_model(embedder) else None
+
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         """Whether serve is ready, and ``/readyz``'s body: ``ready``, ``draining``, the index's
-        ``tools``, each server's state (``upstreams``), what ``--ready-needs`` names (``needs``)
-        and which of those are not up (``missing``). A needed server that is down is started
-        again in the background, when its backoff allows."""
+        ``tools``, the embedding ``model``'s state (:meth:`model`), each server's state
+        (``upstreams``), what ``--ready-needs`` names (``needs``) and which of those are not up
+        (``missing``). A needed server that is down is started again in the background, when
+        its backoff allows."""
         upstreams = self.upstreams()
         missing = [name for name in self.needs if upstreams.get(name) != "up"]
         if self.pool is not None:
@@ -117,11 +136,13 @@ class Operation:
                 upstream = self.pool.get(name)
                 if upstream is not None and upstreams[name] == "down":
                     self.pool.revive(upstream)
-        ready = not self.draining and not missing
+        model = self.model()
+        ready = not self.draining and not missing and model in (None, "loaded")
         body = {
             "ready": ready,
             "draining": self.draining,
             "tools": len(self.index.catalog),
+            "model": model,
             "upstreams": upstreams,
             "needs": list(self.needs),
             "missing": missing,
@@ -202,3 +223,14 @@ class _StateCollector(Collector):
         yield GaugeMetricFamily(
             "holo_tune_requests_in_flight", "MCP requests being answered", value=op.in_flight
         )
+
+
+def loads_a_model(embedder: object) -> bool:
+    """Whether ``embedder`` (or an embedder it wraps, ``.inner``) loads a model of its own (a
+    ``loaded`` flag, as :class:`~workbench.search.embedders.local.LocalEmbedder` has)."""
+    seen: object | None = embedder
+    while seen is not None:
+        if isinstance(getattr(seen, "loaded", None), bool):
+            return True
+        seen = getattr(seen, "inner", None)
+    return False
