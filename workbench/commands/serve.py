@@ -76,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
+    _open_usage_log(args, agent)  # closed (what is queued written) by logging's shutdown
     if args.catalog:
         code = anyio.run(serve_snapshot, snapshot_index(args, served), transport)
         return _left(code)
@@ -93,6 +94,25 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return _left(code)
+
+
+def _open_usage_log(args: argparse.Namespace, agent: AgentConfig) -> None:
+    """``--usage-log``, opened before any server starts (a file that cannot be written: one
+    line, exit 2)."""
+    if not getattr(args, "usage_log", None):
+        return
+    from workbench.serve.logs import LOGGER, secrets_of
+    from workbench.serve.usagelog import open_usage_log
+
+    log = open_usage_log(
+        args.usage_log,
+        max_mb=args.usage_log_max_mb,
+        keep=args.usage_log_keep,
+        log_arguments=args.log_arguments,
+        secrets=secrets_of(specs_from_agent(agent).mcp()),
+    )
+    said = "with" if args.log_arguments else "without"
+    logging.getLogger(LOGGER).info("usage log: %s (%s call arguments)", log.path, said)
 
 
 def _left(code: int) -> int:
