@@ -135,7 +135,10 @@ def test_a_served_sessions_log_gives_the_cases_and_tune_runs_on_them(
     cases.write_text(HAND)
     usage = tmp_path / "usage.json"
     capsys.readouterr()
+    snapshot = tmp_path / "catalog.json"  # the servers listed once for the commands below
+    assert main(["snapshot", str(agent), "-o", str(snapshot)]) == 0
     argv = ["cases", "from-log", str(agent), str(log), "-o", str(cases), "--usage-out", str(usage)]
+    argv += ["--catalog", str(snapshot)]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert (
@@ -177,11 +180,14 @@ def test_a_served_sessions_log_gives_the_cases_and_tune_runs_on_them(
     assert cases.read_text() == written
 
     capsys.readouterr()
-    tune = ["tune", str(agent), "--cases", str(cases), "--usage", str(usage), "--json"]
-    assert main([*tune, "--no-what-if"]) == 0
+    on = ["--cases", str(cases), "--catalog", str(snapshot), "--json"]
+    assert main(["tune", str(agent), *on, "--usage", str(usage)]) == 0
     report = capsys.readouterr()
     assert json.loads(report.out)["cases_source"] == {"kind": "flag", "path": str(cases)}
-    assert "6 of" not in report.err  # every case resolved: none dropped
+    assert "cases kept" not in report.err  # every case resolved: none dropped
+    assert main(["eval", str(agent), *on]) == 0
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated["cases"] == 6
 
 
 @needs_fastmcp
