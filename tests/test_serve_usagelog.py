@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from json_values import VALUES
-from serve_client import search_names, serve_stdio, text_of
+from serve_client import free_port, http_session, search_names, serve_stdio, start_http, text_of
 
 from workbench.cli import main
 from workbench.errors import InputError
@@ -192,24 +194,38 @@ def test_a_served_sessions_log_gives_the_cases_and_tune_runs_on_them(
 
 @needs_fastmcp
 @pytest.mark.slow
-def test_with_log_arguments_the_arguments_are_written_with_the_secrets_hidden(
+def test_over_http_each_client_session_is_a_digest_and_log_arguments_hides_the_secrets(
     tmp_path: Path,
 ) -> None:
     log = tmp_path / "usage.jsonl"
     args = [str(AGENT), "--catalog", str(CATALOG), "--embedder", "none"]
     args += ["--usage-log", str(log), "--log-arguments"]
+    port = free_port()
+    # A snapshot: no server starts, and a call is refused (and still logged).
+    proc = start_http(args, port, tmp_path / "serve.err", BRAVE_API_KEY=SECRET)
 
     async def run() -> None:
-        with (tmp_path / "serve.err").open("w") as err:
-            # A snapshot: no server starts, and the call is refused (still logged).
-            async with serve_stdio(args, err, BRAVE_API_KEY=SECRET) as session:
+        for _ in range(2):  # two clients, one after the other
+            async with http_session(f"http://127.0.0.1:{port}/mcp") as session:
+                await search_names(session, "search the web")
                 sent = {"query": PRIVATE, "note": f"key {SECRET}"}
                 await session.call_tool("call_tool", {"name": WEB, "arguments": sent})
 
-    anyio.run(run)
-    (call,) = records(log)
-    assert (call["tool"], call["outcome"]) == (WEB, "refused")
-    assert call["arguments"] == {"query": PRIVATE, "note": "key [hidden]"}
+    try:
+        anyio.run(run)
+        proc.send_signal(signal.SIGTERM)  # what is queued is written before the process ends
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    logged = records(log)
+    assert [r["event"] for r in logged] == ["search", "call", "search", "call"]
+    seen = [r["session"] for r in logged]
+    assert all(re.fullmatch("[0-9a-f]{16}", str(s)) for s in seen)  # a digest, not the header
+    assert seen[0] == seen[1] != seen[2] == seen[3]
+    assert logged[1]["arguments"] == {"query": PRIVATE, "note": "key [hidden]"}
+    assert (logged[1]["tool"], logged[1]["outcome"]) == (WEB, "refused")
     assert SECRET not in log.read_text()
     assert "(with call arguments)" in (tmp_path / "serve.err").read_text()
 

@@ -16,6 +16,7 @@ as a digest of it: it pairs a session's searches with its calls and cannot be re
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -181,7 +182,13 @@ class UsageLog(logging.Handler):
         self.dropped = 0
         self._failed = False
         self._queue: queue.Queue[object] = queue.Queue(QUEUE_SIZE)
-        self._file: IO[bytes] = self._open()
+        self._file: IO[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        self._start()
+
+    def _start(self) -> None:
+        """Open the file (OSError: it cannot be written) and start the writer."""
+        self._file = self._open()
         self._checked = time.monotonic()
         self._thread = threading.Thread(target=self._write_all, name="usage-log", daemon=True)
         self._thread.start()
@@ -196,6 +203,14 @@ class UsageLog(logging.Handler):
             arguments = getattr(record, "usage_arguments", None)
             if arguments is not None:
                 usage = {**usage, "arguments": arguments}
+        if self._thread is None:
+            # Closed by a logging set-up (uvicorn's closes every handler): opened again, as
+            # logging's own FileHandler does.
+            try:
+                self._start()
+            except OSError as err:
+                self._say_failed(err)
+                return
         try:
             self._queue.put_nowait(usage)
         except queue.Full:
@@ -210,13 +225,21 @@ class UsageLog(logging.Handler):
 
     def close(self) -> None:
         """Write what is queued (waiting at most :data:`CLOSE_WAIT`), then close the file."""
-        if self._thread.is_alive():
+        thread, self._thread = self._thread, None
+        if thread is not None and thread.is_alive():
             with contextlib.suppress(queue.Full):
                 self._queue.put(_STOP, timeout=CLOSE_WAIT)
-            self._thread.join(CLOSE_WAIT)
-        with contextlib.suppress(OSError):
-            self._file.close()
+            thread.join(CLOSE_WAIT)
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
         super().close()
+
+    def _say_failed(self, err: Exception) -> None:
+        if not self._failed:
+            self._failed = True
+            _serve_logger.warning("usage log %s: cannot write: %s", self.path, err)
 
     # -- the writer thread
 
@@ -229,9 +252,7 @@ class UsageLog(logging.Handler):
             try:
                 self._write(self._line(item))
             except (OSError, ValueError) as err:
-                if not self._failed:
-                    self._failed = True
-                    _serve_logger.warning("usage log %s: cannot write: %s", self.path, err)
+                self._say_failed(err)
 
     def _line(self, record: dict[str, Any]) -> bytes:
         if "query" in record and isinstance(record["query"], str):
@@ -243,10 +264,14 @@ class UsageLog(logging.Handler):
 
     def _write(self, line: bytes) -> None:
         self._reopen_if_moved()
-        if self.max_bytes and self._file.tell() and self._file.tell() + len(line) > self.max_bytes:
+        file = self._file
+        assert file is not None
+        if self.max_bytes and file.tell() and file.tell() + len(line) > self.max_bytes:
             self._rotate()
-        self._file.write(line)
-        self._file.flush()
+            file = self._file
+            assert file is not None
+        file.write(line)
+        file.flush()
         self._failed = False
 
     def _open(self) -> IO[bytes]:
@@ -262,6 +287,7 @@ class UsageLog(logging.Handler):
             on_disk = os.stat(self.path)
         except FileNotFoundError:
             on_disk = None
+        assert self._file is not None
         mine = os.fstat(self._file.fileno())
         if on_disk is None or (on_disk.st_dev, on_disk.st_ino) != (mine.st_dev, mine.st_ino):
             self._file.close()
@@ -269,6 +295,7 @@ class UsageLog(logging.Handler):
 
     def _rotate(self) -> None:
         """``FILE.{keep-1}`` -> ``FILE.{keep}`` ... ``FILE`` -> ``FILE.1``; keep 0: start over."""
+        assert self._file is not None
         self._file.close()
         if self.keep > 0:
             for n in range(self.keep - 1, 0, -1):
@@ -330,5 +357,7 @@ def open_usage_log(
         old.close()
     _logger.setLevel(logging.INFO)
     _logger.addHandler(handler)
+    # Closed (what is queued written) at exit: logging's own shutdown may no longer know it
+    # (uvicorn's logging set-up closes every handler and forgets them; it opens again).
+    atexit.register(handler.close)
     return handler
-
