@@ -17,6 +17,7 @@ import logging
 import re
 import signal
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -361,6 +362,30 @@ def test_an_empty_log_writes_nothing_and_says_so(
     assert err == f"holo-tune: error: {out}: no new case learned from the log; nothing written\n"
 
 
+def test_times_at_the_calendars_ends_and_a_huge_window_are_no_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "u.jsonl"
+    late = _line("search", "9999-12-31T23:59:59.999Z", ms=5000, query="q", tools=[])
+    log.write_text(late + "\n")
+    argv = ["cases", "from-log", str(AGENT), str(log), "--catalog", str(CATALOG)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"holo-tune: error: {log}:1: time: out of range: ")
+    log.write_text(_line("search", "2026-07-28T09:00:00Z", ms=1e300, query="q") + "\n")
+    assert main(argv) == 2
+    assert f"{log}:1: ms: must be a number of milliseconds from 0 to " in capsys.readouterr().err
+    # A call at the calendar's start, with a window longer than the calendar: paired.
+    lines = [
+        _search("0001-01-01T00:00:00Z", "oldest query", [WEB]),
+        _call("0001-01-01T00:00:01Z", WEB),
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "cases.jsonl"
+    assert main([*argv, "-o", str(out), "--window", "1e300"]) == 0
+    assert json.loads(out.read_text())["query"] == "oldest query"
+
+
 # ------------------------------------------------------------------------ bad lines: file:line
 
 
@@ -421,3 +446,40 @@ def test_any_bytes_are_a_record_or_one_error_naming_file_and_line(
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"holo-tune: error: {log}:1: ") or "no new case learned" in err
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["search", "call"]),
+            st.datetimes(timezones=st.just(UTC)),
+            st.floats(0, 7 * 24 * 3600 * 1000),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.floats(0.001, 1e300),
+)
+def test_records_at_any_time_and_any_window_never_crash(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    drawn: list[tuple[str, datetime, float]],
+    window: float,
+) -> None:
+    log = tmp_path / "times.jsonl"
+    lines = []
+    for event, moment, ms in drawn:
+        at = moment.isoformat()
+        line = _search(at, "q", [WEB]) if event == "search" else _call(at, WEB)
+        lines.append(line.replace('"ms": 5', f'"ms": {ms!r}'))
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "c.jsonl"
+    argv = ["cases", "from-log", str(AGENT), str(log), "--catalog", str(CATALOG), "-o", str(out)]
+    capsys.readouterr()
+    code = main([*argv, "--window", repr(window)])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "internal error" not in err
+    assert code == 0 or err.count("\n") == 1

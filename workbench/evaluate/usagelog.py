@@ -43,6 +43,8 @@ OUTCOMES = ("ok", "error", "refused")
 DEFAULT_WINDOW = 60.0
 #: The longest line read (bytes): a record is small; a query is at most 64 KiB.
 MAX_LINE_BYTES = 1024 * 1024
+#: The longest ``ms`` a record may say (a week: longer than any call serve waits for).
+MAX_MS = 7 * 24 * 3600 * 1000
 
 
 def now_text(seconds_ago: float = 0.0) -> str:
@@ -210,8 +212,8 @@ def parse_record(text: str, path: str | Path, line: int) -> Event:
     if session is not None and not isinstance(session, str):
         raise bad("session", "must be a string or null")
     ms = data.get("ms")
-    if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms < math.inf:
-        raise bad("ms", "must be a number of milliseconds >= 0")
+    if isinstance(ms, bool) or not isinstance(ms, int | float) or not 0 <= ms <= MAX_MS:
+        raise bad("ms", f"must be a number of milliseconds from 0 to {MAX_MS:g}")
     where = f"{path}:{line}"
     if event == CALL:
         tool = data.get("tool")
@@ -254,7 +256,10 @@ def parse_record(text: str, path: str | Path, line: int) -> Event:
     error = data.get("error")
     if error is not None and not isinstance(error, str):
         raise bad("error", "must be a string")
-    ended = at + timedelta(milliseconds=float(ms))
+    try:
+        ended = at + timedelta(milliseconds=float(ms))
+    except OverflowError:
+        raise bad("time", f"out of range: {data['time'][:40]!r} plus {ms} ms") from None
     return Search(
         at=at,
         ended=ended,
@@ -365,10 +370,13 @@ def _attributed(
         for index in reversed(by_session.get(call.session, [])):
             if call.tool in searches[index].tools:
                 return index
-    since = call.at - timedelta(seconds=window)
+    try:
+        since: datetime | None = call.at - timedelta(seconds=window)
+    except OverflowError:  # a window longer than the calendar: every search is in it
+        since = None
     for index in reversed(recent):
         search = searches[index]
-        if search.ended < since:
+        if since is not None and search.ended < since:
             break
         if call.session is not None and search.session is not None:
             continue  # two sessions known: the session decided above
