@@ -286,6 +286,48 @@ def _wait_for(ok: Any, seconds: float = 5.0) -> None:
         time.sleep(0.01)
 
 
+def test_a_disk_that_hangs_never_holds_up_the_caller_and_the_drops_are_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+    import time
+
+    from workbench.serve import usagelog
+
+    monkeypatch.setattr(usagelog, "QUEUE_SIZE", 5)
+    release = threading.Event()
+    write = usagelog.UsageLog._write
+
+    def stuck(self: usagelog.UsageLog, line: bytes) -> None:
+        release.wait(10)  # a write that hangs (a full NFS mount)
+        write(self, line)
+
+    monkeypatch.setattr(usagelog.UsageLog, "_write", stuck)
+    handler = usagelog.open_usage_log(
+        tmp_path / "u.jsonl", max_mb=1, keep=1, log_arguments=False, secrets=()
+    )
+    try:
+        started = time.perf_counter()
+        with caplog.at_level(logging.WARNING, logger="holo_tune.serve"):
+            for n in range(40):
+                usagelog.log_call(f"s-t{n}", "s", "ok", seconds=0.0, session=None)
+        assert time.perf_counter() - started < 0.5  # 40 records, none waited on the disk
+        assert handler.dropped >= 40 - 5 - 1  # the queue's 5 and the one being written kept
+        assert [r.message for r in caplog.records].count(
+            f"usage log {tmp_path / 'u.jsonl'}: the writer is behind (5 records queued): "
+            "records are dropped until it catches up"
+        ) == 1
+        release.set()
+        handler.close()
+        kept = records(tmp_path / "u.jsonl")
+        assert len(kept) == 40 - handler.dropped and kept[0]["tool"] == "s-t0"
+    finally:
+        release.set()
+        for old in list(logging.getLogger(usagelog.USAGE_LOGGER).handlers):
+            logging.getLogger(usagelog.USAGE_LOGGER).removeHandler(old)
+            old.close()
+
+
 def test_a_usage_log_that_cannot_be_written_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

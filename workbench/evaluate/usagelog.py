@@ -48,9 +48,10 @@ MAX_MS = 7 * 24 * 3600 * 1000
 
 
 def now_text(seconds_ago: float = 0.0) -> str:
-    """The time ``seconds_ago`` before now, as a record's ``time`` (UTC, milliseconds)."""
+    """The time ``seconds_ago`` before now, as a record's ``time`` (UTC, microseconds: a call
+    made on a search's answer within its millisecond still sorts after the search)."""
     moment = datetime.now(UTC) - timedelta(seconds=seconds_ago)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 def search_record(

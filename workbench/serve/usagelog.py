@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 USAGE_LOGGER = "holo_tune.usage"
 #: Records waiting for the writer at most; past it a record is dropped (a disk that hangs).
 QUEUE_SIZE = 10_000
+#: Records the writer writes before it flushes the file.
+BATCH = 256
 #: Seconds between checks that the file is still where it was opened (an outside rotation).
 REOPEN_CHECK = 1.0
 #: Seconds closing waits for the writer to write what is queued.
@@ -89,7 +91,7 @@ def log_search(
         select=select,
         error=error,
     )
-    _logger.info("search", extra={"usage": record})
+    _put(record)
 
 
 def log_call(
@@ -112,7 +114,15 @@ def log_call(
         outcome=outcome,
         ms=seconds * 1000,
     )
-    _logger.info("call", extra={"usage": record, "usage_arguments": arguments})
+    _put(record, arguments)
+
+
+def _put(record: dict[str, Any], arguments: object = None) -> None:
+    """Hand the record to the open log's writer (not through a LogRecord: the caller is serve's
+    event loop, and this is the whole of its part)."""
+    for handler in _logger.handlers:
+        if isinstance(handler, UsageLog):
+            handler.put(record, arguments)
 
 
 def search_logged(
@@ -196,13 +206,15 @@ class UsageLog(logging.Handler):
     # -- the event loop's side: never waits
 
     def emit(self, record: logging.LogRecord) -> None:
+        """A record logged on :data:`USAGE_LOGGER` with ``extra={"usage": {...}}``."""
         usage = getattr(record, "usage", None)
-        if not isinstance(usage, dict):
-            return
-        if self.log_arguments:
-            arguments = getattr(record, "usage_arguments", None)
-            if arguments is not None:
-                usage = {**usage, "arguments": arguments}
+        if isinstance(usage, dict):
+            self.put(usage, getattr(record, "usage_arguments", None))
+
+    def put(self, usage: dict[str, Any], arguments: object = None) -> None:
+        """Queue a record for the writer (``arguments`` kept only with ``--log-arguments``)."""
+        if self.log_arguments and arguments is not None:
+            usage = {**usage, "arguments": arguments}
         if self._thread is None:
             # Closed by a logging set-up (uvicorn's closes every handler): opened again, as
             # logging's own FileHandler does.
@@ -244,15 +256,25 @@ class UsageLog(logging.Handler):
     # -- the writer thread
 
     def _write_all(self) -> None:
+        """Write what is queued, in batches (one flush for all that waited), until told to stop."""
         while True:
-            item = self._queue.get()
-            if item is _STOP:
-                return
-            assert isinstance(item, dict)
+            batch = [self._queue.get()]
+            while len(batch) < BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = _STOP in batch
             try:
-                self._write(self._line(item))
+                for item in batch:
+                    if isinstance(item, dict):
+                        self._write(self._line(item))
+                if self._file is not None:
+                    self._file.flush()
             except (OSError, ValueError) as err:
                 self._say_failed(err)
+            if stop:
+                return
 
     def _line(self, record: dict[str, Any]) -> bytes:
         if "query" in record and isinstance(record["query"], str):
@@ -271,7 +293,6 @@ class UsageLog(logging.Handler):
             file = self._file
             assert file is not None
         file.write(line)
-        file.flush()
         self._failed = False
 
     def _open(self) -> IO[bytes]:
