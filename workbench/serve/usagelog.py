@@ -1,11 +1,12 @@
 """serve's usage log (``--usage-log FILE``): each search and each call as a line of JSON.
 
-The server emits a record on the logger :data:`USAGE_LOGGER` (:func:`log_search`,
-:func:`log_call`; nothing is built when no log is open); :class:`UsageLog`, the handler
-``commands/serve.py`` opens, hands each record to a thread of its own that writes it, so the event
-loop never waits on the disk (a full queue drops the record and says so once). The file is
-rotated by size as logrotate does (``FILE`` -> ``FILE.1`` -> ... ``FILE.KEEP``, the oldest
-dropped); a file moved or removed from under serve (an outside logrotate) is opened anew.
+The server hands each record (:func:`search_logged`, :func:`call_logged`; nothing is built when
+no log is open) to :class:`UsageLog`, the handler ``commands/serve.py`` attaches to the logger
+:data:`USAGE_LOGGER`; it queues the record for a thread of its own that writes it, so the event
+loop never waits on the disk (a full queue drops the record and says so once). Being a logging
+handler, it is closed (what is queued written) by logging's shutdown, as at serve's exit. The
+file is rotated by size as logrotate does (``FILE`` -> ``FILE.1`` -> ... ``FILE.KEEP``, the
+oldest dropped); a file moved or removed from under serve (an outside logrotate) is opened anew.
 
 What is written: the records of :mod:`workbench.evaluate.usagelog` (docs/serve.md). A call's
 arguments only with ``--log-arguments``; never a header, and every environment and header value
