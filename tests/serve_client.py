@@ -177,3 +177,37 @@ def sample_queries(dataset: Path, count: int) -> list[str]:
     lines = (dataset / "cases.jsonl").read_text(encoding="utf-8").splitlines()
     step = max(1, len(lines) // count)
     return [json.loads(line)["query"] for line in lines[::step][:count]]
+
+
+#: The headers of a request of the stateless protocol: no ``initialize`` before it and no
+#: ``Mcp-Session-Id`` (the streamable-HTTP transport answers JSON or an event stream).
+STATELESS_HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
+
+
+def stateless(url: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One JSON-RPC request POSTed on its own (no session): its response's ``result``."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
+    answer = httpx2.post(url, json=body, headers=STATELESS_HEADERS, timeout=30.0)
+    assert answer.status_code == 200, answer.text
+    assert "mcp-session-id" not in answer.headers
+    text = answer.text
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        text = "".join(
+            line.removeprefix("data:").strip()
+            for line in text.splitlines()
+            if line.startswith("data:")
+        )
+    message: dict[str, Any] = json.loads(text)
+    assert "error" not in message, message
+    result: dict[str, Any] = message["result"]
+    return result
+
+
+def stateless_search(url: str, query: str) -> list[str]:
+    """``search_tools``' names for ``query``, asked with one stateless request."""
+    result = stateless(url, "tools/call", {"name": "search_tools", "arguments": {"query": query}})
+    assert not result.get("isError"), result
+    return [tool["name"] for tool in result["structuredContent"]["result"]]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import signal
 import sys
 from datetime import UTC, datetime
@@ -22,16 +21,26 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from json_values import VALUES
-from serve_client import free_port, http_session, search_names, serve_stdio, start_http, text_of
+from serve_client import (
+    STATELESS_HEADERS,
+    free_port,
+    http_session,
+    search_names,
+    serve_stdio,
+    start_http,
+    text_of,
+)
 
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.evaluate.usagelog import parse_record, read_logs
+from workbench.serve.usagelog import session_digest
 
 needs_fastmcp = pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"])
 
@@ -195,25 +204,30 @@ def test_a_served_sessions_log_gives_the_cases_and_tune_runs_on_them(
 
 @needs_fastmcp
 @pytest.mark.slow
-def test_over_http_each_client_session_is_a_digest_and_log_arguments_hides_the_secrets(
-    tmp_path: Path,
+def test_over_stateless_http_the_window_pairs_and_log_arguments_hides_the_secrets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     log = tmp_path / "usage.jsonl"
     args = [str(AGENT), "--catalog", str(CATALOG), "--embedder", "none"]
     args += ["--usage-log", str(log), "--log-arguments"]
     port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
     # A snapshot: no server starts, and a call is refused (and still logged).
     proc = start_http(args, port, tmp_path / "serve.err", BRAVE_API_KEY=SECRET)
 
     async def run() -> None:
-        for _ in range(2):  # two clients, one after the other
-            async with http_session(f"http://127.0.0.1:{port}/mcp") as session:
-                await search_names(session, "search the web")
-                sent = {"query": PRIVATE, "note": f"key {SECRET}"}
-                await session.call_tool("call_tool", {"name": WEB, "arguments": sent})
+        async with http_session(url) as session:
+            await search_names(session, "search the web")
+            sent = {"query": PRIVATE, "note": f"key {SECRET}"}
+            await session.call_tool("call_tool", {"name": WEB, "arguments": sent})
 
     try:
         anyio.run(run)
+        # A request that carries a session header of its own: only a digest of it is written.
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        body["params"] = {"name": "search_tools", "arguments": {"query": "news today"}}
+        headers = {**STATELESS_HEADERS, "Mcp-Session-Id": "client-session-7"}
+        assert httpx2.post(url, json=body, headers=headers, timeout=30).status_code == 200
         proc.send_signal(signal.SIGTERM)  # what is queued is written before the process ends
         assert proc.wait(timeout=30) == 0
     finally:
@@ -221,14 +235,24 @@ def test_over_http_each_client_session_is_a_digest_and_log_arguments_hides_the_s
             proc.kill()
             proc.wait()
     logged = records(log)
-    assert [r["event"] for r in logged] == ["search", "call", "search", "call"]
-    seen = [r["session"] for r in logged]
-    assert all(re.fullmatch("[0-9a-f]{16}", str(s)) for s in seen)  # a digest, not the header
-    assert seen[0] == seen[1] != seen[2] == seen[3]
+    assert [r["event"] for r in logged] == ["search", "call", "search"]
+    # Stateless HTTP: no session (the window pairs the call with the search).
+    assert [r["session"] for r in logged] == [None, None, session_digest("client-session-7")]
+    assert "client-session-7" not in log.read_text()
     assert logged[1]["arguments"] == {"query": PRIVATE, "note": "key [hidden]"}
     assert (logged[1]["tool"], logged[1]["outcome"]) == (WEB, "refused")
     assert SECRET not in log.read_text()
     assert "(with call arguments)" in (tmp_path / "serve.err").read_text()
+
+    out = tmp_path / "cases.jsonl"
+    argv = ["cases", "from-log", str(AGENT), str(log), "--catalog", str(CATALOG), "-o", str(out)]
+    assert main(argv) == 0
+    assert json.loads(out.read_text()) == {
+        "query": "search the web",
+        "expected": [WEB],
+        "source": "log",
+        "count": 1,
+    }
 
 
 # ------------------------------------------------------------------------ the writer: rotation

@@ -7,9 +7,11 @@ over it (:mod:`workbench.search.flags`), exactly as ``holo-tune search AGENT QUE
 --runtime serve`` shows it: the tools, best first, as full definitions, or that no tool fits
 when the engine's confidence is below the threshold; ``call_tool`` forwards to the agent's MCP
 server that owns the tool, over one session per server kept open. ``--catalog`` serves search
-from a snapshot with no server started. The catalog is serve's runtime's view
-(``catalog_view``): every tool the servers list, as they list it, whatever runtime the agent is
-detected as. The work is in :mod:`workbench.serve`; fastmcp (the ``serve`` extra) is needed.
+from a snapshot with no server started; with ``--live-calls`` the servers start too, for the
+calls only (a replica behind a load balancer: ready without listing or embedding). The
+catalog is serve's runtime's view (``catalog_view``): every tool the servers list, as they list
+it, whatever runtime the agent is detected as. The work is in :mod:`workbench.serve`; fastmcp
+(the ``serve`` extra) is needed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from workbench.catalog.specs import specs_from_agent
 from workbench.commands.common import agent_warnings, open_catalog, warn
 from workbench.config import AgentConfig, load_agent
 from workbench.config.servers import with_servers
-from workbench.errors import EXIT_INTERRUPTED, HoloTuneError
+from workbench.errors import EXIT_INTERRUPTED, HoloTuneError, InputError
 from workbench.evaluate.cases import load_cases
 from workbench.evaluate.serve_tune import labelled_of
 from workbench.runtimes.detect import detect_runtime
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 SERVE = "serve"
 
 #: The serve extra's requirements (pyproject.toml's ``serve``; a test keeps them equal).
-SERVE_REQUIREMENTS = ("fastmcp>=4.1.6,<5", "jsonschema>=4.20")
+SERVE_REQUIREMENTS = ("fastmcp>=4.1.6,<5", "jsonschema>=4.20", "prometheus-client>=0.20")
 
 
 def missing_extra() -> str:
@@ -65,20 +67,22 @@ def missing_extra() -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         import fastmcp  # noqa: F401  (the serve extra)
+        import prometheus_client  # noqa: F401  (the serve extra)
     except ImportError:
         raise HoloTuneError(missing_extra()) from None
-    from workbench.serve.app import Transport, serve_live, serve_snapshot
+    from workbench.serve.app import LiveServers, Transport, serve_live, serve_snapshot
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
     served = served_from_args(args)
     agent = served.agent
-    transport = Transport(args.transport, args.host, args.port)
+    transport = Transport(args.transport, args.host, args.port, ready_needs(args, agent))
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
     _open_usage_log(args, agent)  # closed (what is queued written) by logging's shutdown
     if args.catalog:
-        code = anyio.run(serve_snapshot, snapshot_index(args, served), transport)
+        live = LiveServers(agent, log_dir, args.timeout) if args.live_calls else None
+        code = anyio.run(serve_snapshot, snapshot_index(args, served), transport, live)
         return _left(code)
     code = anyio.run(
         partial(
@@ -115,6 +119,33 @@ def _open_usage_log(args: argparse.Namespace, agent: AgentConfig) -> None:
     logging.getLogger(LOGGER).info("usage log: %s (%s call arguments)", log.path, said)
 
 
+def ready_needs(args: argparse.Namespace, agent: AgentConfig) -> tuple[str, ...]:
+    """``--ready-needs``' servers: MCP entries of the agent, over HTTP, with servers started
+    (bad input: one line naming the flag, exit 2)."""
+    given = args.ready_needs
+    if given is None:
+        return ()
+    names = tuple(dict.fromkeys(name.strip() for name in given.split(",") if name.strip()))
+    flag = "--ready-needs"
+    if not names:
+        raise InputError("names no server (SERVER[,SERVER])", field=flag)
+    if args.transport != "http":
+        raise InputError("/readyz is served over HTTP: add --transport http", field=flag)
+    if args.catalog and not args.live_calls:
+        raise InputError(
+            "--catalog starts no server: add --live-calls to start them for the calls",
+            field=flag,
+        )
+    known = [spec.name for spec in specs_from_agent(agent).mcp()]
+    for name in names:
+        if name not in known:
+            raise InputError(
+                f"{name!r} is not an MCP server of the agent ({', '.join(known) or 'none'})",
+                field=flag,
+            )
+    return names
+
+
 def _left(code: int) -> int:
     """serve's exit code, with the CLI's line after Ctrl-C (130)."""
     if code == EXIT_INTERRUPTED:
@@ -141,7 +172,11 @@ def served_from_args(args: argparse.Namespace) -> Served:
     """The agent (its loader's warnings on stderr), the settings and the embedder; the files
     and the embedder are checked before any server starts (bad input: one line, exit 2)."""
     agent = load_agent(args.agent, missing_env="warn")
-    for warning in agent_warnings(agent, servers_start=not args.catalog):
+    if args.live_calls and not args.catalog:
+        raise InputError(
+            "needs --catalog (without it serve lists the live servers)", field="--live-calls"
+        )
+    for warning in agent_warnings(agent, servers_start=not args.catalog or args.live_calls):
         warn(warning)
     if getattr(args, "servers", None):
         agent = with_servers(agent, Path(args.servers))

@@ -20,7 +20,10 @@ from workbench.serve.index import ServeIndex
 from workbench.serve.upstream import CallFailed, UpstreamPool
 
 ARGUMENTS = "arguments must be an object, or a JSON string of one"
-SNAPSHOT = "served from a snapshot: calls need the live servers (run serve without --catalog)"
+SNAPSHOT = (
+    "served from a snapshot: calls need the live servers (add --live-calls, or run serve "
+    "without --catalog)"
+)
 
 
 class Router:
@@ -30,9 +33,15 @@ class Router:
         self.index = index
         self.pool = pool
 
+    def upstream_of(self, name: str) -> str | None:
+        """The server a full tool name belongs to (None: no server of the pool's)."""
+        found = self.pool.owner(name) if self.pool is not None else None
+        return found[0].name if found is not None else None
+
     async def call(self, name: str, arguments: object) -> types.CallToolResult:
         if self.pool is None:
             raise CallFailed(SNAPSHOT)
+        await self.pool.started.wait()  # a replica serves before its servers are up
         args = call_arguments(arguments)
         tool = self.index.tool(name)
         if tool is not None and tool.kind != "mcp":

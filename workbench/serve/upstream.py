@@ -350,6 +350,8 @@ class UpstreamPool:
         self._by_name = {upstream.name: upstream for upstream in self.upstreams}
         self._group: TaskGroup | None = None
         self._starting = False
+        #: Set once every server has been started (up or down): a call waits for it.
+        self.started = anyio.Event()
 
     def _changed(self, upstream: Upstream) -> None:
         if self._on_change is not None and not self._starting:
@@ -368,6 +370,7 @@ class UpstreamPool:
             raise
         finally:
             self._starting = False
+            self.started.set()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -390,6 +393,20 @@ class UpstreamPool:
             for upstream in self.upstreams:
                 await upstream.ended.wait()
         self.kill_all()
+
+    def revive(self, upstream: Upstream) -> None:
+        """Start a down server again in the background, when its backoff allows (what a call
+        would do; ``/readyz`` does it for a server it needs). Nothing when the pool is not
+        running."""
+        group = self._group
+        if group is None or upstream.up or upstream.backoff.wait(time.monotonic()) > 0:
+            return
+
+        async def attempt() -> None:
+            with suppress(CallFailed):
+                await upstream.ensure_up()
+
+        group.start_soon(attempt)
 
     def kill_all(self) -> None:
         """SIGKILL whatever is left of every server's process group (synchronous)."""
