@@ -245,13 +245,28 @@ def _write_yaml(
             item = items[i]
             if isinstance(item, dict) and item.get("source") == drop_source:
                 del items[i]
+    present = _keys(items)
     for (query, tools), more in zip(wanted, extra, strict=True):
-        _apply(items, query, tools, source, more)
+        key = query_key(query)
+        if key in present:
+            _apply(items, query, tools, source, more)
+        elif tools:  # a new query: appended, with no scan of the file's cases
+            _apply([], query, tools, source, more, into=items)
+            present.add(key)
     if isinstance(items, CommentedSeq) and items and items.fa.flow_style():
         items.fa.set_block_style()  # "cases: []" grows into a block list
     buffer = io.StringIO()
     rt.dump(data, buffer)
     _atomic_write(path, buffer.getvalue())
+
+
+def _keys(items: Iterable[Any]) -> set[str]:
+    """The query keys of the cases in ``items``."""
+    return {
+        query_key(item["query"])
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("query"), str)
+    }
 
 
 def _apply(
@@ -260,7 +275,11 @@ def _apply(
     tools: tuple[str, ...],
     source: str,
     extra: Mapping[str, Any] | None = None,
+    *,
+    into: list[Any] | None = None,
 ) -> None:
+    """Give ``query`` its ``tools`` among ``items`` (a new case goes to ``into``, else to
+    ``items``)."""
     key = query_key(query)
     found = [
         i
@@ -290,7 +309,7 @@ def _apply(
     case["expected"] = _flow(tools)
     case["source"] = source
     case.update(extra or {})
-    items.append(case)
+    (items if into is None else into).append(case)
 
 
 def _flow(tools: Sequence[str]) -> CommentedSeq:
@@ -324,8 +343,15 @@ def _write_jsonl(
         for line, obj in zip(lines, parsed, strict=True)
         if not (drop_source and isinstance(obj, dict) and obj.get("source") == drop_source)
     ]
+    present = _keys(obj for _, obj in keep)
     for (query, tools), more in zip(wanted, extra, strict=True):
         key = query_key(query)
+        if key not in present:  # a new query: appended, with no scan of the file's cases
+            if tools:
+                obj = {"query": query, "expected": list(tools), "source": source, **more}
+                keep.append((json.dumps(obj, ensure_ascii=False) + "\n", obj))
+                present.add(key)
+            continue
         at = [
             i
             for i, (_, obj) in enumerate(keep)

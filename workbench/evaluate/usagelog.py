@@ -322,33 +322,27 @@ class Learned:
 def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WINDOW) -> Learned:
     """The cases ``events`` (time order, :func:`read_logs`) label, and what they leave out."""
     learned = Learned()
-    by_session: dict[str, list[int]] = {}
-    recent: list[int] = []  # every search, in order (the window looks back over them)
     searches: list[Search] = []
+    latest = _Latest()
     labels: dict[int, Counter[str]] = {}
     for event in events:
         if isinstance(event, Search):
             learned.searches += 1
             if event.error:
                 learned.failed += 1
-                continue
-            if event.select:
+            elif event.select:
                 learned.selects += 1
-                continue
-            if event.refused or not event.tools or not event.query or not event.query.strip():
+            elif event.refused or not event.tools or not (event.query or "").strip():
                 learned.refused += 1
-                continue
-            index = len(searches)
-            searches.append(event)
-            recent.append(index)
-            if event.session is not None:
-                by_session.setdefault(event.session, []).append(index)
+            else:
+                latest.add(len(searches), event)
+                searches.append(event)
             continue
         learned.calls += 1
         if catalog.get(event.tool) is None:
             learned.not_in_catalog[event.tool] += 1
             continue
-        found = _attributed(event, searches, by_session, recent, window)
+        found = latest.attributed(event, searches, window)
         if found is None:
             learned.unattributed_calls[event.tool] += 1
             continue
@@ -358,32 +352,41 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
     return learned
 
 
-def _attributed(
-    call: Call,
-    searches: list[Search],
-    by_session: Mapping[str, list[int]],
-    recent: list[int],
-    window: float,
-) -> int | None:
-    """The search ``call`` labels: the latest of its session that returned its tool, else the
-    latest within ``window`` seconds whose session or the call's is unknown."""
-    if call.session is not None:
-        for index in reversed(by_session.get(call.session, [])):
-            if call.tool in searches[index].tools:
-                return index
-    try:
-        since: datetime | None = call.at - timedelta(seconds=window)
-    except OverflowError:  # a window longer than the calendar: every search is in it
-        since = None
-    for index in reversed(recent):
-        search = searches[index]
-        if since is not None and search.ended < since:
-            break
-        if call.session is not None and search.session is not None:
-            continue  # two sessions known: the session decided above
-        if call.tool in search.tools:
-            return index
-    return None
+@dataclass(slots=True)
+class _Latest:
+    """For each tool, the latest search that returned it: in each session, among the searches
+    with no session, and among all (each lookup one step, however long the log)."""
+
+    in_session: dict[tuple[str, str], int] = field(default_factory=dict)
+    no_session: dict[str, int] = field(default_factory=dict)
+    anywhere: dict[str, int] = field(default_factory=dict)
+
+    def add(self, index: int, search: Search) -> None:
+        for tool in search.tools:
+            self.anywhere[tool] = index
+            if search.session is None:
+                self.no_session[tool] = index
+            else:
+                self.in_session[(search.session, tool)] = index
+
+    def attributed(self, call: Call, searches: Sequence[Search], window: float) -> int | None:
+        """The search ``call`` labels: the latest of its session that returned its tool, else
+        the latest within ``window`` seconds before it of those whose session (or the call's)
+        is unknown."""
+        if call.session is not None:
+            found = self.in_session.get((call.session, call.tool))
+            if found is not None:
+                return found
+            found = self.no_session.get(call.tool)
+        else:
+            found = self.anywhere.get(call.tool)
+        if found is None:
+            return None
+        try:
+            since = call.at - timedelta(seconds=window)
+        except OverflowError:  # a window longer than the calendar: every search is in it
+            return found
+        return found if searches[found].ended >= since else None
 
 
 def _cases(searches: list[Search], labels: Mapping[int, Counter[str]]) -> list[LearnedCase]:
