@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
-    _open_usage_log(args, agent)  # closed (what is queued written) by logging's shutdown
+    _open_usage_log(args, agent)  # closed at exit, what is queued written
     if args.catalog:
         live = LiveServers(agent, log_dir, args.timeout) if args.live_calls else None
         code = anyio.run(serve_snapshot, snapshot_index(args, served), transport, live)
