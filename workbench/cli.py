@@ -36,7 +36,8 @@ COMMANDS: dict[str, str] = {
     "tune": "propose the best setting within a token budget",
     "check": "list what the runtime will do differently from what the config suggests",
     "compare": "compare tool-search engines on labelled queries",
-    "cases": "make cases: 'cases generate' asks a chat model for queries per tool",
+    "cases": "make cases: 'cases generate' asks a chat model for queries per tool, 'cases "
+    "from-log' learns them from serve's usage log",
     "serve": "serve the tuned search to any MCP client (search_tools + call_tool, a proxy)",
 }
 
@@ -95,7 +96,10 @@ CASES_EPILOG = (
     "names; never the agent's instructions, an environment value or a key. OPENAI_BASE_URL "
     "and OPENAI_API_KEY reach any OpenAI-compatible server. Answers are cached (a re-run "
     "sends nothing); generated cases are marked 'source: generated' and replace those of an "
-    "earlier run, hand labels stay."
+    "earlier run, hand labels stay. from-log: a tool called after a search that returned it "
+    "labels that search's query (same client session, else --window); cases are marked "
+    "'source: log' with their 'count' and replace those of an earlier run, every other case "
+    "stays as it is."
 )
 
 
@@ -514,8 +518,18 @@ def build_parser() -> Parsers:
     p = sub.add_parser(
         "cases", help=COMMANDS["cases"], description=COMMANDS["cases"], epilog=CASES_EPILOG
     )
-    p.add_argument("action", choices=["generate"], help="generate: queries from a chat model")
+    p.add_argument(
+        "action",
+        choices=["generate", "from-log"],
+        help="generate: queries from a chat model; from-log: from serve's usage log",
+    )
     _common(p)
+    p.add_argument(
+        "logs",
+        nargs="*",
+        metavar="LOG",
+        help="from-log: serve's usage log files (serve --usage-log; rotated files too)",
+    )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="the cases file (default: AGENT.cases.yaml)"
     )
@@ -529,12 +543,14 @@ def build_parser() -> Parsers:
     )
     p.add_argument("--tools", metavar="GLOB", help="only the tools matching this glob")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="sampling seed (default 0)")
+    _from_log_flags(p)
 
     p = sub.add_parser(
         "serve", help=COMMANDS["serve"], description=COMMANDS["serve"], epilog=SERVE_EPILOG
     )
     _common(p, embedder=True)
     _serve_flags(p)
+    _usage_log_flags(p)
     p.add_argument(
         "--servers",
         metavar="FILE",
@@ -636,3 +652,73 @@ def _runtime_options(p: argparse.ArgumentParser, command: str) -> None:
         for option in runtime.options:
             if option.command == command:
                 p.add_argument(option.flag, metavar=option.metavar, help=option.help)
+
+
+def _megabytes(text: str) -> float:
+    """A size in MB >= 0 (argparse type: 0 turns rotation off)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size in MB, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a size in MB >= 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _from_log_flags(p: argparse.ArgumentParser) -> None:
+    """``cases from-log``'s own flags."""
+    g = p.add_argument_group("from-log")
+    g.add_argument(
+        "--window",
+        type=_seconds,
+        metavar="SECONDS",
+        help="a call with no client session pairing it to a search labels the latest search "
+        "that returned its tool within SECONDS before it (default 60)",
+    )
+    g.add_argument(
+        "--usage-out",
+        metavar="FILE",
+        help="also write the calls per tool as a usage file (JSON) for --usage",
+    )
+
+
+def _usage_log_flags(p: argparse.ArgumentParser) -> None:
+    """serve's usage log (docs/serve.md): what ``cases from-log`` learns from."""
+    g = p.add_argument_group("usage log (holo-tune cases from-log learns cases from it)")
+    g.add_argument(
+        "--usage-log",
+        metavar="FILE",
+        help="write each search (query, tools returned with their scores) and each call (tool, "
+        "outcome, latency) to FILE as JSON Lines; no argument values, headers or secrets",
+    )
+    g.add_argument(
+        "--usage-log-max-mb",
+        type=_megabytes,
+        default=10.0,
+        metavar="MB",
+        help="rotate FILE when it would grow past MB (FILE.1, FILE.2, ...; default 10; 0: "
+        "never, for an outside logrotate: a moved FILE is opened anew)",
+    )
+    g.add_argument(
+        "--usage-log-keep",
+        type=_count,
+        default=5,
+        metavar="N",
+        help="rotated files kept (default 5)",
+    )
+    g.add_argument(
+        "--log-arguments",
+        action="store_true",
+        help="also write each call's arguments (the servers' env and header values hidden)",
+    )

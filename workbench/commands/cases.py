@@ -41,6 +41,12 @@ def pick_tools(tools: list[Tool], pattern: str | None) -> list[Tool]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "from-log":
+        from workbench.commands import cases_log
+
+        return cases_log.run(args)
+    if getattr(args, "logs", None):
+        raise InputError(f"cases generate takes no LOG files (got {args.logs[0]!r})")
     if not 1 <= args.per_tool <= MAX_PER_TOOL:
         raise InputError(f"must be between 1 and {MAX_PER_TOOL}", field="--per-tool")
     agent = load_command_agent(args)

@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
+    _open_usage_log(args, agent)  # closed at exit, what is queued written
     if args.catalog:
         live = LiveServers(agent, log_dir, args.timeout) if args.live_calls else None
         code = anyio.run(serve_snapshot, snapshot_index(args, served), transport, live)
@@ -97,6 +98,25 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return _left(code)
+
+
+def _open_usage_log(args: argparse.Namespace, agent: AgentConfig) -> None:
+    """``--usage-log``, opened before any server starts (a file that cannot be written: one
+    line, exit 2)."""
+    if not getattr(args, "usage_log", None):
+        return
+    from workbench.serve.logs import LOGGER, secrets_of
+    from workbench.serve.usagelog import open_usage_log
+
+    log = open_usage_log(
+        args.usage_log,
+        max_mb=args.usage_log_max_mb,
+        keep=args.usage_log_keep,
+        log_arguments=args.log_arguments,
+        secrets=secrets_of(specs_from_agent(agent).mcp()),
+    )
+    said = "with" if args.log_arguments else "without"
+    logging.getLogger(LOGGER).info("usage log: %s (%s call arguments)", log.path, said)
 
 
 def ready_needs(args: argparse.Namespace, agent: AgentConfig) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,18 +161,23 @@ def set_many(
     source: str = LABELLED,
     agent_name: str | None = None,
     drop_source: str | None = None,
+    fields: Sequence[Mapping[str, Any]] | None = None,
 ) -> list[tuple[str, ...]]:
     """:func:`set_expected` for several queries in one write (one read, one rename).
 
     With ``drop_source``, cases marked with that source are removed first (a new run of
-    ``cases generate`` replaces the cases of the last one; hand labels stay).
+    ``cases generate`` replaces the cases of the last one; hand labels stay). ``fields``, one
+    mapping per case, adds keys of its own to each case added (``count``: ``cases from-log``).
     """
     path = Path(path)
     wanted = [(_query(query, path), _clean(tools)) for query, tools in cases]
+    extra = [dict(f) for f in fields] if fields is not None else [{} for _ in wanted]
+    if len(extra) != len(wanted):
+        raise ValueError("one mapping of fields per case")
     if path.suffix.lower() in YAML_SUFFIXES:
-        _write_yaml(path, wanted, source, agent_name or _agent_of(path), drop_source)
+        _write_yaml(path, wanted, source, agent_name or _agent_of(path), drop_source, extra)
     else:
-        _write_jsonl(path, wanted, source, drop_source)
+        _write_jsonl(path, wanted, source, drop_source, extra)
     return [tools for _, tools in wanted]
 
 
@@ -213,6 +218,7 @@ def _write_yaml(
     source: str,
     agent_name: str,
     drop_source: str | None,
+    extra: list[dict[str, Any]],
 ) -> None:
     rt = _yaml()
     text = _read_text(path)
@@ -239,8 +245,14 @@ def _write_yaml(
             item = items[i]
             if isinstance(item, dict) and item.get("source") == drop_source:
                 del items[i]
-    for query, tools in wanted:
-        _apply(items, query, tools, source)
+    present = _keys(items)
+    for (query, tools), more in zip(wanted, extra, strict=True):
+        key = query_key(query)
+        if key in present:
+            _apply(items, query, tools, source, more)
+        elif tools:  # a new query: appended, with no scan of the file's cases
+            _apply([], query, tools, source, more, into=items)
+            present.add(key)
     if isinstance(items, CommentedSeq) and items and items.fa.flow_style():
         items.fa.set_block_style()  # "cases: []" grows into a block list
     buffer = io.StringIO()
@@ -248,7 +260,26 @@ def _write_yaml(
     _atomic_write(path, buffer.getvalue())
 
 
-def _apply(items: list[Any], query: str, tools: tuple[str, ...], source: str) -> None:
+def _keys(items: Iterable[Any]) -> set[str]:
+    """The query keys of the cases in ``items``."""
+    return {
+        query_key(item["query"])
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("query"), str)
+    }
+
+
+def _apply(
+    items: list[Any],
+    query: str,
+    tools: tuple[str, ...],
+    source: str,
+    extra: Mapping[str, Any] | None = None,
+    *,
+    into: list[Any] | None = None,
+) -> None:
+    """Give ``query`` its ``tools`` among ``items`` (a new case goes to ``into``, else to
+    ``items``)."""
     key = query_key(query)
     found = [
         i
@@ -277,7 +308,8 @@ def _apply(items: list[Any], query: str, tools: tuple[str, ...], source: str) ->
     case["query"] = query
     case["expected"] = _flow(tools)
     case["source"] = source
-    items.append(case)
+    case.update(extra or {})
+    (items if into is None else into).append(case)
 
 
 def _flow(tools: Sequence[str]) -> CommentedSeq:
@@ -287,7 +319,11 @@ def _flow(tools: Sequence[str]) -> CommentedSeq:
 
 
 def _write_jsonl(
-    path: Path, wanted: list[tuple[str, tuple[str, ...]]], source: str, drop_source: str | None
+    path: Path,
+    wanted: list[tuple[str, tuple[str, ...]]],
+    source: str,
+    drop_source: str | None,
+    extra: list[dict[str, Any]],
 ) -> None:
     text = _read_text(path, encoding="utf-8")
     lines = text.splitlines(keepends=True) if text is not None else []
@@ -307,8 +343,15 @@ def _write_jsonl(
         for line, obj in zip(lines, parsed, strict=True)
         if not (drop_source and isinstance(obj, dict) and obj.get("source") == drop_source)
     ]
-    for query, tools in wanted:
+    present = _keys(obj for _, obj in keep)
+    for (query, tools), more in zip(wanted, extra, strict=True):
         key = query_key(query)
+        if key not in present:  # a new query: appended, with no scan of the file's cases
+            if tools:
+                obj = {"query": query, "expected": list(tools), "source": source, **more}
+                keep.append((json.dumps(obj, ensure_ascii=False) + "\n", obj))
+                present.add(key)
+            continue
         at = [
             i
             for i, (_, obj) in enumerate(keep)
@@ -329,7 +372,7 @@ def _write_jsonl(
                 obj["source"] = source
             keep[at[0]] = (json.dumps(obj, ensure_ascii=False) + "\n", obj)
         else:
-            obj = {"query": query, "expected": list(tools), "source": source}
+            obj = {"query": query, "expected": list(tools), "source": source, **more}
             keep.append((json.dumps(obj, ensure_ascii=False) + "\n", obj))
     _atomic_write(path, "".join(line for line, _ in keep))
 

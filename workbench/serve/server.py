@@ -23,6 +23,7 @@ import anyio
 import uvicorn
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.server.dependencies import get_context, get_http_headers
 from fastmcp.server.providers import Provider
 from fastmcp.tools import Tool as FastTool
 from fastmcp.tools.base import ToolResult
@@ -46,6 +47,7 @@ from workbench.serve.operate import (
     Operation,
 )
 from workbench.serve.upstream import CallFailed
+from workbench.serve.usagelog import STDIO_SESSION, call_logged, search_logged, session_digest
 
 logger = logging.getLogger("holo_tune.serve")
 
@@ -99,13 +101,29 @@ async def forward(
         if operation is not None:
             operation.called(upstream, REFUSED, time.perf_counter() - started)
         logger.warning("call %s refused: %s", name, err)
+        call_logged(router.pool, name, arguments, "refused", started, _session)
         raise ToolError(str(err)) from None
     took = time.perf_counter() - started
     if operation is not None:
         operation.called(upstream, ERROR_RESULT if result.is_error else RESULT, took)
     outcome = "an error result" if result.is_error else "a result"
     logger.info("call %s: %s in %.3f s", name, outcome, took)
+    call_logged(router.pool, name, arguments, result.is_error, started, _session)
     return ToolResult.from_mcp_result(result)
+
+
+def _session() -> str | None:
+    """The client's session as the usage log (``--usage-log``) pairs searches and calls: a
+    stdio client is serve's one client; over HTTP, the ``Mcp-Session-Id`` header's digest
+    (none: a stateless request)."""
+    try:
+        transport = get_context().transport
+    except RuntimeError:
+        transport = None
+    if transport == "stdio":
+        return STDIO_SESSION
+    header = get_http_headers(include={"mcp-session-id"}).get("mcp-session-id")
+    return session_digest(header) if header else None
 
 
 class ServeProvider(Provider):
@@ -138,7 +156,9 @@ class ServeProvider(Provider):
             try:
                 found = await anyio.to_thread.run_sync(index.search, query)
             except QueryTooLong as err:
+                search_logged(query, None, started, _session, str(err))
                 raise ToolError(str(err)) from None
+            search_logged(query, found, started, _session)
             seconds = time.perf_counter() - started
             if operation is not None:
                 operation.searched(seconds, found.refused)
