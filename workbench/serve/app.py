@@ -187,6 +187,10 @@ async def _run(
             path=HTTP_PATH,
             log_level="WARNING",
             stateless_http=True,
+            # Each answer whole, as JSON, once it is ready (not an event stream opened at
+            # once): a replica that dies mid-request has sent nothing, so a load balancer can
+            # send the request to another (deploy/holo-tune.conf.template).
+            json_response=True,
         )
 
 
