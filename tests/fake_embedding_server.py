@@ -2,7 +2,7 @@
 
 It checks what a real service checks (path, auth header, body shape), answers with deterministic
 vectors (:func:`vector_of`), records every request, and can be scripted to fail first: a status
-(``429``, ``500``, ...) or a stall longer than the client's timeout.
+(``429``, ``500``, ...) or a stall longer than the client's timeout; ``delay`` slows every answer.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ class FakeEmbeddingServer:
     def __init__(self) -> None:
         self.requests: list[Seen] = []
         self.faults: deque[Fault] = deque()
+        #: Seconds every answer waits (a slow service: requests that stay in flight).
+        self.delay = 0.0
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
@@ -127,6 +129,7 @@ def _handler_for(server: FakeEmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 self._send(fault.status, fault.body or {"error": {"message": "scripted"}}, fault)
                 return
             status, answer = _route(seen)
+            time.sleep(server.delay)
             self._send(status, answer)
 
         def _send(self, status: int, payload: Any, fault: Fault | None = None) -> None:

@@ -229,6 +229,7 @@ def test_a_missing_fastmcp_is_one_line(tmp_path: Path) -> None:
     assert result.stderr == (
         "holo-tune: error: holo-tune serve needs the serve extra (FastMCP): "
         f"{sys.executable} -m pip install 'fastmcp>=4.1.6,<5' 'jsonschema>=4.20' "
+        "'prometheus-client>=0.20' "
         "(in a clone of holo-tune: pip install -e '.[serve]')\n"
     )
     assert os.path.exists(agent)

@@ -5,26 +5,37 @@ tests/servers/toolserver.py).
 A replica starts from ``holo-tune snapshot`` (``--catalog FILE --live-calls``): it answers a
 search before its servers have listed anything, and its calls go to the live servers. Any request
 is answered on its own (the stateless protocol: no ``initialize``, no ``Mcp-Session-Id``), and the
-``mcp`` SDK's session-based streamable-HTTP client works too.
+``mcp`` SDK's session-based streamable-HTTP client works too. ``/healthz`` says it is alive,
+``/readyz`` whether it is ready (and, with ``--ready-needs``, turns 503 while a server it needs is
+down), ``/metrics`` parses with prometheus-client's own parser and counts what was served, and
+SIGTERM drains: the searches in flight complete, a new request gets 503, then no server is left.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx2
 import pytest
+from cli_run import run_cli
+from fake_embedding_server import OPENAI_KEY, FakeEmbeddingServer
+from prometheus_client.parser import text_string_to_metric_families
 from serve_client import (
+    STATELESS_HEADERS,
     alive,
     descendants,
     free_port,
     http_session,
     search_names,
-    serve_argv,
     serve_env,
     start_http,
     stateless,
@@ -36,6 +47,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"]),
     pytest.mark.provided("the test extras (mcp-server-time)", modules=["mcp_server_time"]),
+    pytest.mark.provided("the serve extra (prometheus-client)", modules=["prometheus_client"]),
 ]
 
 TOOLSERVER = str(Path(__file__).resolve().parent / "servers" / "toolserver.py")
@@ -103,6 +115,9 @@ def test_a_replica_from_a_snapshot_answers_any_request_and_calls_the_live_server
         found = stateless_search(url, "what time is it in Tokyo")
         assert "time-get_current_time" in found
         assert "server tools: up" not in log.read_text()  # the search did not wait for it
+        ready = get(port, "/readyz")
+        assert ready.status_code == 200  # the index is loaded; no server is needed
+        assert ready.json()["tools"] == 8 and ready.json()["upstreams"]["tools"] == "starting"
 
         # The session-based protocol (initialize, then a session): the same answers, and
         # calls go to the live servers (the slow one once it is up).
@@ -135,14 +150,162 @@ def test_a_replica_from_a_snapshot_answers_any_request_and_calls_the_live_server
 
 def test_live_calls_need_a_snapshot(tmp_path: Path, tag: str) -> None:
     agent = write_agent(tmp_path / "agent.yaml", tag)
-    done = subprocess.run(
-        serve_argv([str(agent), "--live-calls"]),
-        env=serve_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("serve", str(agent), "--live-calls")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
-        "holo-tune: --live-calls: needs --catalog (without it serve lists the live servers)"
+        "holo-tune: error: --live-calls: needs --catalog (without it serve lists the live servers)"
     )
+
+
+def get(port: int, path: str) -> httpx2.Response:
+    return httpx2.get(f"http://127.0.0.1:{port}{path}", timeout=10.0)
+
+
+def metrics(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """``/metrics`` read with prometheus-client's own parser: each sample's value by its name
+    and labels."""
+    answer = get(port, "/metrics")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+    }
+
+
+def server_pid(proc: subprocess.Popen[bytes], word: str) -> int:
+    """The process below serve whose command line holds ``word``."""
+    for pid in descendants(proc.pid):
+        try:
+            if word.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+        except OSError:
+            continue
+    raise AssertionError(f"no process of {word} below serve")
+
+
+def wait_status(port: int, status: int, seconds: float = 20.0) -> dict[str, Any]:
+    """``/readyz``'s body once it answers ``status``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer = get(port, "/readyz")
+        if answer.status_code == status:
+            body: dict[str, Any] = answer.json()
+            return body
+        assert time.monotonic() < deadline, (answer.status_code, answer.text)
+        time.sleep(0.1)
+
+
+def test_readyz_turns_503_while_a_needed_server_is_down_and_ready_again_once_it_is_back(
+    tmp_path: Path, tag: str
+) -> None:
+    agent = write_agent(tmp_path / "agent.yaml", tag)
+    port = free_port()
+    args = [str(agent), "--embedder", "none", "--ready-needs", "time"]
+    proc = start_http(args, port, tmp_path / "serve.err")
+    try:
+        assert get(port, "/healthz").status_code == 200
+        body = wait_status(port, 200)
+        assert body["upstreams"] == {"time": "up", "tools": "up"} and body["needs"] == ["time"]
+        os.kill(server_pid(proc, tag), signal.SIGKILL)  # a server it does not need: ready
+        time.sleep(0.5)
+        body = wait_status(port, 200)
+        assert body["upstreams"]["tools"] == "down" and body["missing"] == []
+        os.kill(server_pid(proc, "mcp_server_time"), signal.SIGKILL)
+        body = wait_status(port, 503)
+        assert body["ready"] is False and body["missing"] == ["time"]
+        assert get(port, "/healthz").status_code == 200  # alive all along
+        body = wait_status(port, 200)  # /readyz started it again
+        assert body["upstreams"]["time"] == "up"
+        seen = metrics(port)
+        assert seen[("holo_tune_upstream_restarts_total", (("upstream", "time"),))] == 1
+        assert seen[("holo_tune_upstream_up", (("upstream", "time"),))] == 1
+        assert seen[("holo_tune_upstream_up", (("upstream", "tools"),))] == 0
+        stop(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_ready_needs_names_a_server_of_the_agent(tmp_path: Path, tag: str) -> None:
+    agent = write_agent(tmp_path / "agent.yaml", tag)
+    done = run_cli("serve", str(agent), "--transport", "http", "--ready-needs", "time,clock")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "holo-tune: error: --ready-needs: 'clock' is not an MCP server of the agent (time, tools)"
+    )
+
+
+def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_finish(
+    tmp_path: Path, tag: str
+) -> None:
+    agent = write_agent(tmp_path / "agent.yaml", tag)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    log = tmp_path / "serve.err"
+    args = [str(agent), "--embedder", "openai:text-embedding-3-small", "--threshold", "0.99"]
+    with FakeEmbeddingServer() as embeddings:
+        env = {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": f"{embeddings.url}/v1"}
+        proc = start_http(args, port, log, **env)
+        try:
+            # A query that names a tool gets it; one that fits no tool is refused.
+            assert stateless_search(url, "get_current_time in UTC")[0] == "time-get_current_time"
+            assert stateless_search(url, "bake a chocolate cake") == []
+            result = stateless(
+                url,
+                "tools/call",
+                {
+                    "name": "call_tool",
+                    "arguments": {
+                        "name": "time-get_current_time",
+                        "arguments": {"timezone": "UTC"},
+                    },
+                },
+            )
+            assert not result.get("isError"), result
+            seen = metrics(port)
+            assert seen[("holo_tune_search_seconds_count", ())] == 2
+            assert seen[("holo_tune_searches_refused_total", ())] == 1
+            called = (("outcome", "result"), ("upstream", "time"))
+            assert seen[("holo_tune_calls_total", called)] == 1
+            assert seen[("holo_tune_call_seconds_count", (("upstream", "time"),))] == 1
+            assert seen[("holo_tune_index_tools", ())] == 8
+            assert seen[("holo_tune_upstream_up", (("upstream", "time"),))] == 1
+            assert seen[("holo_tune_draining", ())] == 0
+
+            # Four searches whose query embedding takes 2 s are in flight when SIGTERM comes.
+            embeddings.delay = 2.0
+            before = embeddings.count()
+            queries = [f"what time is it in city number {i}" for i in range(4)]
+            with ThreadPoolExecutor(4) as pool:
+                searches = [pool.submit(stateless_search, url, query) for query in queries]
+                deadline = time.monotonic() + 10
+                while embeddings.count() < before + 4:
+                    assert time.monotonic() < deadline, "the searches did not start"
+                    time.sleep(0.02)
+                children = descendants(proc.pid)
+                proc.send_signal(signal.SIGTERM)
+                time.sleep(0.3)
+                refused = httpx2.post(
+                    url,
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers=STATELESS_HEADERS,
+                    timeout=10.0,
+                )
+                assert refused.status_code == 503
+                assert refused.json()["error"]["message"].startswith("serve is stopping")
+                assert get(port, "/readyz").status_code == 503
+                assert get(port, "/healthz").status_code == 200
+                answers = [search.result(timeout=20) for search in searches]
+            assert all(isinstance(names, list) for names in answers)
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(children) >= 2 and alive(children) == []
+    text = log.read_text()
+    assert "draining: 4 requests in flight" in text and "drained: no request in flight" in text
+    assert text.index("drained") < text.index("server time: stopped")

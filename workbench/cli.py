@@ -110,7 +110,10 @@ SERVE_EPILOG = (
     "server that owns the tool "
     "(one session per server, kept open; --timeout bounds every call, else each entry's "
     "request_timeout). A server that fails is said on stderr and the others serve; a dead one "
-    "is started again on the next call. HTTP: streamable HTTP at http://HOST:PORT/mcp. Logs: "
+    "is started again on the next call. HTTP: streamable HTTP at http://HOST:PORT/mcp "
+    "(stateless: any replica answers any request), with /healthz, /readyz and /metrics "
+    "(Prometheus); SIGTERM drains (the requests in flight finish, new ones get 503), then stops "
+    "the servers. Logs: "
     "stderr and serve.log under $XDG_CACHE_HOME/holo-tune/logs (never stdout)."
 )
 
@@ -545,6 +548,12 @@ def build_parser() -> Parsers:
         "snapshot (a replica lists and embeds nothing to answer, the servers start beside it)",
     )
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="default stdio")
+    p.add_argument(
+        "--ready-needs",
+        metavar="SERVER[,SERVER]",
+        help="http: /readyz answers 503 while one of these MCP servers is down (default: "
+        "ready once the index is loaded, whichever servers are up)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="http: the address (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8000, help="http: the port (default 8000)")
     return tui, cmd, dict(sub.choices)

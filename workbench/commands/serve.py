@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 SERVE = "serve"
 
 #: The serve extra's requirements (pyproject.toml's ``serve``; a test keeps them equal).
-SERVE_REQUIREMENTS = ("fastmcp>=4.1.6,<5", "jsonschema>=4.20")
+SERVE_REQUIREMENTS = ("fastmcp>=4.1.6,<5", "jsonschema>=4.20", "prometheus-client>=0.20")
 
 
 def missing_extra() -> str:
@@ -67,6 +67,7 @@ def missing_extra() -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         import fastmcp  # noqa: F401  (the serve extra)
+        import prometheus_client  # noqa: F401  (the serve extra)
     except ImportError:
         raise HoloTuneError(missing_extra()) from None
     from workbench.serve.app import LiveServers, Transport, serve_live, serve_snapshot
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     served = served_from_args(args)
     agent = served.agent
-    transport = Transport(args.transport, args.host, args.port)
+    transport = Transport(args.transport, args.host, args.port, ready_needs(args, agent))
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)
@@ -96,6 +97,33 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     return _left(code)
+
+
+def ready_needs(args: argparse.Namespace, agent: AgentConfig) -> tuple[str, ...]:
+    """``--ready-needs``' servers: MCP entries of the agent, over HTTP, with servers started
+    (bad input: one line naming the flag, exit 2)."""
+    given = args.ready_needs
+    if given is None:
+        return ()
+    names = tuple(dict.fromkeys(name.strip() for name in given.split(",") if name.strip()))
+    flag = "--ready-needs"
+    if not names:
+        raise InputError("names no server (SERVER[,SERVER])", field=flag)
+    if args.transport != "http":
+        raise InputError("/readyz is served over HTTP: add --transport http", field=flag)
+    if args.catalog and not args.live_calls:
+        raise InputError(
+            "--catalog starts no server: add --live-calls to start them for the calls",
+            field=flag,
+        )
+    known = [spec.name for spec in specs_from_agent(agent).mcp()]
+    for name in names:
+        if name not in known:
+            raise InputError(
+                f"{name!r} is not an MCP server of the agent ({', '.join(known) or 'none'})",
+                field=flag,
+            )
+    return names
 
 
 def _left(code: int) -> int:

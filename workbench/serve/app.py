@@ -2,9 +2,12 @@
 
 :func:`serve_live` starts every MCP entry of the agent at once (:class:`UpstreamPool`), builds
 the index from what they listed, serves until the client leaves (stdio: stdin closed) or a
-SIGINT/SIGTERM arrives, then stops every server (its process group killed if it lingers).
-A change of a server's tools re-indexes in a worker thread. :func:`serve_snapshot` serves a
-snapshot's index with no server started. Only this package's ``server`` module imports fastmcp.
+SIGINT/SIGTERM arrives, then stops every server (its process group killed if it lingers);
+over HTTP a signal drains first (:mod:`~workbench.serve.operate`): the requests in flight
+finish, new ones are refused, then the transport ends, then the servers stop. A change of a
+server's tools re-indexes in a worker thread. :func:`serve_snapshot` serves a snapshot's index,
+with no server started or (``--live-calls``) the servers started beside it for the calls. Only
+this package's ``server`` module imports fastmcp.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings
 from workbench.serve.calls import Router
 from workbench.serve.index import ServeIndex, live_catalog
-from workbench.serve.upstream import UpstreamPool
+from workbench.serve.operate import DRAIN_SECONDS, Operation
+from workbench.serve.upstream import STOP_GRACE, UpstreamPool
 
 logger = logging.getLogger("holo_tune.serve")
 
@@ -52,6 +56,8 @@ class Transport:
     kind: str = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
+    #: The servers ``/readyz`` needs up (``--ready-needs``).
+    ready_needs: tuple[str, ...] = ()
 
     @property
     def url(self) -> str:
@@ -151,6 +157,7 @@ async def serve_live(
 
             group.start_soon(reindex)
             await _run(index, Router(index, pool), transport, stopping)
+            await pool.stop()  # after the transport: a drain lets the calls in flight finish
         group.cancel_scope.cancel()
     return stopping.exit_code()
 
@@ -169,36 +176,30 @@ def _say_down(pool: UpstreamPool) -> None:
 async def _run(
     index: ServeIndex, router: Router, transport: Transport, stopping: _Stopping
 ) -> None:
-    from workbench.serve.server import build_server
+    from workbench.serve.server import build_server, http_runner
 
     pins = index.settings.pins
-    server = build_server(index, router, pins)
+    operation = Operation(index, router.pool, transport.ready_needs)
+    stopping.operation = operation
+    server = build_server(index, router, pins, operation)
     _say_ready(index, pins, transport)
     _load_model_soon(index)
-    stopping.serving = True
     if transport.kind == "stdio":
+        stopping.serving = True
         await server.run_stdio_async(show_banner=False, log_level="WARNING")
     else:
-        await server.run_http_async(
-            show_banner=False,
-            transport="http",
-            host=transport.host,
-            port=transport.port,
-            path=HTTP_PATH,
-            log_level="WARNING",
-            stateless_http=True,
-            # Each answer whole, as JSON, once it is ready (not an event stream opened at
-            # once): a replica that dies mid-request has sent nothing, so a load balancer can
-            # send the request to another (deploy/holo-tune.conf.template).
-            json_response=True,
-        )
+        runner = http_runner(server, transport.host, transport.port, HTTP_PATH, operation)
+        stopping.serving = True
+        await runner.serve()
 
 
 class _Stopping:
-    """What a signal stops first (the pool, once there is one), whether the transport runs, and
-    the signal that stopped serve (None: the client left)."""
+    """What a signal stops (the pool, once there is one; the HTTP transport's drain, once it
+    runs), whether the transport runs, and the signal that stopped serve (None: the client
+    left)."""
 
     pool: UpstreamPool | None = None
+    operation: Operation | None = None
     serving: bool = False
     signum: int | None = None
 
@@ -215,15 +216,26 @@ async def _stop_on_signal(
     *,
     task_status: TaskStatus[None] = TASK_STATUS_IGNORED,
 ) -> None:
-    """SIGINT or SIGTERM: every server stopped first, then the transport. Uvicorn (HTTP) sees
-    the signal too and shuts down gracefully on its own; the stdio transport is cancelled, but
-    its reader may not end until its client writes or leaves: the process then leaves after
-    :data:`EXIT_GRACE` (every server is already stopped)."""
+    """SIGINT or SIGTERM. HTTP, once serving: the drain (new requests refused with 503,
+    ``/readyz`` not ready, the requests in flight finished), then the transport ends, then the
+    servers stop (:func:`serve_live` and :func:`serve_snapshot` stop them once the transport
+    has ended). Otherwise every server is stopped first, then the transport: the stdio
+    transport is cancelled, but its reader may not end until its client writes or leaves, so
+    the process then leaves after :data:`EXIT_GRACE` (every server is already stopped)."""
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for signum in signals:
             logger.info("%s: stopping", signal.Signals(signum).name)
             stopping.signum = signum
+            op = stopping.operation
+            if transport.kind == "http" and stopping.serving and op is not None:
+                await _drain(op)
+                # The transport ends, then the servers stop; whatever hangs, the process
+                # leaves with no server behind once they have had their time.
+                _exit_after(EXIT_GRACE["http"] + STOP_GRACE + 1.0, stopping.exit_code(), op.pool)
+                assert op.stop_transport is not None
+                op.stop_transport()
+                return
             if stopping.pool is not None:
                 await stopping.pool.stop()
             _exit_after(EXIT_GRACE[transport.kind], stopping.exit_code())
@@ -232,12 +244,26 @@ async def _stop_on_signal(
             return
 
 
-def _exit_after(seconds: float, code: int) -> None:
+async def _drain(op: Operation) -> None:
+    """Refuse new requests and let those in flight finish (:meth:`Operation.drain`)."""
+    if op.in_flight:
+        logger.info("draining: %d requests in flight", op.in_flight)
+    left = await op.drain()
+    if left:
+        logger.warning("%d requests still in flight after %g s: stopping", left, DRAIN_SECONDS)
+    else:
+        logger.info("drained: no request in flight")
+
+
+def _exit_after(seconds: float, code: int, pool: UpstreamPool | None = None) -> None:
     """End the process in ``seconds`` with ``code`` unless it has ended by then: the stdio
     transport reads stdin in a thread that no cancellation reaches while the client keeps its
-    pipe open. Called once every server has stopped, so nothing is left behind."""
+    pipe open. Called once every server has stopped, or with the ``pool`` whose leftovers are
+    killed first, so nothing is left behind."""
 
     def leave() -> None:
+        if pool is not None:
+            pool.kill_all()
         logger.info("stopped")
         logging.shutdown()
         if code == EXIT_INTERRUPTED:

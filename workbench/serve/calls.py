@@ -33,6 +33,11 @@ class Router:
         self.index = index
         self.pool = pool
 
+    def upstream_of(self, name: str) -> str | None:
+        """The server a full tool name belongs to (None: no server of the pool's)."""
+        found = self.pool.owner(name) if self.pool is not None else None
+        return found[0].name if found is not None else None
+
     async def call(self, name: str, arguments: object) -> types.CallToolResult:
         if self.pool is None:
             raise CallFailed(SNAPSHOT)

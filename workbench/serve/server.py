@@ -13,12 +13,14 @@ embedding request never holds up another call. Every refusal is an MCP error (``
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 import anyio
+import uvicorn
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.providers import Provider
@@ -27,10 +29,22 @@ from fastmcp.tools.base import ToolResult
 from fastmcp.utilities.versions import VersionSpec
 from mcp.types import TextContent
 from pydantic import WithJsonSchema
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from workbench.search.serving import META_TOOLS
 from workbench.serve.calls import Router
 from workbench.serve.index import QueryTooLong, ServeIndex
+from workbench.serve.operate import (
+    ERROR_RESULT,
+    NO_UPSTREAM,
+    OPEN_PATHS,
+    REFUSED,
+    RESULT,
+    Operation,
+)
 from workbench.serve.upstream import CallFailed
 
 logger = logging.getLogger("holo_tune.serve")
@@ -60,42 +74,61 @@ class ForwardedTool(FastTool):
     """A tool of an upstream server under its full name: a call goes through the router."""
 
     _router: Router | None = None
+    _operation: Operation | None = None
 
-    def bind(self, router: Router) -> ForwardedTool:
+    def bind(self, router: Router, operation: Operation | None) -> ForwardedTool:
         self._router = router
+        self._operation = operation
         return self
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         assert self._router is not None
-        return await forward(self._router, self.name, arguments)
+        return await forward(self._router, self.name, arguments, self._operation)
 
 
-async def forward(router: Router, name: str, arguments: object) -> ToolResult:
-    """Call ``name`` through the router: its result, or its one-line refusal as an MCP error."""
+async def forward(
+    router: Router, name: str, arguments: object, operation: Operation | None = None
+) -> ToolResult:
+    """Call ``name`` through the router: its result, or its one-line refusal as an MCP error
+    (counted in ``operation``'s metrics)."""
     started = time.perf_counter()
+    upstream = router.upstream_of(name) or NO_UPSTREAM
     try:
         result = await router.call(name, arguments)
     except CallFailed as err:
+        if operation is not None:
+            operation.called(upstream, REFUSED, time.perf_counter() - started)
         logger.warning("call %s refused: %s", name, err)
         raise ToolError(str(err)) from None
+    took = time.perf_counter() - started
+    if operation is not None:
+        operation.called(upstream, ERROR_RESULT if result.is_error else RESULT, took)
     outcome = "an error result" if result.is_error else "a result"
-    logger.info("call %s: %s in %.3f s", name, outcome, time.perf_counter() - started)
+    logger.info("call %s: %s in %.3f s", name, outcome, took)
     return ToolResult.from_mcp_result(result)
 
 
 class ServeProvider(Provider):
     """The pinned tools, ``search_tools`` and ``call_tool``; any tool of the index by name."""
 
-    def __init__(self, index: ServeIndex, router: Router, pins: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        index: ServeIndex,
+        router: Router,
+        pins: Sequence[str] = (),
+        operation: Operation | None = None,
+    ) -> None:
         super().__init__()
         self.index = index
         self.router = router
         self.pins = list(pins)
+        self.operation = operation
         self._search = listed(FastTool.from_function(self._make_search(), name=SEARCH_TOOL))
         self._call = listed(FastTool.from_function(self._make_call(), name=CALL_TOOL))
 
     def _make_search(self) -> Any:
         index = self.index
+        operation = self.operation
 
         async def search_tools(
             query: Annotated[str, "Natural language query to search for tools"],
@@ -106,7 +139,10 @@ class ServeProvider(Provider):
                 found = await anyio.to_thread.run_sync(index.search, query)
             except QueryTooLong as err:
                 raise ToolError(str(err)) from None
-            took = (time.perf_counter() - started) * 1000
+            seconds = time.perf_counter() - started
+            if operation is not None:
+                operation.searched(seconds, found.refused)
+            took = seconds * 1000
             if found.refused:
                 logger.info(
                     "search: no tool fits (confidence %.3f) in %.1f ms", found.confidence, took
@@ -122,6 +158,7 @@ class ServeProvider(Provider):
 
     def _make_call(self) -> Any:
         router = self.router
+        operation = self.operation
 
         async def call_tool(
             name: Annotated[str, "The name of the tool to call"],
@@ -132,7 +169,7 @@ class ServeProvider(Provider):
             """Forward the call to the tool's server (listed as :data:`META_TOOLS` says)."""
             if name in (SEARCH_TOOL, CALL_TOOL):
                 raise ToolError(f"{name!r} is one of serve's own tools: call it directly")
-            return await forward(router, name, arguments)
+            return await forward(router, name, arguments, operation)
 
         return call_tool
 
@@ -142,7 +179,7 @@ class ServeProvider(Provider):
             description=raw.get("description") or None,
             parameters=schema,
             output_schema=raw.get("outputSchema"),
-        ).bind(self.router)
+        ).bind(self.router, self.operation)
 
     async def _list_tools(self) -> Sequence[FastTool]:
         pinned = [
@@ -175,8 +212,110 @@ def listed(tool: FastTool) -> FastTool:
     )
 
 
-def build_server(index: ServeIndex, router: Router, pins: Sequence[str] = ()) -> FastMCP:
-    """The FastMCP server of ``holo-tune serve`` (not started)."""
-    return FastMCP(
-        "holo-tune", instructions=INSTRUCTIONS, providers=[ServeProvider(index, router, pins)]
+def build_server(
+    index: ServeIndex,
+    router: Router,
+    pins: Sequence[str] = (),
+    operation: Operation | None = None,
+) -> FastMCP:
+    """The FastMCP server of ``holo-tune serve`` (not started); with ``operation``, its
+    searches and calls are counted there and HTTP serves ``/healthz``, ``/readyz`` and
+    ``/metrics`` from it (:mod:`~workbench.serve.operate`)."""
+    server = FastMCP(
+        "holo-tune",
+        instructions=INSTRUCTIONS,
+        providers=[ServeProvider(index, router, pins, operation)],
     )
+    if operation is not None:
+        add_routes(server, operation)
+    return server
+
+
+def add_routes(server: FastMCP, op: Operation) -> None:
+    """``/healthz`` (alive: 200 while the process answers, draining or not), ``/readyz`` (200
+    or 503, and a JSON body: :meth:`Operation.readiness`) and ``/metrics`` (Prometheus)."""
+
+    @server.custom_route("/healthz", methods=["GET"], include_in_schema=False)
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    @server.custom_route("/readyz", methods=["GET"], include_in_schema=False)
+    async def readyz(request: Request) -> Response:
+        ready, body = op.readiness()
+        return JSONResponse(body, status_code=200 if ready else 503)
+
+    @server.custom_route("/metrics", methods=["GET"], include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        return Response(op.exposition(), media_type=METRICS_TYPE)
+
+
+#: ``/metrics``' content type (Prometheus' text format 0.0.4).
+METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+#: What a request gets while serve drains: 503 (a load balancer tries another replica), a
+#: JSON-RPC error its client can show, and the connection closed.
+DRAINING = "serve is stopping (draining): send the request to another replica"
+
+
+class DrainGate:
+    """ASGI middleware: every request but the probes' and the scrape's is counted in flight
+    (:meth:`Operation.enter`), and refused with 503 once serve drains."""
+
+    def __init__(self, app: ASGIApp, operation: Operation) -> None:
+        self.app = app
+        self.operation = operation
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if not self.operation.enter():
+            refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": DRAINING}}
+            headers = {"Retry-After": "1", "Connection": "close"}
+            await JSONResponse(refusal, status_code=503, headers=headers)(scope, receive, send)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.operation.leave()
+
+
+class _Uvicorn(uvicorn.Server):
+    """Uvicorn that leaves the signals to serve (:mod:`~workbench.serve.app` drains first)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def http_runner(server: FastMCP, host: str, port: int, path: str, op: Operation) -> _Uvicorn:
+    """The HTTP transport, not started (``await runner.serve()``): streamable HTTP at ``path``
+    in FastMCP's stateless mode (any replica answers any request; a client of the
+    session-based protocol is still answered) behind the drain gate, until
+    ``op.stop_transport()`` (set here): then uvicorn ends its connections (2 s at most) and
+    ``serve()`` returns."""
+    app = server.http_app(
+        path=path,
+        transport="http",
+        stateless_http=True,
+        # Each answer whole, as JSON, once it is ready (not an event stream opened at once): a
+        # replica that dies mid-request has sent nothing, so a load balancer can send the
+        # request to another (deploy/holo-tune.conf.template).
+        json_response=True,
+        middleware=[Middleware(DrainGate, operation=op)],
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+        ws="websockets-sansio",
+    )
+    runner = _Uvicorn(config)
+
+    def stop() -> None:
+        runner.should_exit = True
+
+    op.stop_transport = stop
+    return runner

@@ -394,6 +394,20 @@ class UpstreamPool:
                 await upstream.ended.wait()
         self.kill_all()
 
+    def revive(self, upstream: Upstream) -> None:
+        """Start a down server again in the background, when its backoff allows (what a call
+        would do; ``/readyz`` does it for a server it needs). Nothing when the pool is not
+        running."""
+        group = self._group
+        if group is None or upstream.up or upstream.backoff.wait(time.monotonic()) > 0:
+            return
+
+        async def attempt() -> None:
+            with suppress(CallFailed):
+                await upstream.ensure_up()
+
+        group.start_soon(attempt)
+
     def kill_all(self) -> None:
         """SIGKILL whatever is left of every server's process group (synchronous)."""
         kill_leftovers([pid for up in self.upstreams for pids in up.runs for pid in pids])
