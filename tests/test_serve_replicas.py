@@ -8,7 +8,8 @@ is answered on its own (the stateless protocol: no ``initialize``, no ``Mcp-Sess
 ``mcp`` SDK's session-based streamable-HTTP client works too. ``/healthz`` says it is alive,
 ``/readyz`` whether it is ready (and, with ``--ready-needs``, turns 503 while a server it needs is
 down), ``/metrics`` parses with prometheus-client's own parser and counts what was served, and
-SIGTERM drains: the searches in flight complete, a new request gets 503, then no server is left.
+SIGTERM drains: the searches and the call in flight complete, a new request gets 503, then the
+servers stop and none is left.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from serve_client import (
     free_port,
     http_session,
     search_names,
-    serve_env,
     start_http,
     stateless,
     stateless_search,
@@ -80,13 +80,7 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("snapshot")
     agent = write_agent(folder / "agent.yaml", "holo-tune-test-snapshot")
     out = folder / "agent.catalog.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", "snapshot", str(agent), "-o", str(out)],
-        env=serve_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_cli("snapshot", str(agent), "-o", str(out))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -105,45 +99,55 @@ def test_a_replica_from_a_snapshot_answers_any_request_and_calls_the_live_server
     agent = write_agent(tmp_path / "agent.yaml", tag, "--slow-list", str(SLOW_LIST))
     port = free_port()
     log = tmp_path / "serve.err"
-    args = [str(agent), "--catalog", str(snapshot), "--live-calls", "--embedder", "none"]
-    proc = start_http(args, port, log)
+    embedder = ["--embedder", "openai:text-embedding-3-small"]
+    args = [str(agent), "--catalog", str(snapshot), "--live-calls", *embedder]
     url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        # Stateless: each request on its own, before the tools server has listed anything.
-        listed = stateless(url, "tools/list")
-        assert [tool["name"] for tool in listed["tools"]] == ["search_tools", "call_tool"]
-        found = stateless_search(url, "what time is it in Tokyo")
-        assert "time-get_current_time" in found
-        assert "server tools: up" not in log.read_text()  # the search did not wait for it
-        ready = get(port, "/readyz")
-        assert ready.status_code == 200  # the index is loaded; no server is needed
-        assert ready.json()["tools"] == 8 and ready.json()["upstreams"]["tools"] == "starting"
+    with FakeEmbeddingServer() as embeddings:
+        env = {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": f"{embeddings.url}/v1"}
+        # The embedding cache, as a deploy fills it once: a search on the snapshot.
+        warm = ["search", str(agent), "warm up", "--runtime", "serve", "--catalog", str(snapshot)]
+        assert run_cli(*warm, *embedder, env={**os.environ, **env}).returncode == 0
+        embedded = embeddings.count()
+        assert embedded >= 1
+        proc = start_http(args, port, log, **env)
+        try:
+            # Stateless: each request on its own, before the tools server has listed anything,
+            # and no tool embedded again: the one request is the query's.
+            listed = stateless(url, "tools/list")
+            assert [tool["name"] for tool in listed["tools"]] == ["search_tools", "call_tool"]
+            found = stateless_search(url, "what time is it in Tokyo")
+            assert "time-get_current_time" in found
+            assert "server tools: up" not in log.read_text()  # the search did not wait for it
+            assert embeddings.count() == embedded + 1
+            ready = get(port, "/readyz")
+            assert ready.status_code == 200  # the index is loaded; no server is needed
+            assert ready.json()["tools"] == 8 and ready.json()["upstreams"]["tools"] == "starting"
 
-        # The session-based protocol (initialize, then a session): the same answers, and
-        # calls go to the live servers (the slow one once it is up).
-        async def session() -> tuple[list[str], str, str]:
-            async with http_session(url) as client:
-                names = await search_names(client, "what time is it in Tokyo")
-                now = await client.call_tool(
-                    "call_tool",
-                    {"name": "time-get_current_time", "arguments": {"timezone": "UTC"}},
-                )
-                assert not now.is_error, text_of(now)
-                tool = await client.call_tool(
-                    "call_tool", {"name": "tools-tool_01", "arguments": {"query": "x"}}
-                )
-                assert not tool.is_error, text_of(tool)
-                return names, text_of(now), text_of(tool)
+            # The session-based protocol (initialize, then a session): the same answers, and
+            # calls go to the live servers (the slow one once it is up).
+            async def session() -> tuple[list[str], str, str]:
+                async with http_session(url) as client:
+                    names = await search_names(client, "what time is it in Tokyo")
+                    now = await client.call_tool(
+                        "call_tool",
+                        {"name": "time-get_current_time", "arguments": {"timezone": "UTC"}},
+                    )
+                    assert not now.is_error, text_of(now)
+                    tool = await client.call_tool(
+                        "call_tool", {"name": "tools-tool_01", "arguments": {"query": "x"}}
+                    )
+                    assert not tool.is_error, text_of(tool)
+                    return names, text_of(now), text_of(tool)
 
-        names, now, tool = anyio.run(session)
-        assert names == found
-        assert json.loads(now)["timezone"] == "UTC"
-        assert tool == 'tool_01 called with {"query": "x"}'
-        children = stop(proc)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+            names, now, tool = anyio.run(session)
+            assert names == found
+            assert json.loads(now)["timezone"] == "UTC"
+            assert tool == 'tool_01 called with {"query": "x"}'
+            children = stop(proc)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert len(children) >= 2 and alive(children) == []
     assert "server tools: up, 6 tools" in log.read_text()  # 3, and 3 that misbehave
 
@@ -185,13 +189,16 @@ def server_pid(proc: subprocess.Popen[bytes], word: str) -> int:
     raise AssertionError(f"no process of {word} below serve")
 
 
-def wait_status(port: int, status: int, seconds: float = 20.0) -> dict[str, Any]:
-    """``/readyz``'s body once it answers ``status``."""
+def wait_status(
+    port: int, status: int, down: str | None = None, seconds: float = 20.0
+) -> dict[str, Any]:
+    """``/readyz``'s body once it answers ``status`` (and says the server ``down`` is down,
+    when given)."""
     deadline = time.monotonic() + seconds
     while True:
         answer = get(port, "/readyz")
-        if answer.status_code == status:
-            body: dict[str, Any] = answer.json()
+        body: dict[str, Any] = answer.json()
+        if answer.status_code == status and (down is None or body["upstreams"][down] == "down"):
             return body
         assert time.monotonic() < deadline, (answer.status_code, answer.text)
         time.sleep(0.1)
@@ -209,9 +216,8 @@ def test_readyz_turns_503_while_a_needed_server_is_down_and_ready_again_once_it_
         body = wait_status(port, 200)
         assert body["upstreams"] == {"time": "up", "tools": "up"} and body["needs"] == ["time"]
         os.kill(server_pid(proc, tag), signal.SIGKILL)  # a server it does not need: ready
-        time.sleep(0.5)
-        body = wait_status(port, 200)
-        assert body["upstreams"]["tools"] == "down" and body["missing"] == []
+        body = wait_status(port, 200, down="tools")
+        assert body["ready"] is True and body["missing"] == []
         os.kill(server_pid(proc, "mcp_server_time"), signal.SIGKILL)
         body = wait_status(port, 503)
         assert body["ready"] is False and body["missing"] == ["time"]
@@ -238,10 +244,10 @@ def test_ready_needs_names_a_server_of_the_agent(tmp_path: Path, tag: str) -> No
     )
 
 
-def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_finish(
+def test_metrics_count_what_was_served_and_sigterm_lets_the_requests_in_flight_finish(
     tmp_path: Path, tag: str
 ) -> None:
-    agent = write_agent(tmp_path / "agent.yaml", tag)
+    agent = write_agent(tmp_path / "agent.yaml", tag, "--slow-call", "2")
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     log = tmp_path / "serve.err"
@@ -274,16 +280,25 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
             assert seen[("holo_tune_index_tools", ())] == 8
             assert seen[("holo_tune_upstream_up", (("upstream", "time"),))] == 1
             assert seen[("holo_tune_draining", ())] == 0
+            # Without --ready-needs a server that dies leaves serve ready.
+            os.kill(server_pid(proc, "mcp_server_time"), signal.SIGKILL)
+            assert wait_status(port, 200, down="time")["ready"] is True
+            assert metrics(port)[("holo_tune_upstream_up", (("upstream", "time"),))] == 0
 
-            # Four searches whose query embedding takes 2 s are in flight when SIGTERM comes.
+            # Four searches whose query embedding takes 2 s, and a call that takes 2 s, are in
+            # flight when SIGTERM comes.
             embeddings.delay = 2.0
-            before = embeddings.count()
             queries = [f"what time is it in city number {i}" for i in range(4)]
-            with ThreadPoolExecutor(4) as pool:
+            call = {
+                "name": "call_tool",
+                "arguments": {"name": "tools-tool_01", "arguments": {"query": "x"}},
+            }
+            with ThreadPoolExecutor(5) as pool:
                 searches = [pool.submit(stateless_search, url, query) for query in queries]
+                slow = pool.submit(stateless, url, "tools/call", call)
                 deadline = time.monotonic() + 10
-                while embeddings.count() < before + 4:
-                    assert time.monotonic() < deadline, "the searches did not start"
+                while metrics(port)[("holo_tune_requests_in_flight", ())] < 5:
+                    assert time.monotonic() < deadline, "the requests did not start"
                     time.sleep(0.02)
                 children = descendants(proc.pid)
                 proc.send_signal(signal.SIGTERM)
@@ -299,13 +314,17 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_searches_in_flight_f
                 assert get(port, "/readyz").status_code == 503
                 assert get(port, "/healthz").status_code == 200
                 answers = [search.result(timeout=20) for search in searches]
+                answered = slow.result(timeout=20)
             assert all(isinstance(names, list) for names in answers)
+            assert not answered.get("isError"), answered
+            assert answered["content"][0]["text"] == 'tool_01 called with {"query": "x"}'
+
             assert proc.wait(timeout=30) == 0
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    assert len(children) >= 2 and alive(children) == []
+    assert children and alive(children) == []  # the tools server (the time server died)
     text = log.read_text()
-    assert "draining: 4 requests in flight" in text and "drained: no request in flight" in text
-    assert text.index("drained") < text.index("server time: stopped")
+    assert "draining: 5 requests in flight" in text and "drained: no request in flight" in text
+    assert text.index("drained") < text.index("server tools: stopped")

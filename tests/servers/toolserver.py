@@ -1,6 +1,7 @@
 """A small, well-behaved MCP server for the tests, built on the mcp SDK's low-level Server.
 
-    python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--wait-file F]
+    python toolserver.py [--tools N] [--page-size K] [--odd] [--slow-list S] [--slow-call S]
+                         [--wait-file F]
                          [--echo-env NAME] [--callable] [--prompts N] [--plugin-names]
                          [--transport stdio|http|sse] [--port P] [--tag TEXT]
 
@@ -8,6 +9,7 @@
 alphabetical sort is visible); ``--page-size K`` paginates tools/list with ``nextCursor``;
 ``--odd`` adds names the runtime rewrites or skips and a tool with no description;
 ``--slow-list S`` sleeps S seconds in every tools/list (a hang when S is large);
+``--slow-call S`` sleeps S seconds in every call of a ``tool_NN`` (a call that stays in flight);
 ``--wait-file F`` answers tools/list only once file F exists (a test decides when it answers);
 ``--echo-env NAME`` adds a tool ``env_probe`` whose description is ``NAME=<value or <unset>>``;
 ``--callable`` answers tools/call: a ``tool_NN`` says its name and arguments, and three more tools
@@ -114,6 +116,8 @@ def build_server(args: argparse.Namespace) -> Server[Any]:
             new = types.Tool(name="tool_new", description="Added by grow", input_schema=empty)
             tools.append(new)
             await ctx.session.send_tool_list_changed()
+        if args.slow_call and params.name.startswith("tool_"):
+            await anyio.sleep(args.slow_call)
         text = f"{params.name} called with {json.dumps(params.arguments or {}, sort_keys=True)}"
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
@@ -194,6 +198,7 @@ def main() -> None:
     parser.add_argument("--page-size", type=int, default=0)
     parser.add_argument("--odd", action="store_true")
     parser.add_argument("--slow-list", type=float, default=0.0)
+    parser.add_argument("--slow-call", type=float, default=0.0)
     parser.add_argument("--wait-file", default="")
     parser.add_argument("--transport", choices=["stdio", "http", "sse"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
