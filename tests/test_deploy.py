@@ -63,7 +63,7 @@ VARIABLES = ("HOLO_TUNE_LISTEN", "HOLO_TUNE_REPLICA_1", "HOLO_TUNE_REPLICA_2")
 SEARCH_LUA = DEPLOY / "search.lua"
 #: The load: wrk's connections each hold one request, so this many searches are in flight.
 IN_FLIGHT = 10
-LOAD_SECONDS = 4
+LOAD_SECONDS = 3
 ACCEPT = "application/json, text/event-stream"
 AGENT = """\
 name: clock
@@ -468,6 +468,29 @@ def post_search(url: str, query: str) -> dict[str, Any]:
     message: dict[str, Any] = reply.json()
     assert message["id"] == 7
     return message
+
+
+def test_a_replica_stopped_mid_load_drains_and_loses_no_search(deployment: Deployment) -> None:
+    """wrk as above; a second in, one replica gets SIGTERM (a service's stop, Kubernetes' too):
+    it finishes what it has in flight and answers new requests 503, which nginx sends to the
+    other, so no search fails; it leaves with exit code 0 and no server of its own left. It is
+    then started again on its port for the tests after this one."""
+    stopped = deployment.replicas[1]
+    servers = descendants(stopped.proc.pid)
+    assert servers, "the replica started no server (--live-calls)"
+    stopper = threading.Timer(1.0, stopped.proc.send_signal, [signal.SIGTERM])
+    stopper.start()
+    try:
+        load = run_wrk(deployment.balancer.url, LOAD_SECONDS)
+    finally:
+        stopper.join()
+    assert stopped.proc.wait(timeout=30) == 0
+    assert alive(servers) == []
+    assert load.requests > IN_FLIGHT, load.output
+    assert (load.bad, load.socket_errors, load.timeouts) == (0, 0, 0), load.output
+    args = [str(deployment.agent), "--catalog", str(deployment.snapshot), "--live-calls"]
+    proc = start_http([*args, "--embedder", "none"], stopped.port, stopped.log)
+    deployment.replicas[1] = Replica(stopped.port, proc, stopped.log)
 
 
 def test_a_replica_killed_mid_load_loses_no_search(deployment: Deployment) -> None:
