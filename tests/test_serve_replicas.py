@@ -43,6 +43,10 @@ from serve_client import (
     text_of,
 )
 
+from workbench.cli import parse_args
+from workbench.commands.serve import served_from_args, snapshot_index
+from workbench.serve.operate import Operation
+
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.provided("the serve extra (fastmcp)", modules=["fastmcp"]),
@@ -328,3 +332,41 @@ def test_metrics_count_what_was_served_and_sigterm_lets_the_requests_in_flight_f
     text = log.read_text()
     assert "draining: 5 requests in flight" in text and "drained: no request in flight" in text
     assert text.index("drained") < text.index("server tools: stopped")
+
+
+def test_a_drain_waits_for_the_requests_in_flight_then_refuses_every_new_one() -> None:
+    """The drain's logic on its own (the sample's snapshot index, no server)."""
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    agent, catalog = sample / "research-agent.yaml", sample / "research-agent.catalog.json"
+    args = parse_args(["serve", str(agent), "--embedder", "none", "--catalog", str(catalog)])
+    op = Operation(snapshot_index(args, served_from_args(args)), None)
+    left: list[int] = []
+
+    async def run() -> None:
+        assert op.enter() and op.enter()
+        assert op.readiness()[0] is True
+
+        async def finish() -> None:
+            await anyio.sleep(0.1)
+            left.append(op.in_flight)
+            op.leave()
+            await anyio.sleep(0.1)
+            left.append(op.in_flight)
+            op.leave()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(finish)
+            assert await op.drain(30.0) == 0
+            assert left == [2, 1] and op.in_flight == 0  # it returned once both had left
+        assert op.enter() is False and op.readiness()[0] is False
+        assert op.enter() is False
+        assert await op.drain(0.05) == 0
+        assert op.enter() is False
+        op.draining = False  # a request that never ends: the drain gives up after its time
+        assert op.enter() is True
+        assert await op.drain(0.05) == 1
+
+    anyio.run(run)
+    text = op.exposition().decode()
+    assert "holo_tune_requests_refused_total 3.0" in text
+    assert "holo_tune_draining 1.0" in text and "holo_tune_requests_in_flight 1.0" in text
