@@ -14,7 +14,7 @@ BRAVE_API_KEY ?= placeholder-not-a-real-key
 export BRAVE_API_KEY
 NPM_PREFIX := .cache/npm-servers
 
-.PHONY: demo test lint bench screenshots servers mpnet clean
+.PHONY: demo test lint bench screenshots servers mpnet clean balancer
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,16 @@ $(NPM_PREFIX)/.installed: $(NPX_OFFLINE)/package.json $(NPX_OFFLINE)/npx.js
 	mkdir -p $(NPM_PREFIX)
 	npm install --silent --no-audit --no-fund --install-links --prefix $(NPM_PREFIX) $(NPM_SERVERS) ./$(NPX_OFFLINE)
 	touch $@
+
+# nginx and wrk (Debian's packages): the tests and `make bench` run serve's replicas behind a real
+# nginx (deploy/) and load them with wrk. Installed only when one is missing (apt-get, as root or
+# through sudo); nginx lives in /usr/sbin, which a user's PATH may lack.
+balancer:
+	@if command -v wrk >/dev/null && PATH="$$PATH:/usr/sbin:/sbin" command -v nginx >/dev/null; then :; else \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx wrk; \
+	fi
 
 # After the dashboard (however it exits), how to run holo-tune from a shell: it lives in .venv.
 demo: $(VENV)/.demo-installed servers
@@ -103,11 +113,11 @@ lint: $(VENV)/.dev-installed
 # pytest on both cores (pytest-xdist): each worker takes whole files, so a file's module fixtures
 # run once. TEST_WORKERS=0 runs in this process (docs/development.md).
 TEST_WORKERS ?= 2
-test: $(VENV)/.dev-installed servers lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL) $(ARGUS_SDIST)
+test: $(VENV)/.dev-installed servers balancer lint $(ORACLE) $(HOLODECK07_WHEEL) $(SK_WHEEL) $(ARGUS_SDIST)
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m pytest -q \
 		-n $(TEST_WORKERS) --dist loadfile
 
-bench: $(VENV)/.dev-installed servers
+bench: $(VENV)/.dev-installed servers balancer
 	PATH="$(CURDIR)/$(NPM_PREFIX)/node_modules/.bin:$$PATH" $(BIN)/python -m benchmarks
 
 screenshots: $(VENV)/.dev-installed

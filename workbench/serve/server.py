@@ -317,6 +317,10 @@ def http_runner(server: FastMCP, host: str, port: int, path: str, op: Operation)
         path=path,
         transport="http",
         stateless_http=True,
+        # Each answer whole, as JSON, once it is ready (not an event stream opened at once): a
+        # replica that dies mid-request has sent nothing, so a load balancer can send the
+        # request to another (deploy/holo-tune.conf.template).
+        json_response=True,
         middleware=[Middleware(DrainGate, operation=op)],
     )
     config = uvicorn.Config(
