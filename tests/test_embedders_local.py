@@ -91,7 +91,9 @@ def test_a_folder_without_a_model_is_an_input_error(tmp_path: Path) -> None:
         LocalEmbedder(str(tmp_path))
 
 
-def test_one_query_is_embedded_as_encode_embeds_it(minilm: LocalEmbedder) -> None:
+def test_one_query_is_embedded_as_encode_embeds_it(
+    minilm: LocalEmbedder, caplog: pytest.LogCaptureFixture
+) -> None:
     """A single text (serve's query path) skips ``encode``'s batching, not its result: the
     vector is ``encode([text])``'s bit for bit, normalised as the model's own modules do."""
     minilm.load()
@@ -102,3 +104,4 @@ def test_one_query_is_embedded_as_encode_embeds_it(minilm: LocalEmbedder) -> Non
         assert got.shape == (1, 384)
         np.testing.assert_array_equal(got, np.asarray(expected, dtype=np.float64))
         assert abs(float(np.linalg.norm(got[0])) - 1.0) < 1e-5
+    assert "deprecated" not in caplog.text  # no warning of the library's reaches serve's log

@@ -218,7 +218,9 @@ def _embed_one(model: Any, text: str) -> Any:
     (a round trip's embedding is most of it)."""
     import torch
 
-    features = model.tokenize([text])
+    # ``preprocess`` in sentence-transformers 5.x and later (``tokenize`` warns there).
+    prepare = getattr(model, "preprocess", None) or model.tokenize
+    features = prepare([text])
     with torch.inference_mode():
         return model(features)["sentence_embedding"].float().numpy()
 
