@@ -14,6 +14,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -175,3 +176,29 @@ def test_the_missing_extra_hint_installs_what_the_extra_holds() -> None:
     assert f"{sys.executable} -m pip install {wanted}" in hint
     assert "holo-tune[serve]" not in hint and "pip install -e '.[serve]'" in hint
     assert os.path.isabs(sys.executable)
+
+
+@needs_fastmcp
+def test_a_port_in_use_or_a_host_that_does_not_resolve_is_one_line_before_any_server(
+    tmp_path: Path,
+) -> None:
+    """HTTP's socket is bound before anything starts: a port another process holds, or a host
+    name that does not resolve, is one line and exit 2, with no "serving on" before it and no
+    traceback (it was uvicorn's, exit 1, after the servers had started)."""
+    from cli_run import run_cli
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = run_cli("serve", *SNAPSHOT, "--transport", "http", "--port", str(port))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"holo-tune: error: --port: cannot listen on 127.0.0.1:{port}: address already in use"
+    )
+    assert "serving on" not in done.stderr and "Traceback" not in done.stderr
+    done = run_cli("serve", *SNAPSHOT, "--transport", "http", "--host", "nonexistent.invalid")
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("holo-tune: error: --host: nonexistent.invalid: cannot resolve it: ")
+    assert "Traceback" not in done.stderr

@@ -70,12 +70,14 @@ def run(args: argparse.Namespace) -> int:
         import prometheus_client  # noqa: F401  (the serve extra)
     except ImportError:
         raise HoloTuneError(missing_extra()) from None
-    from workbench.serve.app import LiveServers, Transport, serve_live, serve_snapshot
+    from workbench.serve.app import LiveServers, Transport, listen, serve_live, serve_snapshot
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
     served = served_from_args(args)
     agent = served.agent
-    transport = Transport(args.transport, args.host, args.port, ready_needs(args, agent))
+    needs = ready_needs(args, agent)
+    sock = listen(args.host, args.port) if args.transport == "http" else None
+    transport = Transport(args.transport, args.host, args.port, needs, sock)
     log_dir = new_log_dir()
     log_file = setup_logging(log_dir, secrets_of(specs_from_agent(agent).mcp()))
     logging.getLogger(LOGGER).info("log: %s", log_file)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -29,7 +30,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from workbench.catalog.models import Catalog, CatalogView
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig
-from workbench.errors import EXIT_INTERRUPTED
+from workbench.errors import EXIT_INTERRUPTED, InputError
 from workbench.search.embedders import EmbedderChoice
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings
@@ -58,11 +59,36 @@ class Transport:
     port: int = 8000
     #: The servers ``/readyz`` needs up (``--ready-needs``).
     ready_needs: tuple[str, ...] = ()
+    #: HTTP's listening socket, bound before any server starts (:func:`listen`); None: uvicorn
+    #: binds ``host:port`` itself.
+    sock: socket.socket | None = field(default=None, compare=False, repr=False)
 
     @property
     def url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}{HTTP_PATH}"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """HTTP's socket bound to ``host:port`` now, before any server starts and before serve says
+    where it serves: a port in use, an address this machine does not have or a host name that
+    does not resolve is one line (InputError naming ``--port`` or ``--host``), not uvicorn's
+    traceback after the servers have started."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as err:
+        raise InputError(f"{host}: cannot resolve it: {err.strerror}", field="--host") from None
+    family, kind, proto, _, address = found[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as err:
+        sock.close()
+        why = (err.strerror or str(err)).lower()
+        raise InputError(f"cannot listen on {host}:{port}: {why}", field="--port") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 @dataclass(frozen=True)
@@ -190,7 +216,7 @@ async def _run(
     else:
         runner = http_runner(server, transport.host, transport.port, HTTP_PATH, operation)
         stopping.serving = True
-        await runner.serve()
+        await runner.serve(sockets=None if transport.sock is None else [transport.sock])
 
 
 class _Stopping:
