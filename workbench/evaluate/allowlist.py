@@ -255,6 +255,10 @@ class AllowlistReport:
     #: (case order): the verdict's figures.
     heldout_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
     current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+    #: What is exposed now (None: not given).
+    now: Exposed | None = field(default=None, repr=False)
+    #: The catalog's servers were taken as the agent's MCP entries (:func:`tune_allowlist`).
+    as_entries: bool = False
 
     @cached_property
     def verdict(self) -> Verdict:
@@ -285,12 +289,24 @@ def tune_allowlist(
     *,
     folds: int = 5,
     usage: IntArray | None = None,
+    as_entries: bool = False,
 ) -> AllowlistReport:
-    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
+    ``as_entries``: servers of the catalog that are not the agent's entries (a data set's
+    agent) are taken as if they were, every tool exposed now (figures that are never written:
+    such servers have no allowlist to write): the report says so (``as_entries``)."""
     surf = surface(agent, catalog)
+    now = None
+    taken = as_entries and bool(surf.notes)
+    if taken:
+        mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
+        surf = Surface(surf.backend, mcp, ~mcp)
+        now = surf.fixed | surf.candidate
     rule, bars = allowlist_rule(surf, cases, tokens, budget, folds, usage)
     insample = rule.insample
-    current_cases = measure_cases(current_exposed(agent, catalog, surf), cases, tokens)
+    if now is None:
+        now = current_exposed(agent, catalog, surf)
+    current_cases = measure_cases(now, cases, tokens)
     current = static_metrics(current_cases, tokens)
     within = budget.met_by(insample.tokens, insample.hit)
     return AllowlistReport(
@@ -305,6 +321,8 @@ def tune_allowlist(
         bars,
         tuple(rule.held.case_order()),
         tuple(current_cases),
+        now,
+        taken,
     )
 
 

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.metrics import Ranker
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
@@ -200,11 +199,6 @@ class SearchToolRuntime(Runtime):
         from workbench.runtimes.search_tool_tune import tune_search_tool
 
         return tune_search_tool(self, request)
-
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.runtimes import deferred_row
-
-        return deferred_row(self, ctx)
 
     def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
         read = "agent.yaml's tool_filtering" if change == "tool_filtering" else "agent.yaml"

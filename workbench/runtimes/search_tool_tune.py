@@ -20,6 +20,7 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.generalise import bars_lines
+from workbench.evaluate.runtimes import deferred_row
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.evaluate.words import task_budget_text, task_line
@@ -50,12 +51,17 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
         queries=request.queries if request.queries is not None else MESSAGE,
         ranker=ws.engine,
         current=plugin.current_setting(ws),
+        cache=request.cache,
     )
     notes: list[str] = []
     if not report.within_budget:
         notes.append("no loaded set reaches the budget; the closest one is proposed")
     notes += plugin.tuner_notes(ws)
-    config = _config(plugin.tuned_doc, report, ws, apply=request.apply, notes=notes)
+    config = (
+        None
+        if request.figures_only  # only the row is read: no configuration to build
+        else _config(plugin.tuned_doc, report, ws, apply=request.apply, notes=notes)
+    )
 
     def writes(forced: bool) -> tuple[ConfigWrite, ...]:
         """The runtime's configuration file planned (diff first, backup); none where the
@@ -74,6 +80,7 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
         report,
         human(plugin, report, ws, request.info, forced=request.force),
         report_json(plugin, report, ws, config),
+        deferred_row(plugin, report, ws.catalog, request.cap()),
         notes=tuple(notes),
         verdict=report.verdict,
         writes=writes,

@@ -18,6 +18,7 @@ from workbench.evaluate.allowlist import (
 )
 from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.generalise import bars_lines
+from workbench.evaluate.runtimes import allowlist_row
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest, plan_config_write
 from workbench.search.usage import load_usage
@@ -33,7 +34,14 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
     budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
     usage = load_usage(request.usage, ws.catalog) if request.usage else None
     report = tune_allowlist(
-        ws.agent, ws.catalog, ws.tokens, request.cases, budget, folds=request.folds, usage=usage
+        ws.agent,
+        ws.catalog,
+        ws.tokens,
+        request.cases,
+        budget,
+        folds=request.folds,
+        usage=usage,
+        as_entries=request.figures_only,
     )
     notes = list(report.surface.notes)
     if not report.within_budget:
@@ -67,6 +75,7 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
         report,
         human(report, ws, request.info),
         report_json(report, ws),
+        allowlist_row(request.info.name, report, request.cap()),
         notes=tuple(notes),
         verdict=report.verdict,
         change="allowlists",
