@@ -131,6 +131,31 @@ def test_the_compare_row_is_a_view_of_what_tune_returns(
     assert row == runtime_row(runtime, ws, cases, 4000, folds=3)
 
 
+@pytest.mark.parametrize("name", ["holodeck-0.6", "holodeck-0.7"])
+def test_the_block_and_the_allowlists_report_as_every_set_tuner(
+    name: str, context: tuple[Workspace, CaseSet]
+) -> None:
+    """The block's tuner and the allowlists' report what every set tuner shares, once
+    (:class:`~workbench.evaluate.generalise.SetReport`): the proposal, its figures, the folds
+    and each fold's setting, each case held out in fold order (the row's order) and under the
+    current setting; their verdict's unit is a request."""
+    from workbench.evaluate.generalise import SetReport
+    from workbench.evaluate.runtimes import figures
+
+    ws, cases = context
+    runtime = get_runtime(name)
+    info = detect_runtime(AGENT, {}, explicit=name)
+    outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
+    report = outcome.report
+    assert isinstance(report, SetReport) and report.unit == "request"
+    assert report.folds == 3 and len(report.fold_settings) == 3
+    assert len(report.heldout_cases) == len(report.current_cases) == len(cases)
+    assert report.current is not None and report.verdict.label in outcome.text
+    if outcome.row.kept is None:
+        assert outcome.row.cases == figures(report.heldout_cases)
+    assert outcome.json["heldout"]["recall"] == pytest.approx(report.heldout.recall)
+
+
 def _cli(*args: str) -> list[str]:
     return [*args, "--catalog", str(CATALOG), "--embedder", "none"]
 

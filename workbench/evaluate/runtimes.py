@@ -239,20 +239,18 @@ def filter_words(s: ToolFiltering) -> str:
 def filter_row(name: str, report: TuneReport, budget: int | None) -> RuntimeRow:
     """The row of a runtime that reads the ``tool_filtering`` block: tune's sweep, held-out per
     fold, tuned within ``budget`` (None: the knee)."""
-    outcome = report.outcome
-    s = outcome.setting
     row = RuntimeRow(
         name,
-        filter_words(s),
-        s.block(),
-        figures(fold_order(report.heldout_cases, outcome.folds)),
+        filter_words(report.setting),
+        report.setting.block(),
+        figures(report.heldout_cases),
         None,
         budget,
-        outcome.choice.within_budget,
-        (outcome.insample.hit, outcome.insample.recall),
+        report.within_budget,
+        (report.insample.hit, report.insample.recall),
     )
-    now = filter_words(report.current)
-    return kept_or(row, report.verdict, report.current_cases, outcome.folds, now)
+    now = filter_words(report.block)
+    return kept_or(row, report.verdict, report.current_cases, report.folds, now)
 
 
 def exposed_words(report: AllowlistReport, exposed: Exposed) -> str:
@@ -269,19 +267,18 @@ def allowlist_row(name: str, report: AllowlistReport, budget: int | None) -> Run
     """The row of a runtime of static allowlists: the exposed set chosen per fold, held-out
     (servers that are not the agent's entries taken as if they were, the row says)."""
     surf = report.surface
-    note = AS_ENTRIES if report.as_entries else None
     row = RuntimeRow(
         name,
-        exposed_words(report, report.exposed),
-        {"exposed": int((report.exposed & surf.candidate).sum())},
-        figures(fold_order(report.heldout_cases, report.folds)),
-        note,
+        exposed_words(report, report.setting),
+        {"exposed": int((report.setting & surf.candidate).sum())},
+        figures(report.heldout_cases),
+        AS_ENTRIES if report.as_entries else None,
         budget,
         report.within_budget,
         (report.insample.hit, report.insample.recall),
         report.bars,
     )
-    now = exposed_words(report, report.exposed if report.now is None else report.now)
+    now = exposed_words(report, report.setting if report.current is None else report.current)
     return kept_or(row, report.verdict, report.current_cases, report.folds, now)
 
 

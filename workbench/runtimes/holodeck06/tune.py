@@ -146,7 +146,7 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         f"  held-out  {metric_line(o.heldout)}",
         f"  in-sample {metric_line(o.insample)}",
         f"  gap       {gap_text(o.insample, o.heldout)}",
-        f"current   {describe(report.current)}",
+        f"current   {describe(report.block)}",
         f"            {metric_line(report.default)}",
         "folds     "
         + ", ".join(

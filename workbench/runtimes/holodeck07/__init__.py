@@ -139,7 +139,7 @@ class HoloDeck07(Runtime):
             ws.agent, ws.catalog, ws.tokens, cases, Budget(max_tokens=budget), usage=usage
         )
         backend = report.surface.backend
-        lists = allowlists(ws.catalog, report.surface, report.exposed)
+        lists = allowlists(ws.catalog, report.surface, report.setting)
         every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
         plan = plan_allowlists(ws.agent.path, backend, lists, every=every, original=ws.agent.raw)
         m = report.heldout

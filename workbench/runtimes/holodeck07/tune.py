@@ -84,7 +84,7 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
 
 
 def _lists(report: AllowlistReport, ws: Workspace) -> dict[str, list[str]]:
-    return allowlists(ws.catalog, report.surface, report.exposed)
+    return allowlists(ws.catalog, report.surface, report.setting)
 
 
 def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
@@ -100,7 +100,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
         "insample": report.insample.to_json(),
         "gap": gap(report.insample, report.heldout),
         "recurrence": report.bars.to_json(),
-        "current": report.current.to_json(),
+        "current": report.default.to_json(),
         "verdict": report.verdict.to_json(),
         "within_budget": report.within_budget,
         "traps": traps(report.surface.backend),
@@ -141,7 +141,7 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
-        f"current   {line(report.current)}",
+        f"current   {line(report.default)}",
         *report.verdict.lines(),
         *(
             ["          every tool: no allowlists (every MCP tool exposed)"]
