@@ -23,6 +23,7 @@ from workbench.runtimes import all_runtimes, get_runtime, runtime_names
 from workbench.runtimes.base import SOURCES, Probe, Runtime, TuneRequest
 from workbench.runtimes.compare import runtime_row
 from workbench.runtimes.detect import check_writable, detect_runtime
+from workbench.runtimes.search_tool import SearchToolRuntime
 from workbench.workspace import Workspace, build_workspace
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"
@@ -154,6 +155,35 @@ def test_the_block_and_the_allowlists_report_as_every_set_tuner(
     if outcome.row.kept is None:
         assert outcome.row.cases == figures(report.heldout_cases)
     assert outcome.json["heldout"]["recall"] == pytest.approx(report.heldout.recall)
+
+
+SEARCH_TOOLS = [
+    pytest.param(r, id=r.name)
+    for r in all_runtimes()
+    if isinstance(r, SearchToolRuntime) and type(r).tune is SearchToolRuntime.tune
+]
+
+
+@pytest.mark.parametrize("runtime", SEARCH_TOOLS)
+def test_a_search_tool_runtimes_words_are_data(
+    runtime: SearchToolRuntime, context: tuple[Workspace, CaseSet]
+) -> None:
+    """The tune report's bill, proposed and default lines and the compare row are its
+    ``words`` filled in (data a runtime declares, not methods it overrides)."""
+    ws, cases = context
+    for hook in ("bill_text", "setting_text", "row_text", "default_text"):
+        assert not hasattr(runtime, hook), hook
+    info = detect_runtime(AGENT, {}, explicit=runtime.name)
+    outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
+    report, words = outcome.report, runtime.words
+    lines = outcome.text.splitlines()
+    assert f"bill      {words.bill_line(bool(report.extra_tokens))}" in lines
+    loaded = runtime.loaded_text(report, ws)
+    assert f"{report.verdict.label}  {words.proposed_line(report.setting, loaded)}" in lines
+    default = words.default_line(runtime.variants[0], runtime.default_results)
+    assert any(line.startswith(f"default   {default}: ") for line in lines)
+    if outcome.row.kept is None:
+        assert outcome.row.setting == words.row_line(report.setting)
 
 
 def _cli(*args: str) -> list[str]:

@@ -28,9 +28,9 @@ With no budget the report also holds each runtime's front and the three budgets'
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -282,35 +282,30 @@ def allowlist_row(name: str, report: AllowlistReport, budget: int | None) -> Run
     return kept_or(row, report.verdict, report.current_cases, report.folds, now)
 
 
-class SearchToolRow(Protocol):
-    """A search-tool runtime as its row needs it: its name and its words."""
-
-    @property
-    def name(self) -> str: ...
-
-    def row_text(self, setting: DeferredSetting) -> str: ...
-
-    def figures_note(self, queries: SearchQueries) -> str: ...
-
-
 def deferred_row(
-    runtime: SearchToolRow, report: DeferredReport, catalog: Catalog, budget: int | None
+    name: str,
+    report: DeferredReport,
+    catalog: Catalog,
+    budget: int | None,
+    *,
+    words: Callable[[DeferredSetting], str],
+    note: str,
 ) -> RuntimeRow:
     """The row of a search-tool runtime: the loaded set, variant and results per search,
-    held-out."""
+    held-out; ``words``: a setting in a few words, ``note``: what the figures stand on."""
     s = report.setting
     row = RuntimeRow(
-        runtime.name,
-        runtime.row_text(s),
+        name,
+        words(s),
         s.to_json(catalog),
         figures(report.heldout_cases),
-        f"{runtime.figures_note(report.queries)}; {ROUND_TRIP}",
+        f"{note}; {ROUND_TRIP}",
         budget,
         report.within_budget,
         (report.insample.hit, report.insample.recall),
         report.bars,
     )
-    now = runtime.row_text(report.current) if report.current is not None else ""
+    now = words(report.current) if report.current is not None else ""
     return kept_or(row, report.verdict, report.current_cases, report.folds, now)
 
 

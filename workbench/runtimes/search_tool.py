@@ -63,11 +63,12 @@ KEEP_FLAGS = 8
 
 @dataclass(frozen=True)
 class SettingWords:
-    """A search-tool runtime's setting in words, as data: templates of the tune report's
-    ``proposed`` and ``default`` lines and of its ``compare --runtimes`` row, filled with
+    """A search-tool runtime's words, as data: templates of the tune report's ``proposed``,
+    ``default`` and ``bill`` lines and of its ``compare --runtimes`` row, filled with
     ``{variant}`` (in the two lines, the variant's name in :attr:`variant_names` when it has
-    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words) and ``{count}``
-    (how many are loaded)."""
+    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words), ``{count}`` (how
+    many are loaded) and ``{namespaces}`` (what the bill adds where every request shows each
+    namespace)."""
 
     proposed: str = (
         "{variant} search, {results} results per search (assumed: the provider takes no "
@@ -75,17 +76,45 @@ class SettingWords:
     )
     row: str = "{variant}, {results} results, {count} tools loaded"
     default: str = "nothing loaded, {variant}, {results} results"
+    bill: str = (
+        "per task: loaded tools + the search tool{namespaces}; when the loaded tools do not "
+        "cover the task, a second request after the search with the same and the tools it "
+        "returned"
+    )
     variant_names: Mapping[str, str] = field(default_factory=dict)
 
     def named(self, variant: str) -> str:
         return self.variant_names.get(variant, variant)
+
+    def proposed_line(self, setting: DeferredSetting, loaded: str) -> str:
+        """The proposal in words (the text report's ``proposed`` line); ``loaded``: its loaded
+        tools in words (:meth:`SearchToolRuntime.loaded_text`)."""
+        s = setting
+        return self.proposed.format(
+            variant=self.named(s.variant), results=s.max_results, loaded=loaded
+        )
+
+    def row_line(self, setting: DeferredSetting) -> str:
+        """The setting in a few words (its ``compare --runtimes`` row)."""
+        s = setting
+        return self.row.format(variant=s.variant, results=s.max_results, count=len(s.loaded))
+
+    def default_line(self, variant: str, results: int) -> str:
+        """The untuned setting in words (the text report's ``default`` line)."""
+        return self.default.format(variant=self.named(variant), results=results)
+
+    def bill_line(self, namespaces: bool) -> str:
+        """How a task is billed (the text report's ``bill`` line); ``namespaces``: every
+        request also shows each namespace's name and description."""
+        shown = " + every namespace's name and description" if namespaces else ""
+        return self.bill.format(namespaces=shown)
 
 
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
     searches: ClassVar[bool] = True
-    #: Its setting in words (the tune report's proposed and default lines, its compare row).
+    #: Its words (the tune report's proposed, default and bill lines, its compare row).
     words: ClassVar[SettingWords] = SettingWords()
     #: Whose ranking the figures are when they are exact (None: an approximation of the
     #: provider's search): the first words of :meth:`figures_note`.
@@ -165,35 +194,6 @@ class SearchToolRuntime(Runtime):
         if self.exact_ranking is None:
             return approximation(queries)
         return f"{self.exact_ranking}; {queries.searched()}"
-
-    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        """The proposal in words (the text report's ``proposed`` line): :attr:`words`."""
-        s, words = report.setting, self.words
-        loaded = self.loaded_text(report, ws)
-        return words.proposed.format(
-            variant=words.named(s.variant), results=s.max_results, loaded=loaded
-        )
-
-    def row_text(self, setting: DeferredSetting) -> str:
-        """The setting in a few words (its ``compare --runtimes`` row): :attr:`words`."""
-        s = setting
-        return self.words.row.format(variant=s.variant, results=s.max_results, count=len(s.loaded))
-
-    def default_text(self) -> str:
-        """The untuned setting in words (the text report's ``default`` line): :attr:`words`."""
-        words = self.words
-        return words.default.format(
-            variant=words.named(self.variants[0]), results=self.default_results
-        )
-
-    def bill_text(self, extra_tokens: int) -> str:
-        """How a task is billed, for the text report's ``bill`` line."""
-        return (
-            "per task: loaded tools + the search tool"
-            + (" + every namespace's name and description" if extra_tokens else "")
-            + "; when the loaded tools do not cover the task, a second request after the search "
-            "with the same and the tools it returned"
-        )
 
     def tune(self, request: TuneRequest) -> TuneOutcome:
         from workbench.runtimes.search_tool_tune import tune_search_tool

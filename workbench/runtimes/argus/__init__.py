@@ -146,6 +146,10 @@ class Argus(SearchToolRuntime):
         ),
         row="{variant}, limit {results}, {count} keep_tools",
         default="{variant}, no keep_tools, limit {results}",
+        bill=(
+            "per task: keep_tools + find_tool + call_tool; when the kept tools do not cover "
+            "the task, a second request after find_tool with the same and the tools it returned"
+        ),
         variant_names=SCORERS,
     )
     index_holds_loaded: ClassVar[bool] = True
@@ -185,12 +189,6 @@ class Argus(SearchToolRuntime):
         scorer = cast("Scorer", setting.variant)
         params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
-
-    def bill_text(self, extra_tokens: int) -> str:
-        return (
-            "per task: keep_tools + find_tool + call_tool; when the kept tools do not cover "
-            "the task, a second request after find_tool with the same and the tools it returned"
-        )
 
     def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
         return ", ".join(_kept_names(ws.catalog, report.setting.loaded)) or "none"

@@ -110,6 +110,11 @@ class FastMCP(SearchToolRuntime):
         proposed="{variant}(max_results={results}), always_visible: {loaded}",
         row="{variant}, max_results {results}, {count} always visible",
         default="{variant}(max_results={results}), nothing always visible",
+        bill=(
+            "per task: always_visible + search_tools + call_tool; when the pinned tools do not "
+            "cover the task, a second request after the search with the same and its results "
+            "as JSON text"
+        ),
         variant_names=TRANSFORMS,
     )
     index_holds_loaded: ClassVar[bool] = False
@@ -172,13 +177,6 @@ class FastMCP(SearchToolRuntime):
             variant=variant, max_results=setting.max_results, always_visible=pins
         )
         return FastMCPStrategy(catalog, bill, params)
-
-    def bill_text(self, extra_tokens: int) -> str:
-        return (
-            "per task: always_visible + search_tools + call_tool; when the pinned tools do not "
-            "cover the task, a second request after the search with the same and its results "
-            "as JSON text"
-        )
 
     def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
         return ", ".join(pinned_names(ws.catalog, report.setting.loaded)) or "none"
