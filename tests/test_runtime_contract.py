@@ -171,7 +171,7 @@ def test_a_search_tool_runtimes_words_are_data(
     """The tune report's bill, proposed and default lines and the compare row are its
     ``words`` filled in (data a runtime declares, not methods it overrides)."""
     ws, cases = context
-    for hook in ("bill_text", "setting_text", "row_text", "default_text"):
+    for hook in ("bill_text", "setting_text", "row_text", "default_text", "write_line"):
         assert not hasattr(runtime, hook), hook
     info = detect_runtime(AGENT, {}, explicit=runtime.name)
     outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
@@ -184,6 +184,9 @@ def test_a_search_tool_runtimes_words_are_data(
     assert any(line.startswith(f"default   {default}: ") for line in lines)
     if outcome.row.kept is None:
         assert outcome.row.setting == words.row_line(report.setting)
+    if not report.verdict.kept:
+        last = words.write_lines(runtime.export_command(report, ws), runtime.config_where(ws))
+        assert outcome.text.endswith(last + "\n")
 
 
 def _cli(*args: str) -> list[str]:

@@ -68,7 +68,9 @@ class SettingWords:
     ``{variant}`` (in the two lines, the variant's name in :attr:`variant_names` when it has
     one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words), ``{count}`` (how
     many are loaded) and ``{namespaces}`` (what the bill adds where every request shows each
-    namespace)."""
+    namespace); and the report's last lines, how to get the configuration (:attr:`write`),
+    filled with ``{export}`` (the ``export`` command that prints it) and ``{config}`` (its
+    file, :meth:`SearchToolRuntime.config_where`)."""
 
     proposed: str = (
         "{variant} search, {results} results per search (assumed: the provider takes no "
@@ -81,6 +83,7 @@ class SettingWords:
         "cover the task, a second request after the search with the same and the tools it "
         "returned"
     )
+    write: str = "export    {export}"
     variant_names: Mapping[str, str] = field(default_factory=dict)
 
     def named(self, variant: str) -> str:
@@ -108,6 +111,10 @@ class SettingWords:
         request also shows each namespace's name and description."""
         shown = " + every namespace's name and description" if namespaces else ""
         return self.bill.format(namespaces=shown)
+
+    def write_lines(self, export: str, config: str | None) -> str:
+        """The report's last lines: how to get the configuration."""
+        return self.write.format(export=export, config=config)
 
 
 class SearchToolRuntime(Runtime):
@@ -233,9 +240,10 @@ class SearchToolRuntime(Runtime):
         variant = f" --variant {report.setting.variant}" if self.variant_flag else ""
         return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
 
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        """The report's last line: how to get the configuration."""
-        return f"export    {self.export_command(report, ws)}"
+    def config_where(self, ws: Workspace) -> str | None:
+        """Its file for this agent, beside it (the write line's ``{config}``; default:
+        :attr:`~workbench.runtimes.base.Runtime.config_file`)."""
+        return self.config_file
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         """What ``tune --json`` adds for this runtime."""

@@ -171,7 +171,7 @@ def human(
         *current_lines(plugin, report),
         *report.verdict.lines(),
         *keep_all_lines(report),
-        plugin.write_line(report, ws)
+        words.write_lines(plugin.export_command(report, ws), plugin.config_where(ws))
         if forced or not report.verdict.kept
         else not_recommended(report),
     ]

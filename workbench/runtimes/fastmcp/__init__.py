@@ -115,6 +115,10 @@ class FastMCP(SearchToolRuntime):
             "cover the task, a second request after the search with the same and its results "
             "as JSON text"
         ),
+        write=(
+            "write     --apply writes {config} beside the agent (run: python {config})\n"
+            "export    {export}"
+        ),
         variant_names=TRANSFORMS,
     )
     index_holds_loaded: ClassVar[bool] = False
@@ -346,14 +350,6 @@ class FastMCP(SearchToolRuntime):
             f"--variant {s.variant} "
             f"--max-results {s.max_results} {keep}"
         ).rstrip()
-
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
-
-        return (
-            f"write     --apply writes {FILE_NAME} beside the agent (run: python {FILE_NAME})\n"
-            f"export    {self.export_command(report, ws)}"
-        )
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
