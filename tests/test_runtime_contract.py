@@ -91,7 +91,7 @@ def test_the_compare_row_has_held_out_figures_for_every_case(
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_the_compare_row_is_tuned_within_the_contexts_budget(
+def test_the_compare_row_is_tuned_within_the_budget(
     runtime: Runtime, context: tuple[Workspace, CaseSet]
 ) -> None:
     """Half its knee's tokens: within it, or its cheapest point flagged (never silently over)."""
