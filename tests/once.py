@@ -1,12 +1,12 @@
 """One comparison computed once: a test file that runs ``compare --runtimes`` twice on the very
 same inputs (its JSON, then its text) gets the second report from the first run.
 
-:func:`runtimes_once` wraps :func:`workbench.evaluate.runtimes.compare_runtimes` where a module
-calls it. A call is the same as an earlier one only when every input is: the agent (less
-pytest's ``PYTEST_CURRENT_TEST`` in the environment it keeps), the catalog,
-the cases and the current setting compare equal, the token table holds the same counts, the
-engine is of the same kind with the same embedder, and the keywords (budget, runtimes, folds,
-queries) are equal; anything else is computed. Nothing is shared between two different calls
+:func:`runtimes_once` wraps :func:`workbench.runtimes.compare.compare_runtimes` where a module
+calls it. A call is the same as an earlier one only when every input is: the workspace's agent
+(less pytest's ``PYTEST_CURRENT_TEST`` in the environment it keeps) and catalog and the cases
+compare equal, the token table holds the same counts, the engine is of the same kind with the
+same embedder, and the keywords (budget, runtimes, folds, queries, registry) are equal; anything
+else is computed. Nothing is shared between two different calls
 (not even the tuners' cache), so a check that two calls agree still compares two computations.
 """
 
@@ -21,8 +21,10 @@ from typing import Any
 import pytest
 
 from workbench.config import AgentConfig
-from workbench.evaluate.runtimes import RuntimesReport, compare_runtimes
+from workbench.evaluate.runtimes import RuntimesReport
+from workbench.runtimes.compare import compare_runtimes
 from workbench.tokens import TokenTable
+from workbench.workspace import Workspace
 
 #: What a call's output depends on besides its arguments: the progress callbacks are left out.
 _CALLBACKS = ("on_runtime", "on_progress")
@@ -50,22 +52,14 @@ def runtimes_once(module: ModuleType) -> Iterator[None]:
     report, while the context lasts."""
     seen: list[tuple[tuple[Any, ...], dict[str, Any], tuple[Any, ...], RuntimesReport]] = []
 
-    def once(
-        agent: AgentConfig,
-        engine: Any,
-        catalog: Any,
-        tokens: TokenTable,
-        cases: Any,
-        current: Any,
-        **kwargs: Any,
-    ) -> RuntimesReport:
-        inputs = (_agent(agent), catalog, cases, current)
+    def once(ws: Workspace, cases: Any, **kwargs: Any) -> RuntimesReport:
+        inputs = (_agent(ws.agent), ws.catalog, cases)
         keys = {k: v for k, v in kwargs.items() if k not in _CALLBACKS}
-        prints = (_engine(engine), _tokens(tokens))
+        prints = (_engine(ws.engine), _tokens(ws.tokens))
         for old_inputs, old_keys, old_prints, report in seen:
             if old_keys == keys and old_prints == prints and old_inputs == inputs:
                 return report
-        report = compare_runtimes(agent, engine, catalog, tokens, cases, current, **kwargs)
+        report = compare_runtimes(ws, cases, **kwargs)
         seen.append((inputs, keys, prints, report))
         return report
 

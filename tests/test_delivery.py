@@ -8,7 +8,6 @@ vectorstore tool is the research sample. The embedder is the real all-MiniLM-L6-
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -23,8 +22,8 @@ from workbench.config.filtering import ToolFiltering
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.fronts import defaults_tokens
 from workbench.evaluate.metrics import evaluate
-from workbench.evaluate.runtimes import RowContext
 from workbench.runtimes import all_runtimes
+from workbench.runtimes.compare import runtime_row
 from workbench.workspace import open_workspace
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,17 +103,17 @@ def test_the_block_runtimes_front_offers_only_what_runs() -> None:
                         embedder_spec=MINILM)  # fmt: skip
     assert ws.embedder.embedder is not None and ws.embedder.runtime == "none"
     cases = resolve_cases(load_cases(SLICE / "cases.jsonl"), ws.catalog)
-    ctx = RowContext(ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.setting)
     block = next(r for r in all_runtimes() if r.reads_tool_filtering)
     for budget in (None, 200, 800):
-        row = block.compare_row(dataclasses.replace(ctx, budget=budget))
+        row = runtime_row(block, ws, cases, budget)
         assert row.params["search_method"] == "bm25", (budget, row.setting)
     from workbench.search.delivery import runtime_engine, runtime_methods
 
     as_run = runtime_engine(ws.engine, ws.agent.agent)
     assert as_run is not ws.engine and as_run.embedder is None
     default = evaluate(as_run, ws.catalog, ws.tokens, cases, ToolFiltering(enabled=True))
-    assert defaults_tokens(ctx) == default.metrics.tokens_selected_mean
+    found = defaults_tokens(ws.engine, ws.agent, ws.catalog, ws.tokens, cases)
+    assert found == default.metrics.tokens_selected_mean
     assert runtime_methods(ws.agent.agent) == ("bm25",)
     research = open_workspace(SAMPLES / "research-agent.yaml", embedder_spec=MINILM,
                               catalog_file=SAMPLES / "research-agent.catalog.json")  # fmt: skip

@@ -9,7 +9,6 @@ runtime module gets these checks by being registered.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -19,12 +18,13 @@ import pytest
 from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
 from workbench.config import load_agent
-from workbench.evaluate.cases import load_cases, resolve_cases
-from workbench.evaluate.runtimes import RowContext
+from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.runtimes import all_runtimes, get_runtime, runtime_names
-from workbench.runtimes.base import SOURCES, Probe, Runtime
+from workbench.runtimes.base import SOURCES, Probe, Runtime, TuneRequest
+from workbench.runtimes.compare import runtime_row
 from workbench.runtimes.detect import check_writable, detect_runtime
-from workbench.workspace import build_workspace
+from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.workspace import Workspace, build_workspace
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"
 AGENT = SAMPLES / "research-agent.yaml"
@@ -71,40 +71,122 @@ def test_refusals_are_one_line(runtime: Runtime) -> None:
 
 
 @pytest.fixture(scope="module")
-def context() -> RowContext:
+def context() -> tuple[Workspace, CaseSet]:
     agent = load_agent(AGENT, environ={"BRAVE_API_KEY": "x"})
     catalog = load_catalog(agent, catalog_file=CATALOG)
     ws = build_workspace(agent, catalog, embedder_spec="none")
-    cases = resolve_cases(load_cases(CASES), ws.catalog)
-    return RowContext(ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.setting)
+    return ws, resolve_cases(load_cases(CASES), ws.catalog)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_the_compare_row_has_held_out_figures_for_every_case(
-    runtime: Runtime, context: RowContext
+    runtime: Runtime, context: tuple[Workspace, CaseSet]
 ) -> None:
-    row = runtime.compare_row(context)
+    ws, cases = context
+    row = runtime_row(runtime, ws, cases)
     assert row.runtime == runtime.name and row.setting
-    assert len(row.cases) == len(context.cases)
+    assert len(row.cases) == len(cases)
     assert all(0.0 <= c.recall <= 1.0 and c.tokens > 0 for c in row.cases)
     assert all(c.hit == (c.recall > 0) for c in row.cases)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_the_compare_row_is_tuned_within_the_contexts_budget(
-    runtime: Runtime, context: RowContext
+def test_the_compare_row_is_tuned_within_the_budget(
+    runtime: Runtime, context: tuple[Workspace, CaseSet]
 ) -> None:
     """Half its knee's tokens: within it, or its cheapest point flagged (never silently over)."""
-    knee = runtime.compare_row(context)
+    ws, cases = context
+    cache: dict[object, object] = {}
+    knee = runtime_row(runtime, ws, cases, cache=cache)
     budget = round(knee.tokens / 2)
-    row = runtime.compare_row(dataclasses.replace(context, budget=budget))
+    row = runtime_row(runtime, ws, cases, budget, cache=cache)
     assert row.budget == budget and knee.budget is None and knee.within
     if row.within:
         assert row.tokens <= budget * 1.1 and row.tokens < knee.tokens
     else:  # its tuner could not get within it: said, never silently over
         assert row.over
-    nothing = runtime.compare_row(dataclasses.replace(context, budget=0))
+    nothing = runtime_row(runtime, ws, cases, 0, cache=cache)
     assert nothing.over and nothing.budget == 0
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_compare_row_is_a_view_of_what_tune_returns(
+    runtime: Runtime, context: tuple[Workspace, CaseSet]
+) -> None:
+    """One entry point per tuner: ``tune``'s outcome carries the row ``compare --runtimes``
+    shows, its held-out figures those of the report ``tune --json`` prints (asked as compare
+    asks: only the figures, which may use what a written setting could not)."""
+    ws, cases = context
+    info = detect_runtime(AGENT, {}, explicit=runtime.name)
+    request = TuneRequest(
+        ws, cases, info, max_tokens=4000, folds=3, what_if=False, quiet=True, figures_only=True
+    )
+    outcome = runtime.tune(request)
+    row = outcome.row
+    assert row.runtime == runtime.name and row.budget == 4000 and len(row.cases) == len(cases)
+    if row.kept is None:  # the proposal's figures (a kept row: the current setting's)
+        held = outcome.json["heldout"]
+        hit, recall = held["hit"], held["recall"]
+        assert row.hit == pytest.approx(hit, abs=1e-6)
+        assert row.recall == pytest.approx(recall, abs=1e-6)
+    assert row == runtime_row(runtime, ws, cases, 4000, folds=3)
+
+
+@pytest.mark.parametrize("name", ["holodeck-0.6", "holodeck-0.7"])
+def test_the_block_and_the_allowlists_report_as_every_set_tuner(
+    name: str, context: tuple[Workspace, CaseSet]
+) -> None:
+    """The block's tuner and the allowlists' report what every set tuner shares, once
+    (:class:`~workbench.evaluate.generalise.SetReport`): the proposal, its figures, the folds
+    and each fold's setting, each case held out in fold order (the row's order) and under the
+    current setting; their verdict's unit is a request."""
+    from workbench.evaluate.generalise import SetReport
+    from workbench.evaluate.runtimes import figures
+
+    ws, cases = context
+    runtime = get_runtime(name)
+    info = detect_runtime(AGENT, {}, explicit=name)
+    outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
+    report = outcome.report
+    assert isinstance(report, SetReport) and report.unit == "request"
+    assert report.folds == 3 and len(report.fold_settings) == 3
+    assert len(report.heldout_cases) == len(report.current_cases) == len(cases)
+    assert report.current is not None and report.verdict.label in outcome.text
+    if outcome.row.kept is None:
+        assert outcome.row.cases == figures(report.heldout_cases)
+    assert outcome.json["heldout"]["recall"] == pytest.approx(report.heldout.recall)
+
+
+SEARCH_TOOLS = [
+    pytest.param(r, id=r.name)
+    for r in all_runtimes()
+    if isinstance(r, SearchToolRuntime) and type(r).tune is SearchToolRuntime.tune
+]
+
+
+@pytest.mark.parametrize("runtime", SEARCH_TOOLS)
+def test_a_search_tool_runtimes_words_are_data(
+    runtime: SearchToolRuntime, context: tuple[Workspace, CaseSet]
+) -> None:
+    """The tune report's bill, proposed and default lines and the compare row are its
+    ``words`` filled in (data a runtime declares, not methods it overrides)."""
+    ws, cases = context
+    for hook in ("bill_text", "setting_text", "row_text", "default_text", "write_line"):
+        assert not hasattr(runtime, hook), hook
+    info = detect_runtime(AGENT, {}, explicit=runtime.name)
+    outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
+    report, words = outcome.report, runtime.words
+    lines = outcome.text.splitlines()
+    assert f"bill      {words.bill_line(bool(report.extra_tokens))}" in lines
+    loaded = runtime.loaded_text(report, ws)
+    assert f"{report.verdict.label}  {words.proposed_line(report.setting, loaded)}" in lines
+    default = words.default_line(runtime.variants[0], runtime.default_results)
+    assert any(line.startswith(f"default   {default}: ") for line in lines)
+    if outcome.row.kept is None:
+        assert outcome.row.setting == words.row_line(report.setting)
+    if not report.verdict.kept:
+        last = words.write_lines(runtime.export_command(report, ws), runtime.config_where(ws))
+        assert outcome.text.endswith(last + "\n")
 
 
 def _cli(*args: str) -> list[str]:

@@ -90,7 +90,15 @@ def test_every_built_in_runtime_is_a_package() -> None:
         assert (RUNTIMES / module / "__init__.py").is_file(), f"runtimes/{module}/ is no package"
         assert not (RUNTIMES / f"{module}.py").exists()
     loose = {p.stem for p in RUNTIMES.glob("*.py")}
-    shared = {"__init__", "base", "detect", "registry", "holodeck_versions", "search_tool"}
+    shared = {
+        "__init__",
+        "base",
+        "compare",
+        "detect",
+        "registry",
+        "holodeck_versions",
+        "search_tool",
+    }
     assert loose == shared | {"search_tool_tune"}, "a runtime's part outside its package"
 
 
@@ -160,8 +168,8 @@ def test_a_new_runtime_is_one_package_plus_a_registry_line(
     gateway: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from workbench.cli import main
-    from workbench.evaluate.runtimes import compare_runtimes
     from workbench.runtimes import get_runtime
+    from workbench.runtimes.compare import compare_runtimes
     from workbench.workspace import open_workspace
 
     samples = ROOT / "sample_configs"
@@ -180,9 +188,6 @@ def test_a_new_runtime_is_one_package_plus_a_registry_line(
     runtime = get_runtime(gateway)
     ws = open_workspace(agent, catalog_file=catalog, embedder_spec="none")
     cases = resolve_cases(load_cases(tmp_path / "research-agent.cases.yaml"), ws.catalog)
-    rows = compare_runtimes(
-        ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.agent.filtering,
-        registry=(runtime,), folds=3, budget=4000,
-    ).rows  # fmt: skip
+    rows = compare_runtimes(ws, cases, registry=(runtime,), folds=3, budget=4000).rows
     assert [row.runtime for row in rows] == [gateway]
     assert len(rows[0].cases) == len(cases)

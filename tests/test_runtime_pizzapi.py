@@ -25,8 +25,8 @@ from workbench.errors import ConfigError, WriteBackError
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.cases import load_cases, resolve_cases
 from workbench.evaluate.metrics import aggregate
-from workbench.evaluate.runtimes import RowContext
 from workbench.runtimes import get_runtime
+from workbench.runtimes.compare import runtime_row
 from workbench.runtimes.pizzapi.config import KNOBS, check_config, plan_config, server_entry
 from workbench.runtimes.pizzapi.tune import (
     PizzaSetting,
@@ -191,8 +191,7 @@ def test_tune_json_and_the_compare_row_are_the_same_held_out_figures(
     assert check_config(report["config"]) is None
     assert "no test runs PizzaPi" in report["approximation"]
     cases = resolve_cases(load_cases(CASES), ws.catalog)
-    ctx = RowContext(ws.agent, ws.engine, ws.catalog, ws.tokens, cases, ws.setting)
-    row = get_runtime("pizzapi").compare_row(ctx)
+    row = runtime_row(get_runtime("pizzapi"), ws, cases)
     assert row.recall == pytest.approx(report["heldout"]["recall"], abs=1e-9)
     assert row.hit == pytest.approx(report["heldout"]["hit"], abs=1e-9)
     assert row.params == report["setting"]

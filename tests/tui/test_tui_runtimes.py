@@ -15,8 +15,9 @@ from tui_helpers import SAMPLES, cli_json, open_view, research_app, run_view, sh
 from workbench.evaluate import load_cases, resolve_cases
 from workbench.evaluate.fronts import at_table
 from workbench.evaluate.intervals import Interval
-from workbench.evaluate.runtimes import RuntimesReport, compare_runtimes
+from workbench.evaluate.runtimes import RuntimesReport
 from workbench.runtimes import all_runtimes
+from workbench.runtimes.compare import compare_runtimes
 from workbench.runtimes.detect import RUNTIMES
 from workbench.tui.commands import ACTIONS
 from workbench.tui.screens import runtimes as runtimes_screen
@@ -63,10 +64,7 @@ async def test_the_view_shows_the_clis_numbers_for_every_runtime(tmp_path: Path)
         # All at once in the core is the same as one runtime at a time in the view.
         ws = screen.lab.workspace
         cases = resolve_cases(load_cases(cases_file), ws.catalog)
-        current = ws.agent.filtering or ws.setting
-        whole = compare_runtimes(
-            ws.agent, ws.engine, ws.catalog, ws.tokens, cases, current, registry=all_runtimes()
-        )
+        whole = compare_runtimes(ws, cases, registry=all_runtimes())
         assert whole == report
         rows = screen.table_rows()
         assert report.table is not None

@@ -1,7 +1,8 @@
 """``holo-tune compare AGENT.yaml --runtimes [--max-tokens N] [--cases FILE] [--json]``: which
 runtime?
 
-Every runtime tuned on the same cases (:mod:`workbench.evaluate.runtimes`), held-out. With
+Every runtime tuned on the same cases by its own tuner (:mod:`workbench.runtimes.compare`: the
+rows are what ``tune --runtime NAME`` finds), held-out. With
 ``--max-tokens N`` each within N tool tokens per task: a table with 95 % error bars (a runtime
 that cannot get within N marked at its cheapest point) and one text plot (recall against tokens
 per task, a bar per runtime for its recall interval). Without, each at its knee, then each
@@ -22,13 +23,10 @@ from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.front_grid import DOT, free_column, front_grid
 from workbench.evaluate.fronts import at_table, budget_mark, front_lines, point_cell
 from workbench.evaluate.generalise import BARS, MAX_GAP
-from workbench.evaluate.runtimes import (
-    RuntimeRow,
-    RuntimesReport,
-    compare_runtimes,
-)
+from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport
 from workbench.progress import ProgressLine
 from workbench.runtimes import all_runtimes, get_runtime, runtime_names
+from workbench.runtimes.compare import compare_runtimes
 from workbench.workspace import Workspace
 
 
@@ -226,12 +224,8 @@ def run_runtimes(args: argparse.Namespace, ws: Workspace, cases: CaseSet) -> int
         "compare --runtimes", stages=runtime_names(), stage_unit="runtimes", quiet=args.json
     ) as line:
         report = compare_runtimes(
-            ws.agent,
-            ws.engine,
-            ws.catalog,
-            ws.tokens,
+            ws,
             cases,
-            ws.agent.filtering or ws.setting,
             registry=all_runtimes(),
             queries=queries,
             budget=budget,

@@ -21,9 +21,8 @@ backend only stdio servers are bridged, so tools of other transports are never e
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -33,10 +32,9 @@ from workbench.config.models import MCPTool
 from workbench.evaluate.budget import Budget, knee
 from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.folds import CrossFit, cross_fit
-from workbench.evaluate.generalise import Bars, generalising
+from workbench.evaluate.generalise import Bars, SetReport, generalising
 from workbench.evaluate.metrics import CaseResult, TokenCounts, tokens_sent
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
-from workbench.evaluate.verdict import Verdict, judge
 from workbench.search.types import IntArray
 
 Backend = Literal["openai-agents", "claude"]
@@ -237,43 +235,27 @@ def _hit(exposed: np.ndarray[Any, np.dtype[np.bool_]], cases: CaseSet) -> float:
     return sum(hits) / len(hits)
 
 
-@dataclass(frozen=True)
-class AllowlistReport:
-    """The proposed exposed set, its held-out and in-sample figures, and what is exposed now."""
+@dataclass(frozen=True, kw_only=True)
+class AllowlistReport(SetReport[Exposed, StaticMetrics]):
+    """HoloDeck 0.7's allowlists' report (:class:`~workbench.evaluate.generalise.SetReport`: the
+    setting is the exposed set, ``current`` what the file exposes now and ``default`` its
+    figures; a case's tokens are one request's): what can be filtered, and whether the catalog's
+    servers were taken as the agent's MCP entries (:func:`tune_allowlist`)."""
+
+    unit: ClassVar[str] = "request"
 
     surface: Surface
-    budget: Budget
-    exposed: np.ndarray[Any, np.dtype[np.bool_]]
-    heldout: StaticMetrics
-    insample: StaticMetrics
-    current: StaticMetrics
-    folds: int
-    within_budget: bool
-    #: The recurrence bars tried and the one proposed (:mod:`workbench.evaluate.generalise`).
-    bars: Bars = field(default=Bars())
-    #: Each case held-out under the set chosen without it, and under what is exposed now
-    #: (case order): the verdict's figures.
-    heldout_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
-    current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+    as_entries: bool = False
 
-    @cached_property
-    def verdict(self) -> Verdict:
-        """Whether the proposal is a recommendation against what the file exposes now
-        (:mod:`workbench.evaluate.verdict`, the rule every tuner shares)."""
-        same = bool(
-            self.current_cases
-            and set(self.current_cases[0].selected) == set(np.flatnonzero(self.exposed).tolist())
-        )
-        return judge(
-            self.heldout_cases,
-            self.current_cases,
-            budget=self.budget,
-            tokens_all=self.current.tokens_all,
-            same=same,
+    def same(self) -> bool:
+        return (
+            bool(self.current_cases)
+            and self.current is not None
+            and bool(np.array_equal(self.current, self.setting))
         )
 
     def names(self, catalog: Catalog) -> list[str]:
-        return [catalog.tools[i].full_name for i in np.flatnonzero(self.exposed)]
+        return [catalog.tools[i].full_name for i in np.flatnonzero(self.setting)]
 
 
 def tune_allowlist(
@@ -285,26 +267,39 @@ def tune_allowlist(
     *,
     folds: int = 5,
     usage: IntArray | None = None,
+    as_entries: bool = False,
 ) -> AllowlistReport:
-    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others)."""
+    """Choose on every case; measure the rule k-fold held-out (each fold chosen on the others).
+    ``as_entries``: servers of the catalog that are not the agent's entries (a data set's
+    agent) are taken as if they were, every tool exposed now (figures that are never written:
+    such servers have no allowlist to write): the report says so (``as_entries``)."""
     surf = surface(agent, catalog)
+    now = None
+    taken = as_entries and bool(surf.notes)
+    if taken:
+        mcp = np.array([t.kind == "mcp" for t in catalog.tools], dtype=np.bool_)
+        surf = Surface(surf.backend, mcp, ~mcp)
+        now = surf.fixed | surf.candidate
     rule, bars = allowlist_rule(surf, cases, tokens, budget, folds, usage)
     insample = rule.insample
-    current_cases = measure_cases(current_exposed(agent, catalog, surf), cases, tokens)
-    current = static_metrics(current_cases, tokens)
-    within = budget.met_by(insample.tokens, insample.hit)
+    if now is None:
+        now = current_exposed(agent, catalog, surf)
+    current_cases = measure_cases(now, cases, tokens)
     return AllowlistReport(
-        surf,
-        budget,
-        rule.exposed,
-        rule.heldout,
-        insample,
-        current,
-        folds,
-        within,
-        bars,
-        tuple(rule.held.case_order()),
-        tuple(current_cases),
+        setting=rule.exposed,
+        budget=budget,
+        heldout=rule.heldout,
+        insample=insample,
+        default=static_metrics(current_cases, tokens),
+        folds=folds,
+        within_budget=budget.met_by(insample.tokens, insample.hit),
+        fold_settings=tuple(rule.held.settings),
+        heldout_cases=tuple(rule.held.fold_order()),
+        bars=bars,
+        current=now,
+        current_cases=tuple(current_cases),
+        surface=surf,
+        as_entries=taken,
     )
 
 

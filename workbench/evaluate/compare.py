@@ -446,7 +446,7 @@ def measure_holodeck(
             tuned.outcome.setting.block(),
             tuned.outcome.heldout,
             heldout=True,
-            ci95=ci95(tuned.heldout_cases),
+            ci95=ci95(tuned.heldout_by_case),
         )
         rows.append(best_within_rule(rows[0], best, int(tokens.all)))
         front = tuned.outcome.front

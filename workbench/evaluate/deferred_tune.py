@@ -52,7 +52,7 @@ from workbench.evaluate.compare import case_result
 from workbench.evaluate.compare import choose as knee_choose
 from workbench.evaluate.folds import Fold, folds_of
 from workbench.evaluate.generalise import Rule, SetReport, generalising, held_out_rule
-from workbench.evaluate.metrics import CaseResult, Ranker, aggregate
+from workbench.evaluate.metrics import CaseResult, Metrics, Ranker, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, MIN_CASES, Recurrence
 from workbench.search.strategies.anthropic import (
@@ -898,7 +898,7 @@ def pick(points: Sequence[Figures], budget: Budget, tokens_all: int) -> int:
 
 
 @dataclass(frozen=True, kw_only=True)
-class DeferredReport(SetReport[DeferredSetting]):
+class DeferredReport(SetReport[DeferredSetting, Metrics]):
     """A search-tool runtime's tuner's report (:class:`~workbench.evaluate.generalise.
     SetReport`): its runtime's name and the tokens it bills besides definitions; ``default`` is
     the provider's (nothing loaded, bm25, 5 results), ``current`` what the runtime runs today

@@ -2,7 +2,7 @@
 
 A runtime's row of ``compare --runtimes`` stands at its own tuner's knee, so two rows compare
 recall at different tokens. Here every runtime is tuned *within* a budget (max tool tokens per
-task, :attr:`~workbench.evaluate.runtimes.RowContext.budget`) and measured held-out on the same
+task, :attr:`~workbench.evaluate.runtimes.RuntimeRow.budget`) and measured held-out on the same
 folds, at a set of budgets:
 
 * its *front*: a geometric grid of :data:`GRID_POINTS` budgets from its cheapest point (its
@@ -14,25 +14,32 @@ folds, at a set of budgets:
   held-out tokens per task) and twice that.
 
 A point is the runtime's row at that budget, the very row ``compare --runtimes --max-tokens``
-prints (the rankings and sweeps a tuner makes are kept in the context's cache, so each budget
-only chooses and measures again). A runtime that cannot get within a budget stands at its
-cheapest point, flagged (``within_budget`` false), never silently over.
+prints (:data:`RowAt`: :mod:`workbench.runtimes.compare` asks the runtime's tuner, keeping the
+rankings and sweeps it makes between budgets, so each budget only chooses and measures again).
+A runtime that cannot get within a budget stands at its cheapest point, flagged
+(``within_budget`` false), never silently over.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from workbench.config import AgentConfig
 from workbench.config.filtering import ToolFiltering
+from workbench.evaluate.cases import CaseSet
 from workbench.evaluate.front_grid import FrontLine
-from workbench.evaluate.metrics import evaluate
+from workbench.evaluate.metrics import Ranker, evaluate
 from workbench.search.delivery import runtime_engine
+from workbench.tokens import TokenTable
 
 if TYPE_CHECKING:  # evaluate.runtimes builds its report from this module
-    from workbench.evaluate.runtimes import RowContext, RowRuntime, RuntimeRow, RuntimesReport
+    from workbench.catalog.models import Catalog
+    from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport
+
+#: A runtime's row tuned within a budget (None: its knee), by its name.
+RowAt = Callable[[str, "int | None"], "RuntimeRow"]
 
 #: Budgets on a runtime's front, its cheapest and the cost of every tool included.
 GRID_POINTS = 6
@@ -85,32 +92,21 @@ class TableBudgets:
         return [{"name": k, "label": label, "budget": b} for k, label, b in self.named()]
 
 
-def row_at(ctx: RowContext, name: str, budget: int | None) -> RuntimeRow:
-    """``name``'s row tuned within ``budget`` (None: its knee), once per context."""
-    runtime = next(r for r in ctx.runtimes if r.name == name)
-    return ctx.memo(
-        ("row", name, budget),
-        lambda: runtime.compare_row(dataclasses.replace(ctx, budget=budget)),
-    )
-
-
-def defaults_tokens(ctx: RowContext) -> float:
+def defaults_tokens(
+    engine: Ranker, agent: AgentConfig, catalog: Catalog, tokens: TokenTable, cases: CaseSet
+) -> float:
     """Mean tool tokens per request HoloDeck's filter sends at its default setting."""
     setting = ToolFiltering(enabled=True)
-    engine = runtime_engine(ctx.engine, ctx.agent.agent)  # what the runtime runs
-    report = evaluate(engine, ctx.catalog, ctx.tokens, ctx.cases, setting)
+    ranker = runtime_engine(engine, agent.agent)  # what the runtime runs
+    report = evaluate(ranker, catalog, tokens, cases, setting)
     return report.metrics.tokens_selected_mean
 
 
-def table_budgets(ctx: RowContext) -> TableBudgets:
-    """The table's three budgets on ``ctx``'s cases (the knee row is tuned once per context)."""
-
-    def make() -> TableBudgets:
-        block = next(r.name for r in ctx.runtimes if r.reads_tool_filtering)
-        knee = row_at(ctx, block, None).tokens
-        return TableBudgets(round(defaults_tokens(ctx)), round(knee), block)
-
-    return ctx.memo("table-budgets", make)
+def table_budgets(row_at: RowAt, block: str, defaults: float) -> TableBudgets:
+    """The table's three budgets: ``defaults`` (:func:`defaults_tokens`) and the knee of
+    ``block``'s row (the runtime that reads the ``tool_filtering`` block)."""
+    knee = row_at(block, None).tokens
+    return TableBudgets(round(defaults), round(knee), block)
 
 
 def grid(cheapest: float, tokens_all: float, points: int = GRID_POINTS) -> list[int]:
@@ -124,12 +120,12 @@ def grid(cheapest: float, tokens_all: float, points: int = GRID_POINTS) -> list[
 
 
 def front(
-    ctx: RowContext, name: str, table: TableBudgets, points: int = GRID_POINTS
+    row_at: RowAt, name: str, table: TableBudgets, tokens_all: float, points: int = GRID_POINTS
 ) -> tuple[BudgetPoint, ...]:
     """``name``'s held-out front: its row at each budget of its grid and of ``table``."""
-    cheapest = row_at(ctx, name, 0).cheapest  # the tuner's own point, even where kept
-    budgets = sorted({*grid(cheapest, float(ctx.tokens.all), points), *table.budgets()})
-    return tuple(BudgetPoint(b, row_at(ctx, name, b)) for b in budgets)
+    cheapest = row_at(name, 0).cheapest  # the tuner's own point, even where kept
+    budgets = sorted({*grid(cheapest, tokens_all, points), *table.budgets()})
+    return tuple(BudgetPoint(b, row_at(name, b)) for b in budgets)
 
 
 def budget_mark(row: RuntimeRow) -> str:
@@ -152,7 +148,17 @@ def at_table(points: Sequence[BudgetPoint], table: TableBudgets) -> list[BudgetP
     return [by_budget[b] for b in table.budgets() if b in by_budget]
 
 
-def front_lines(report: RuntimesReport, runtimes: Sequence[RowRuntime]) -> tuple[FrontLine, ...]:
+class Marked(Protocol):
+    """A runtime as the plots mark it (:class:`workbench.runtimes.base.Runtime` fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def marker(self) -> tuple[str, str]: ...
+
+
+def front_lines(report: RuntimesReport, runtimes: Sequence[Marked]) -> tuple[FrontLine, ...]:
     """Each runtime's front as the plots draw it (one point per distinct budget's figures), marked
     as ``runtimes`` (the registered ones) mark it (``?``: a name none of them has)."""
     markers = {r.name: r.marker[0] for r in runtimes}

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.folds import Fold, cross_fit
@@ -261,19 +261,40 @@ def held_out_rule(
     return Rule(chosen, held.settings, tuple(pooled), heldout, insample)
 
 
+class SetFigures(Protocol):
+    """What a set report reads of its figures (:class:`~workbench.evaluate.metrics.Metrics`,
+    the allowlists' :class:`~workbench.evaluate.allowlist.StaticMetrics`)."""
+
+    @property
+    def hit(self) -> float: ...
+
+    @property
+    def recall(self) -> float: ...
+
+    @property
+    def tokens_all(self) -> int: ...
+
+
+M = TypeVar("M", bound=SetFigures)
+
+
 @dataclass(frozen=True, kw_only=True)
-class SetReport(Generic[S]):
-    """What a set tuner reports (the search-tool runtimes' loaded set, PizzaPi's settings): the
-    setting proposed within the budget, its held-out and in-sample figures, the runtime's
-    default's, the folds and each fold's setting, each held-out case (fold order), what each
-    case was searched as, the recurrence bars, and what the runtime runs today with each case
-    under it (case order): the verdict's two sides."""
+class SetReport(Generic[S, M]):
+    """What a set tuner reports (the search-tool runtimes' loaded set, PizzaPi's settings,
+    HoloDeck 0.7's exposed tools): the setting proposed within the budget, its held-out and
+    in-sample figures, the runtime's default's (the allowlists: what the file exposes now), the
+    folds and each fold's setting, each held-out case (fold order), what each case was searched
+    as, the recurrence bars, and what the runtime runs today with each case under it (case
+    order): the verdict's two sides, a case's tokens per :attr:`unit`."""
+
+    #: What a case's tokens are: a ``task`` (the search round trip in) or one ``request``.
+    unit: ClassVar[str] = "task"
 
     setting: S
     budget: Budget
-    heldout: Metrics
-    insample: Metrics
-    default: Metrics
+    heldout: M
+    insample: M
+    default: M
     folds: int
     within_budget: bool
     fold_settings: tuple[S, ...] = ()
@@ -282,6 +303,10 @@ class SetReport(Generic[S]):
     bars: Bars = Bars()
     current: S | None = None
     current_cases: tuple[CaseResult, ...] = field(default=(), repr=False)
+
+    def same(self) -> bool:
+        """Whether the proposal is the current setting."""
+        return self.current == self.setting
 
     @cached_property
     def verdict(self) -> Verdict:
@@ -292,7 +317,8 @@ class SetReport(Generic[S]):
             self.current_cases,
             budget=self.budget,
             tokens_all=self.default.tokens_all,
-            same=self.current == self.setting,
+            same=self.same(),
+            unit=self.unit,
         )
 
     @property

@@ -10,14 +10,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import SEARCH_METHODS, ToolFiltering
 from workbench.evaluate.budget import FILTER_FIELDS, Budget
 from workbench.evaluate.cases import CaseSet
-from workbench.evaluate.folds import cross_fit
+from workbench.evaluate.folds import CrossFit, cross_fit
+from workbench.evaluate.generalise import SetReport
 from workbench.evaluate.intervals import Interval, contains_zero, paired_difference
 from workbench.evaluate.metrics import (
     CaseResult,
@@ -111,14 +111,17 @@ def fixed_variants(current: ToolFiltering) -> list[ToolFiltering]:
     return variants
 
 
-@dataclass(frozen=True)
-class TuneReport:
-    """The tuner's outcome with the agent's current setting measured beside it."""
+@dataclass(frozen=True, kw_only=True)
+class TuneReport(SetReport[ToolFiltering, Metrics]):
+    """The block's tuner's report (:class:`~workbench.evaluate.generalise.SetReport`: the
+    sweep's proposal; ``current`` is the file's block and ``default`` its figures; a case's
+    tokens are one request's): the sweep's outcome (its front and choice), the cases, the
+    engine that scored each method, and the paired difference."""
+
+    unit: ClassVar[str] = "request"
 
     cases: int
-    current: ToolFiltering
     outcome: SweepOutcome
-    default: Metrics
     scored_by: dict[str, str]
     #: Methods left out of the proposal because the runtime runs them as BM25 (no embedding
     #: service at run time, whatever embedder scored them here).
@@ -126,9 +129,17 @@ class TuneReport:
     #: 95 % intervals of the paired difference proposal - current, per case: ``recall`` and
     #: ``tokens`` (the proposal held-out, each case under the setting chosen without it).
     difference: dict[str, Interval] = field(default_factory=dict)
-    #: Per-case held-out results of the proposal, and the current setting's on the same cases.
-    heldout_cases: list[CaseResult] = field(default_factory=list, repr=False)
-    current_cases: list[CaseResult] = field(default_factory=list, repr=False)
+
+    @property
+    def block(self) -> ToolFiltering:
+        """The file's block (the tuner starts from it)."""
+        return self.current or ToolFiltering()
+
+    @property
+    def heldout_by_case(self) -> list[CaseResult]:
+        """:attr:`heldout_cases` in case order (paired with :attr:`current_cases`)."""
+        pos = {id(r.case): i for i, r in enumerate(self.current_cases)}
+        return sorted(self.heldout_cases, key=lambda r: pos.get(id(r.case), -1))
 
     @property
     def distinguishable(self) -> bool:
@@ -139,33 +150,20 @@ class TuneReport:
             return True
         return not all(contains_zero(i) for i in self.difference.values())
 
-    @property
-    def same_setting(self) -> bool:
+    def same(self) -> bool:
         """The proposal is the file's own setting (nothing to change)."""
-        return self.outcome.setting.block() == self.current.block()
-
-    @cached_property
-    def verdict(self) -> Verdict:
-        """Whether the proposal is a recommendation against the file's setting
-        (:mod:`workbench.evaluate.verdict`: the rule every tuner shares)."""
-        return judge(
-            self.heldout_cases,
-            self.current_cases,
-            budget=self.outcome.budget,
-            tokens_all=self.default.tokens_all,
-            same=self.same_setting,
-        )
+        return self.setting.block() == self.block.block()
 
     def to_json(self) -> dict[str, Any]:
         """docs/json.md's ``tune --json`` object."""
         o = self.outcome
         return {
             "cases": self.cases,
-            "budget": o.budget.to_json(FILTER_FIELDS),
-            "setting": o.setting.block(),
-            "heldout": o.heldout.to_json(),
-            "insample": o.insample.to_json(),
-            "gap": gap(o.insample, o.heldout),
+            "budget": self.budget.to_json(FILTER_FIELDS),
+            "setting": self.setting.block(),
+            "heldout": self.heldout.to_json(),
+            "insample": self.insample.to_json(),
+            "gap": gap(self.insample, self.heldout),
             "default": self.default.to_json(),
             "front": [
                 {"setting": p.setting.block(), "recall": p.recall, "tokens_selected_mean": p.tokens}
@@ -184,10 +182,11 @@ class TuneReport:
         """Held-out proposal and current setting per case origin (``labelled``, ``generated``)
         when the cases hold both kinds, else ``{}``."""
         tokens_all = self.default.tokens_all
-        split = by_origin(self.heldout_cases, tokens_all)
+        held = self.heldout_by_case
+        split = by_origin(held, tokens_all)
         if not split:
             return {}
-        paired = dict(zip(map(id, self.heldout_cases), self.current_cases, strict=True))
+        paired = dict(zip(map(id, held), self.current_cases, strict=True))
         return {
             name: (
                 aggregate(part, tokens_all),
@@ -216,7 +215,7 @@ class TuneReport:
         if not self.difference or not self.heldout_cases:
             return {}
         n = len(self.heldout_cases)
-        pairs = list(zip(self.heldout_cases, self.current_cases, strict=True))
+        pairs = list(zip(self.heldout_by_case, self.current_cases, strict=True))
         return {
             "recall": math.fsum(a.recall - b.recall for a, b in pairs) / n,
             "tokens": math.fsum(a.tokens - b.tokens for a, b in pairs) / n,
@@ -262,18 +261,25 @@ def tune_cases(
     honest = [without(result, disguised) for result in sweeps]
     outcome = tune(honest, budget, folds, pareto_front(honest))
     default = measure_setting(engine, catalog, tokens, cases, current, sweeps)
-    heldout_cases = heldout_results(engine, catalog, tokens, cases, outcome.fold_choices)
+    held = heldout_results(engine, catalog, tokens, cases, outcome.fold_choices)
     current_cases = evaluate(engine, catalog, tokens, cases, current).per_case
     return TuneReport(
-        cases=len(cases),
-        current=current,
-        outcome=outcome,
+        setting=outcome.setting,
+        budget=outcome.budget,
+        heldout=outcome.heldout,
+        insample=outcome.insample,
         default=default,
+        folds=outcome.folds,
+        within_budget=outcome.choice.within_budget,
+        fold_settings=tuple(outcome.fold_choices),
+        heldout_cases=tuple(held.fold_order()),
+        current=current,
+        current_cases=tuple(current_cases),
+        cases=len(cases),
+        outcome=outcome,
         scored_by={s.method: s.scored_by for s in scores},
         disguised=disguised,
-        difference=paired_intervals(heldout_cases, current_cases),
-        heldout_cases=heldout_cases,
-        current_cases=current_cases,
+        difference=paired_intervals(held.case_order(), current_cases),
     )
 
 
@@ -283,10 +289,10 @@ def heldout_results(
     tokens: TokenCounts,
     cases: CaseSet,
     fold_choices: Sequence[ToolFiltering],
-) -> list[CaseResult]:
+) -> CrossFit[ToolFiltering, CaseResult]:
     """Each case under the setting the tuner chose on the other folds (``fold_choices``, fold
-    order: the sweep's k-fold, :func:`~workbench.evaluate.tuner.cross_validate`), in case order
-    (their means are the tuner's held-out figures). Rankings are the engine's cached ones."""
+    order: the sweep's k-fold, :func:`~workbench.evaluate.tuner.cross_validate`; their means are
+    the tuner's held-out figures). Rankings are the engine's cached ones."""
     held = cross_fit(
         len(cases),
         len(fold_choices),
@@ -295,7 +301,7 @@ def heldout_results(
             evaluate(engine, catalog, tokens, cases.subset(fold.test), setting).per_case
         ),
     )
-    return held.case_order()
+    return held
 
 
 def paired_intervals(

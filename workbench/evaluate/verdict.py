@@ -193,13 +193,14 @@ def judge_held_out(
     budget: Budget,
     tokens_all: int,
     same: bool,
+    unit: str = "task",
 ) -> Verdict:
     """:func:`judge` of a k-fold tuner's held-out results (in fold order) against the current
-    setting's (in case order): the held-out ones put in case order first, per task (the set
-    tuners' unit)."""
+    setting's (in case order): the held-out ones put in case order first, per ``unit`` (a task:
+    the search-tool tuners'; a request: the allowlists')."""
     pos = {id(r.case): i for i, r in enumerate(current)}
     by_case = sorted(heldout, key=lambda r: pos.get(id(r.case), -1))
-    return judge(by_case, current, budget=budget, tokens_all=tokens_all, same=same, unit="task")
+    return judge(by_case, current, budget=budget, tokens_all=tokens_all, same=same, unit=unit)
 
 
 def judge(

@@ -19,8 +19,8 @@ A runtime says:
   that way (a search round trip included where there is one);
 * **engine**: which engine stands for its search, and whether it is exact (:attr:`Runtime.engine`);
 * **tuner**: :meth:`Runtime.tune` (``tune --runtime``: a :class:`TuneRequest` -> a
-  :class:`TuneOutcome`, the setting held-out, as data: commands print it and write it) and
-  :meth:`Runtime.compare_row` (its row of ``compare --runtimes``);
+  :class:`TuneOutcome`, the setting held-out, as data: commands print it and write it, and
+  ``compare --runtimes`` reads its row, :attr:`TuneOutcome.row`);
 * **writer**: :meth:`Runtime.refusal` (whether a change of the agent file suits it),
   :meth:`Runtime.export` (``export --runtime``) and, where the configuration is a file,
   a :class:`ConfigWrite` (a plan: the diff first, then an atomic write with a backup) that
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from workbench.config.writeback.files import FilePlan
     from workbench.evaluate.cases import CaseSet
     from workbench.evaluate.diagnostics import Context, Finding
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.metrics import Progress
+    from workbench.evaluate.runtimes import RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.evaluate.verdict import Verdict
     from workbench.runtimes.detect import RuntimeInfo
@@ -214,14 +215,9 @@ class Runtime(ABC):
     def tune(self, request: TuneRequest) -> TuneOutcome:
         """``tune --runtime NAME``: the setting within the budget, held-out, as data: the
         report, its text and JSON, what to warn, and the writes ``--apply`` makes where the
-        runtime's configuration is a file (:mod:`workbench.commands.tune` prints and writes)."""
-
-    @abstractmethod
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        """Its row of ``compare --runtimes``: its own tuner within ``ctx.budget`` (max tool tokens
-        per task; None: its own rule), measured on ``ctx``'s folds; the row says the budget and
-        whether the tuner got within it (else the row is its cheapest point). Rankings worth
-        keeping between budgets go in ``ctx.memo``/``ctx.cache``."""
+        runtime's configuration is a file (:mod:`workbench.commands.tune` prints and writes),
+        and its row of ``compare --runtimes`` (:attr:`TuneOutcome.row`, read by
+        :mod:`workbench.runtimes.compare`)."""
 
     # --------------------------------------------------------------------------------- writer
 
@@ -339,7 +335,15 @@ class TuneRequest:
     the usage counts' file, whether to measure the what-if rows, the search calls a model
     wrote for the cases (``--llm``; None: the messages are searched), whether ``--apply``
     (and ``--force``) asks for the writes, whether to keep quiet (``--json``: no progress
-    line), and the values of the runtime's own options (:attr:`Runtime.options`, by name)."""
+    line), and the values of the runtime's own options (:attr:`Runtime.options`, by name).
+
+    ``compare --runtimes`` asks with three more (:mod:`workbench.runtimes.compare`): ``cache``,
+    what a tuner keeps between calls on the same cases (its rankings and sweeps, by keys of its
+    own: each runtime is tuned at several budgets); ``on_progress``, told ``(done, total)`` of
+    the cases scored instead of a progress line of the tuner's own; and ``figures_only``: only
+    the row is read (nothing is printed or written from this outcome), so a tuner may measure
+    what it could not write (HoloDeck 0.7's allowlists with servers that are not the agent's
+    entries, serve's neighbour signal with cases that are not a file)."""
 
     ws: Workspace
     cases: CaseSet
@@ -355,6 +359,9 @@ class TuneRequest:
     force: bool = False
     quiet: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+    cache: dict[Any, Any] | None = field(default=None, compare=False, repr=False)
+    on_progress: Progress | None = field(default=None, compare=False, repr=False)
+    figures_only: bool = False
 
     def cap(self) -> int | None:
         """The token cap of ``max_tokens`` and ``min_reduction`` (the smaller when both are
@@ -377,7 +384,10 @@ class Paste:
 @dataclass(frozen=True)
 class TuneOutcome:
     """What a runtime's tuner found, as data (:meth:`Runtime.tune`): the ``report`` object,
-    its ``text`` and its ``json`` (``tune --json``'s object without ``runtime``), the ``notes``
+    its ``text`` and its ``json`` (``tune --json``'s object without ``runtime``), its ``row``
+    (the same figures as ``compare --runtimes`` and the dashboard's ``w`` show them: the
+    setting in a few words, each case held out in fold order, within the request's budget or
+    not, the current setting's row where the verdict keeps it), the ``notes``
     to warn before it, the ``verdict`` ``--apply`` obeys, the ``change`` a write makes to the
     agent file (checked against the runtime first), and ``writes``: the plans ``--apply``
     shows and writes, given whether ``--force`` was passed (a function, so that nothing is
@@ -386,6 +396,7 @@ class TuneOutcome:
     report: Any
     text: str
     json: dict[str, Any]
+    row: RuntimeRow
     notes: tuple[str, ...] = ()
     verdict: Verdict | None = None
     change: Change | None = None

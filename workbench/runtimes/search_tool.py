@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
     from workbench.evaluate.diagnostics import Context, Finding
     from workbench.evaluate.metrics import Ranker
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
@@ -64,11 +63,14 @@ KEEP_FLAGS = 8
 
 @dataclass(frozen=True)
 class SettingWords:
-    """A search-tool runtime's setting in words, as data: templates of the tune report's
-    ``proposed`` and ``default`` lines and of its ``compare --runtimes`` row, filled with
+    """A search-tool runtime's words, as data: templates of the tune report's ``proposed``,
+    ``default`` and ``bill`` lines and of its ``compare --runtimes`` row, filled with
     ``{variant}`` (in the two lines, the variant's name in :attr:`variant_names` when it has
-    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words) and ``{count}``
-    (how many are loaded)."""
+    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words), ``{count}`` (how
+    many are loaded) and ``{namespaces}`` (what the bill adds where every request shows each
+    namespace); and the report's last lines, how to get the configuration (:attr:`write`),
+    filled with ``{export}`` (the ``export`` command that prints it) and ``{config}`` (its
+    file, :meth:`SearchToolRuntime.config_where`)."""
 
     proposed: str = (
         "{variant} search, {results} results per search (assumed: the provider takes no "
@@ -76,17 +78,50 @@ class SettingWords:
     )
     row: str = "{variant}, {results} results, {count} tools loaded"
     default: str = "nothing loaded, {variant}, {results} results"
+    bill: str = (
+        "per task: loaded tools + the search tool{namespaces}; when the loaded tools do not "
+        "cover the task, a second request after the search with the same and the tools it "
+        "returned"
+    )
+    write: str = "export    {export}"
     variant_names: Mapping[str, str] = field(default_factory=dict)
 
     def named(self, variant: str) -> str:
         return self.variant_names.get(variant, variant)
+
+    def proposed_line(self, setting: DeferredSetting, loaded: str) -> str:
+        """The proposal in words (the text report's ``proposed`` line); ``loaded``: its loaded
+        tools in words (:meth:`SearchToolRuntime.loaded_text`)."""
+        s = setting
+        return self.proposed.format(
+            variant=self.named(s.variant), results=s.max_results, loaded=loaded
+        )
+
+    def row_line(self, setting: DeferredSetting) -> str:
+        """The setting in a few words (its ``compare --runtimes`` row)."""
+        s = setting
+        return self.row.format(variant=s.variant, results=s.max_results, count=len(s.loaded))
+
+    def default_line(self, variant: str, results: int) -> str:
+        """The untuned setting in words (the text report's ``default`` line)."""
+        return self.default.format(variant=self.named(variant), results=results)
+
+    def bill_line(self, namespaces: bool) -> str:
+        """How a task is billed (the text report's ``bill`` line); ``namespaces``: every
+        request also shows each namespace's name and description."""
+        shown = " + every namespace's name and description" if namespaces else ""
+        return self.bill.format(namespaces=shown)
+
+    def write_lines(self, export: str, config: str | None) -> str:
+        """The report's last lines: how to get the configuration."""
+        return self.write.format(export=export, config=config)
 
 
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
     searches: ClassVar[bool] = True
-    #: Its setting in words (the tune report's proposed and default lines, its compare row).
+    #: Its words (the tune report's proposed, default and bill lines, its compare row).
     words: ClassVar[SettingWords] = SettingWords()
     #: Whose ranking the figures are when they are exact (None: an approximation of the
     #: provider's search): the first words of :meth:`figures_note`.
@@ -167,44 +202,10 @@ class SearchToolRuntime(Runtime):
             return approximation(queries)
         return f"{self.exact_ranking}; {queries.searched()}"
 
-    def setting_text(self, report: DeferredReport, ws: Workspace) -> str:
-        """The proposal in words (the text report's ``proposed`` line): :attr:`words`."""
-        s, words = report.setting, self.words
-        loaded = self.loaded_text(report, ws)
-        return words.proposed.format(
-            variant=words.named(s.variant), results=s.max_results, loaded=loaded
-        )
-
-    def row_text(self, setting: DeferredSetting) -> str:
-        """The setting in a few words (its ``compare --runtimes`` row): :attr:`words`."""
-        s = setting
-        return self.words.row.format(variant=s.variant, results=s.max_results, count=len(s.loaded))
-
-    def default_text(self) -> str:
-        """The untuned setting in words (the text report's ``default`` line): :attr:`words`."""
-        words = self.words
-        return words.default.format(
-            variant=words.named(self.variants[0]), results=self.default_results
-        )
-
-    def bill_text(self, extra_tokens: int) -> str:
-        """How a task is billed, for the text report's ``bill`` line."""
-        return (
-            "per task: loaded tools + the search tool"
-            + (" + every namespace's name and description" if extra_tokens else "")
-            + "; when the loaded tools do not cover the task, a second request after the search "
-            "with the same and the tools it returned"
-        )
-
     def tune(self, request: TuneRequest) -> TuneOutcome:
         from workbench.runtimes.search_tool_tune import tune_search_tool
 
         return tune_search_tool(self, request)
-
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.runtimes import deferred_row
-
-        return deferred_row(self, ctx)
 
     def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
         read = "agent.yaml's tool_filtering" if change == "tool_filtering" else "agent.yaml"
@@ -239,9 +240,10 @@ class SearchToolRuntime(Runtime):
         variant = f" --variant {report.setting.variant}" if self.variant_flag else ""
         return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
 
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        """The report's last line: how to get the configuration."""
-        return f"export    {self.export_command(report, ws)}"
+    def config_where(self, ws: Workspace) -> str | None:
+        """Its file for this agent, beside it (the write line's ``{config}``; default:
+        :attr:`~workbench.runtimes.base.Runtime.config_file`)."""
+        return self.config_file
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         """What ``tune --json`` adds for this runtime."""

@@ -20,6 +20,7 @@ from workbench.evaluate.deferred_tune import (
     tune_deferred,
 )
 from workbench.evaluate.generalise import bars_lines
+from workbench.evaluate.runtimes import deferred_row
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.evaluate.words import task_budget_text, task_line
@@ -50,12 +51,17 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
         queries=request.queries if request.queries is not None else MESSAGE,
         ranker=ws.engine,
         current=plugin.current_setting(ws),
+        cache=request.cache,
     )
     notes: list[str] = []
     if not report.within_budget:
         notes.append("no loaded set reaches the budget; the closest one is proposed")
     notes += plugin.tuner_notes(ws)
-    config = _config(plugin.tuned_doc, report, ws, apply=request.apply, notes=notes)
+    config = (
+        None
+        if request.figures_only  # only the row is read: no configuration to build
+        else _config(plugin.tuned_doc, report, ws, apply=request.apply, notes=notes)
+    )
 
     def writes(forced: bool) -> tuple[ConfigWrite, ...]:
         """The runtime's configuration file planned (diff first, backup); none where the
@@ -74,6 +80,14 @@ def tune_search_tool(plugin: SearchToolRuntime, request: TuneRequest) -> TuneOut
         report,
         human(plugin, report, ws, request.info, forced=request.force),
         report_json(plugin, report, ws, config),
+        deferred_row(
+            plugin.name,
+            report,
+            ws.catalog,
+            request.cap(),
+            words=plugin.words.row_line,
+            note=plugin.figures_note(report.queries),
+        ),
         notes=tuple(notes),
         verdict=report.verdict,
         writes=writes,
@@ -137,25 +151,27 @@ def human(
     *,
     forced: bool = False,
 ) -> str:
-    line = task_line
+    line, words = task_line, plugin.words
+    loaded = plugin.loaded_text(report, ws)
+    default = words.default_line(plugin.variants[0], plugin.default_results)
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
         f"{report.folds}-fold; {runtime.line()}",
         f"engine    {plugin.engine.text}",
         f"note      {plugin.figures_note(report.queries)}",
         f"query     {report.queries.describe()}",
-        f"bill      {plugin.bill_text(report.extra_tokens)}",
+        f"bill      {words.bill_line(bool(report.extra_tokens))}",
         f"budget    {task_budget_text(report.budget)}",
-        f"{report.verdict.label}  {plugin.setting_text(report, ws)}",
+        f"{report.verdict.label}  {words.proposed_line(report.setting, loaded)}",
         f"  held-out  {line(report.heldout)}",
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
-        f"default   {plugin.default_text()}: {line(report.default)}",
+        f"default   {default}: {line(report.default)}",
         *current_lines(plugin, report),
         *report.verdict.lines(),
         *keep_all_lines(report),
-        plugin.write_line(report, ws)
+        words.write_lines(plugin.export_command(report, ws), plugin.config_where(ws))
         if forced or not report.verdict.kept
         else not_recommended(report),
     ]
@@ -170,7 +186,7 @@ def current_lines(plugin: SearchToolRuntime, report: DeferredReport) -> list[str
         return []
     m = report.verdict.current
     return [
-        f"current   {plugin.row_text(now)} (its configuration): hit {m['hit']:.3f}  "
+        f"current   {plugin.words.row_line(now)} (its configuration): hit {m['hit']:.3f}  "
         f"recall {m['recall']:.3f}  tokens {m['tokens']:,.0f} per task"
     ]
 

@@ -146,6 +146,11 @@ class Argus(SearchToolRuntime):
         ),
         row="{variant}, limit {results}, {count} keep_tools",
         default="{variant}, no keep_tools, limit {results}",
+        bill=(
+            "per task: keep_tools + find_tool + call_tool; when the kept tools do not cover "
+            "the task, a second request after find_tool with the same and the tools it returned"
+        ),
+        write="write     --apply merges optimizer.keep_tools into {config} beside the agent",
         variant_names=SCORERS,
     )
     index_holds_loaded: ClassVar[bool] = True
@@ -185,12 +190,6 @@ class Argus(SearchToolRuntime):
         scorer = cast("Scorer", setting.variant)
         params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
-
-    def bill_text(self, extra_tokens: int) -> str:
-        return (
-            "per task: keep_tools + find_tool + call_tool; when the kept tools do not cover "
-            "the task, a second request after find_tool with the same and the tools it returned"
-        )
 
     def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
         return ", ".join(_kept_names(ws.catalog, report.setting.loaded)) or "none"
@@ -315,12 +314,12 @@ class Argus(SearchToolRuntime):
             no_backup="a new file",
         )
 
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
+    def config_where(self, ws: Workspace) -> str | None:
+        """``argus/config.yaml``, or the ``config.yml`` there."""
         from workbench.runtimes.argus.config_file import config_path
 
         path = config_path(Path(ws.agent.path).parent)
-        where = f"{path.parent.name}/{path.name}"
-        return f"write     --apply merges optimizer.keep_tools into {where} beside the agent"
+        return f"{path.parent.name}/{path.name}"
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         return {

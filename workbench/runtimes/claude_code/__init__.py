@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.config.servers import mcp_entries
 from workbench.runtimes.base import EngineNote
-from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime
+from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime, SettingWords
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -39,6 +39,9 @@ class ClaudeCode(SearchToolRuntime):
     tunes: ClassVar[str] = "the servers kept loaded (alwaysLoad)"
     writes: ClassVar[str] = "alwaysLoad into .mcp.json beside the agent"
     config_file: ClassVar[str | None] = MCP_JSON
+    words: ClassVar[SettingWords] = SettingWords(
+        write="write     --apply sets alwaysLoad in {config} beside the agent"
+    )
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"
@@ -73,9 +76,6 @@ class ClaudeCode(SearchToolRuntime):
             return "nothing"
         servers = ", ".join(loaded_servers(report.setting, ws.catalog))
         return f"servers {servers} ({len(names)} tools)"
-
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        return f"write     --apply sets alwaysLoad in {MCP_JSON} beside the agent"
 
     def current_setting(self, ws: Workspace) -> DeferredSetting | None:
         """The servers ``.mcp.json`` beside the agent marks ``alwaysLoad`` (their tools kept

@@ -110,6 +110,15 @@ class FastMCP(SearchToolRuntime):
         proposed="{variant}(max_results={results}), always_visible: {loaded}",
         row="{variant}, max_results {results}, {count} always visible",
         default="{variant}(max_results={results}), nothing always visible",
+        bill=(
+            "per task: always_visible + search_tools + call_tool; when the pinned tools do not "
+            "cover the task, a second request after the search with the same and its results "
+            "as JSON text"
+        ),
+        write=(
+            "write     --apply writes {config} beside the agent (run: python {config})\n"
+            "export    {export}"
+        ),
         variant_names=TRANSFORMS,
     )
     index_holds_loaded: ClassVar[bool] = False
@@ -172,13 +181,6 @@ class FastMCP(SearchToolRuntime):
             variant=variant, max_results=setting.max_results, always_visible=pins
         )
         return FastMCPStrategy(catalog, bill, params)
-
-    def bill_text(self, extra_tokens: int) -> str:
-        return (
-            "per task: always_visible + search_tools + call_tool; when the pinned tools do not "
-            "cover the task, a second request after the search with the same and its results "
-            "as JSON text"
-        )
 
     def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
         return ", ".join(pinned_names(ws.catalog, report.setting.loaded)) or "none"
@@ -348,14 +350,6 @@ class FastMCP(SearchToolRuntime):
             f"--variant {s.variant} "
             f"--max-results {s.max_results} {keep}"
         ).rstrip()
-
-    def write_line(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
-
-        return (
-            f"write     --apply writes {FILE_NAME} beside the agent (run: python {FILE_NAME})\n"
-            f"export    {self.export_command(report, ws)}"
-        )
 
     def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
         from workbench.runtimes.fastmcp.proxy_file import FILE_NAME

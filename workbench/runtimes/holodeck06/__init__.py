@@ -27,7 +27,6 @@ from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
     from workbench.catalog.models import CatalogView
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.detect import RuntimeInfo
 
 NAME = "holodeck-0.6"
@@ -75,11 +74,6 @@ class HoloDeck06(Runtime):
         from workbench.runtimes.holodeck06.tune import tune_filter
 
         return tune_filter(request)
-
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.runtimes import filter_row
-
-        return filter_row(self.name, ctx)
 
     def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
         if change == "tool_filtering":

@@ -9,6 +9,7 @@ from workbench.config.filtering import ToolFiltering
 from workbench.config.writeback.block import plan_write, render_block_text
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.runs import TuneReport, tune_cases
+from workbench.evaluate.runtimes import filter_row
 from workbench.evaluate.tuner import gap_text, knee_text
 from workbench.evaluate.whatif import WhatIfReport, measure_what_ifs
 from workbench.evaluate.words import describe, metric_line
@@ -35,6 +36,7 @@ def tune_filter(request: TuneRequest) -> TuneOutcome:
         )
     steps = ["tuning", "what-if rows"] if request.what_if else ["tuning"]
     line = ProgressLine("tune", stages=steps, stage_unit="steps", quiet=request.quiet)
+    progress = line if request.on_progress is None else request.on_progress
     with line:
         line.stage(steps[0])
         report = tune_cases(
@@ -46,7 +48,7 @@ def tune_filter(request: TuneRequest) -> TuneOutcome:
             budget,
             folds=request.folds,
             runtime_methods=runtime_methods(ws.agent.agent),
-            on_progress=line,
+            on_progress=progress,
         )
     outcome = report.outcome
     if not outcome.choice.within_budget:
@@ -95,6 +97,7 @@ def tune_filter(request: TuneRequest) -> TuneOutcome:
         report,
         text,
         obj,
+        filter_row(request.info.name, report, request.cap()),
         notes=tuple(notes),
         verdict=report.verdict,
         change="tool_filtering",
@@ -143,7 +146,7 @@ def human_report(report: TuneReport, ws: Workspace) -> str:
         f"  held-out  {metric_line(o.heldout)}",
         f"  in-sample {metric_line(o.insample)}",
         f"  gap       {gap_text(o.insample, o.heldout)}",
-        f"current   {describe(report.current)}",
+        f"current   {describe(report.block)}",
         f"            {metric_line(report.default)}",
         "folds     "
         + ", ".join(

@@ -29,7 +29,6 @@ from workbench.runtimes.holodeck_versions import holodeck_evidence
 
 if TYPE_CHECKING:
     from workbench.evaluate.diagnostics import Context, Finding
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.base import ConfigWrite, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
 
@@ -78,11 +77,6 @@ class HoloDeck07(Runtime):
         from workbench.runtimes.holodeck07.tune import tune_static
 
         return tune_static(request)
-
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.runtimes import allowlist_row
-
-        return allowlist_row(self.name, ctx)
 
     def refusal(self, info: RuntimeInfo, change: Change) -> str | None:
         if change == "allowlists":
@@ -145,7 +139,7 @@ class HoloDeck07(Runtime):
             ws.agent, ws.catalog, ws.tokens, cases, Budget(max_tokens=budget), usage=usage
         )
         backend = report.surface.backend
-        lists = allowlists(ws.catalog, report.surface, report.exposed)
+        lists = allowlists(ws.catalog, report.surface, report.setting)
         every = {s: [t.name for t in ws.catalog.tools_of(s)] for s in lists}
         plan = plan_allowlists(ws.agent.path, backend, lists, every=every, original=ws.agent.raw)
         m = report.heldout

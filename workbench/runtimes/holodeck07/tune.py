@@ -18,6 +18,7 @@ from workbench.evaluate.allowlist import (
 )
 from workbench.evaluate.budget import SET_FIELDS, Budget
 from workbench.evaluate.generalise import bars_lines
+from workbench.evaluate.runtimes import allowlist_row
 from workbench.evaluate.tuner import gap, gap_text
 from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest, plan_config_write
 from workbench.search.usage import load_usage
@@ -33,7 +34,14 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
     budget = Budget(max_tokens=request.cap(), min_hit=request.min_hit)
     usage = load_usage(request.usage, ws.catalog) if request.usage else None
     report = tune_allowlist(
-        ws.agent, ws.catalog, ws.tokens, request.cases, budget, folds=request.folds, usage=usage
+        ws.agent,
+        ws.catalog,
+        ws.tokens,
+        request.cases,
+        budget,
+        folds=request.folds,
+        usage=usage,
+        as_entries=request.figures_only,
     )
     notes = list(report.surface.notes)
     if not report.within_budget:
@@ -67,6 +75,7 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
         report,
         human(report, ws, request.info),
         report_json(report, ws),
+        allowlist_row(request.info.name, report, request.cap()),
         notes=tuple(notes),
         verdict=report.verdict,
         change="allowlists",
@@ -75,7 +84,7 @@ def tune_static(request: TuneRequest) -> TuneOutcome:
 
 
 def _lists(report: AllowlistReport, ws: Workspace) -> dict[str, list[str]]:
-    return allowlists(ws.catalog, report.surface, report.exposed)
+    return allowlists(ws.catalog, report.surface, report.setting)
 
 
 def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
@@ -91,7 +100,7 @@ def report_json(report: AllowlistReport, ws: Workspace) -> dict[str, Any]:
         "insample": report.insample.to_json(),
         "gap": gap(report.insample, report.heldout),
         "recurrence": report.bars.to_json(),
-        "current": report.current.to_json(),
+        "current": report.default.to_json(),
         "verdict": report.verdict.to_json(),
         "within_budget": report.within_budget,
         "traps": traps(report.surface.backend),
@@ -132,7 +141,7 @@ def human(report: AllowlistReport, ws: Workspace, runtime: RuntimeInfo) -> str:
         f"  in-sample {line(report.insample)}",
         f"  gap       {gap_text(report.insample, report.heldout)}",
         *bars_lines(report.bars),
-        f"current   {line(report.current)}",
+        f"current   {line(report.default)}",
         *report.verdict.lines(),
         *(
             ["          every tool: no allowlists (every MCP tool exposed)"]

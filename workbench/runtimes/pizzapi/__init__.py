@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
     from workbench.evaluate.diagnostics import Context, Finding
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
+    from workbench.evaluate.runtimes import RuntimeRow
     from workbench.evaluate.search_queries import SearchQueries
     from workbench.runtimes.base import ConfigWrite, ToolConfig, WriteRequest
     from workbench.runtimes.detect import RuntimeInfo
@@ -147,6 +147,7 @@ class PizzaPi(Runtime):
             tokens_all=int(ws.tokens.all),
             folds=request.folds,
             queries=request.queries if request.queries is not None else MESSAGE,
+            cache=request.cache,
         )
         doc, doc_notes = self._doc(ws, report)
         # a bad file stops here, before the report
@@ -160,34 +161,24 @@ class PizzaPi(Runtime):
             report,
             self._text(report, ws, request.info),
             self._json(report, ws, doc),
+            self._row(report, request.cap()),
             notes=tuple(notes),
             verdict=report.verdict,
             writes=lambda forced: () if quiet is None else (quiet,),
         )
 
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.budget import Budget
-        from workbench.evaluate.runtimes import ROUND_TRIP, CaseFigures, RuntimeRow
-        from workbench.runtimes.pizzapi.tune import tune_pizzapi
+    def _row(self, report: PizzaReport, budget: int | None) -> RuntimeRow:
+        """Its row of ``compare --runtimes``: the proposal held out (PizzaPi's row stands at the
+        proposal even where the verdict keeps its defaults)."""
+        from workbench.evaluate.runtimes import ROUND_TRIP, RuntimeRow, figures
 
-        report = tune_pizzapi(
-            ctx.catalog,
-            ctx.tokens,
-            ctx.cases,
-            Budget(max_tokens=ctx.budget),
-            tokens_all=int(ctx.tokens.all),
-            folds=ctx.folds,
-            queries=ctx.queries,
-            cache=ctx.cache,
-        )
-        figures = tuple(CaseFigures(r.hit, r.recall, float(r.tokens)) for r in report.heldout_cases)
         return RuntimeRow(
             self.name,
             self._setting_text(report),
             report.setting.to_json(),
-            figures,
-            f"{note(ctx.queries)}; {ROUND_TRIP}",
-            ctx.budget,
+            figures(report.heldout_cases),
+            f"{note(report.queries)}; {ROUND_TRIP}",
+            budget,
             report.within_budget,
             (report.insample.hit, report.insample.recall),
             report.bars,

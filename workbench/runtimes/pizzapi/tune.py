@@ -44,7 +44,7 @@ from workbench.evaluate.compare import case_result
 from workbench.evaluate.deferred_tune import INNER_FOLDS, covered, pick
 from workbench.evaluate.folds import Fold, folds_of
 from workbench.evaluate.generalise import Rule, SetReport, generalising, held_out_rule
-from workbench.evaluate.metrics import CaseResult, aggregate
+from workbench.evaluate.metrics import CaseResult, Metrics, aggregate
 from workbench.evaluate.search_queries import MESSAGE, SearchQueries
 from workbench.evaluate.tuner import AT_LEAST_MIN, Recurrence
 from workbench.search.strategies.base import TokenBill, request_tokens
@@ -304,7 +304,7 @@ def costliest(sets: Sets, loaded: frozenset[str], k: int, case_ids: Sequence[int
 
 
 @dataclass(frozen=True, kw_only=True)
-class PizzaReport(SetReport[PizzaSetting]):
+class PizzaReport(SetReport[PizzaSetting, Metrics]):
     """PizzaPi's tuner's report (:class:`~workbench.evaluate.generalise.SetReport`; ``default``
     and ``current`` are PizzaPi's defaults: tool search enabled, nothing else set): the MCP
     tools' characters (what ``tokenThreshold`` is compared with) and the servers kept loaded."""

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from workbench.config.filtering import SearchMethod, ToolFiltering
     from workbench.evaluate.deferred_tune import DeferredSetting
     from workbench.evaluate.metrics import Ranker
-    from workbench.evaluate.runtimes import RowContext, RuntimeRow
     from workbench.runtimes.base import (
         CaseSearch,
         ConfigWrite,
@@ -161,11 +160,6 @@ class Serve(SearchToolRuntime):
         from workbench.runtimes.serve.tune import tune_serve_outcome
 
         return tune_serve_outcome(self, request)
-
-    def compare_row(self, ctx: RowContext) -> RuntimeRow:
-        from workbench.evaluate.runtimes import serve_row
-
-        return serve_row(self.name, ctx)
 
     def tuner_notes(self, ws: Workspace) -> list[str]:
         """Whether the fit tried the dense signals (an embedder runs here), and if not, why."""

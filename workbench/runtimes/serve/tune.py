@@ -6,11 +6,18 @@ reads (the whole report may be given as the settings file)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from workbench.evaluate.budget import Budget
 from workbench.evaluate.holo_fit import Figures
-from workbench.evaluate.serve_tune import ServeTuneReport, tune_serve
+from workbench.evaluate.runtimes import serve_row
+from workbench.evaluate.serve_tune import (
+    ServeTuneReport,
+    serve_engines,
+    settings_words,
+    tune_serve,
+)
 from workbench.runtimes.base import ConfigWrite, TuneOutcome, TuneRequest
 from workbench.search.holo.settings import HoloSettings
 from workbench.workspace import Workspace
@@ -27,17 +34,28 @@ def tune_serve_outcome(serve: Serve, request: TuneRequest) -> TuneOutcome:
     notes: list[str] = []
     if request.min_hit is not None:
         notes.append("--min-hit is not a target of serve's tuner: it fits recall within the budget")
+    embedder, store = ws.embedder.embedder, ws.embedder.cache
+    engines = None
+    if request.cache is not None:  # the engines and their query signals, once for every budget
+        engines = _memo(
+            request.cache,
+            ("serve-engines", id(ws.catalog)),
+            lambda: serve_engines(ws.catalog, ws.tokens, embedder, store),
+        )
     report = tune_serve(
         ws.catalog,
         ws.tokens,
         request.cases,
         budget,
         tokens_all=int(ws.tokens.all),
-        embedder=ws.embedder.embedder,
-        embedder_spec=ws.embedder.spec if ws.embedder.embedder is not None else None,
-        cache=ws.embedder.cache,
+        embedder=embedder,
+        embedder_spec=ws.embedder.spec if embedder is not None else None,
+        cache=store,
         current=serve.current_settings(ws),
         folds=request.folds,
+        engines=engines,
+        # figures that are never written may use the neighbour signal without a cases file
+        neighbours=True if request.figures_only else None,
     )
     notes += serve.tuner_notes(ws)
 
@@ -49,10 +67,20 @@ def tune_serve_outcome(serve: Serve, request: TuneRequest) -> TuneOutcome:
         report,
         human(serve, report, ws, request.info, forced=request.force),
         report.to_json(),
+        serve_row(request.info.name, report, settings_words(report.settings), request.cap()),
         notes=tuple(notes),
         verdict=report.verdict,
         writes=writes,
     )
+
+
+T = TypeVar("T")
+
+
+def _memo(cache: dict[Any, Any], key: Any, compute: Callable[[], T]) -> T:
+    if key not in cache:
+        cache[key] = compute()
+    return cast("T", cache[key])
 
 
 def figures_line(f: Figures, per_task: float | None = None) -> str:

@@ -6,7 +6,7 @@ runtime within it (a runtime that cannot get there marked ✗ at its cheapest po
 points with their error bars. Enter in it runs again.
 
 The numbers of ``holo-tune compare --runtimes`` (a thread worker calls the core's
-:func:`workbench.evaluate.runtimes.compare_runtimes`, one runtime at a time so the progress bar
+:func:`workbench.runtimes.compare.compare_runtimes`, one runtime at a time so the progress bar
 moves and leaving the view stops the run between runtimes): a table row per runtime with its
 tuned setting and held-out hit, recall and tokens per task, each with its 95 % interval; the
 runtime that runs the agent marked ``▶``; the approximation note of the deferred-loading rows;
@@ -34,10 +34,11 @@ from textual.worker import get_current_worker
 from workbench.errors import InputError
 from workbench.evaluate.fronts import BudgetPoint, at_table, budget_mark, front_lines, point_cell
 from workbench.evaluate.intervals import interval_text
-from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport, compare_runtimes
+from workbench.evaluate.runtimes import RuntimeRow, RuntimesReport
 from workbench.evaluate.search_queries import MESSAGE
 from workbench.evaluate.tuner import DEFAULT_FOLDS
 from workbench.runtimes import all_runtimes, runtime_names
+from workbench.runtimes.compare import compare_runtimes
 from workbench.tui.caseruns import (
     RunProgress,
     Stopped,
@@ -225,7 +226,6 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
                 f"every runtime is tuned and measured {DEFAULT_FOLDS}-fold held-out: that needs "
                 f"at least {DEFAULT_FOLDS} cases (one per fold); these are {len(cases)}"
             )
-        current = ws.agent.filtering or ws.setting  # what the CLI tunes 0.6 from
         budget = self.budget
         rows: list[RuntimeRow] = []
         fronts: dict[str, tuple[BudgetPoint, ...]] = {}
@@ -238,12 +238,8 @@ class WhichRuntimeScreen(CaseRunScreen[None, RuntimesReport]):
             self.post_message(RunProgress(done, len(names)))
             self.post_message(_Stage(name))
             one = compare_runtimes(
-                ws.agent,
-                ws.engine,
-                ws.catalog,
-                ws.tokens,
+                ws,
                 cases,
-                current,
                 registry=all_runtimes(),
                 runtimes=(name,),
                 budget=budget,
