@@ -380,6 +380,12 @@ def _search(time: str, query: str, tools: list[str], session: str | None = None)
     return _line("search", time, session, query=query, tools=listed, refused=False)
 
 
+def _select(time: str, tool: str, session: str | None = None) -> str:
+    listed = [{"name": tool, "score": 1.0}]
+    query = f"select:{tool}"
+    return _line("search", time, session, query=query, tools=listed, refused=False, select=True)
+
+
 def _call(time: str, tool: str, session: str | None = None, outcome: str = "ok") -> str:
     return _line("call", time, session, tool=tool, upstream=tool.split("-")[0], outcome=outcome)
 
@@ -413,6 +419,62 @@ def test_sessions_pair_calls_with_their_searches_and_the_window_pairs_the_rest(
     # A longer window pairs the late call too.
     assert main([*argv, "--window", "300"]) == 0
     assert len(out.read_text().splitlines()) == 4
+
+
+def test_a_call_after_a_select_search_is_the_selects_not_an_earlier_querys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``select:NAME`` asked for the tool by name: the call that follows answers it, so an
+    earlier search that also returned the tool is not labelled with it (it was), and the
+    summary says so; one call and one search are said in the singular."""
+    log = tmp_path / "u.jsonl"
+    lines = [
+        _search("2026-07-28T09:00:00Z", "search the web", [WEB, NEWS], "a"),
+        _select("2026-07-28T09:00:05Z", NEWS, "a"),
+        _call("2026-07-28T09:00:06Z", NEWS, "a"),
+        _search("2026-07-28T09:01:00Z", "web results for cats", [WEB, NEWS]),  # stateless
+        _select("2026-07-28T09:01:05Z", WEB),
+        _call("2026-07-28T09:01:06Z", WEB),
+        _call("2026-07-28T09:01:07Z", NEWS),  # the stateless query's: no select named it
+    ]
+    log.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "cases.jsonl"
+    argv = ["cases", "from-log", str(AGENT), str(log), "--catalog", str(CATALOG), "-o", str(out)]
+    assert main(argv) == 0
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(c["query"], c["expected"]) for c in got] == [("web results for cats", [NEWS])]
+    said = capsys.readouterr().out
+    assert "2 calls of a tool a select: search named" in said
+    assert f"{out}: 1 case from the log (4 searches and 3 calls read from 1 file)\n" in said
+
+
+def test_an_output_in_a_missing_folder_is_refused_not_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "u.jsonl"
+    log.write_text(_search("2026-07-28T09:00:00Z", "news", [NEWS]) + "\n")
+    for flag in ("-o", "--usage-out"):
+        missing = tmp_path / "typo" / "out.json"
+        argv = ["cases", "from-log", str(AGENT), str(log), "--catalog", str(CATALOG)]
+        assert main([*argv, flag, str(missing)]) == 2
+        assert not missing.parent.exists()
+        name = "--output" if flag == "-o" else flag
+        assert capsys.readouterr().err == (
+            f"holo-tune: error: {missing}: {name}: no such folder (holo-tune makes none)\n"
+        )
+
+
+def test_the_usage_logs_flags_without_a_usage_log_are_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_configs"
+    snapshot = [str(sample / "research-agent.yaml"), "--catalog"]
+    snapshot.append(str(sample / "research-agent.catalog.json"))
+    for extra in (["--usage-log-max-mb", "5"], ["--usage-log-keep", "2"], ["--log-arguments"]):
+        assert main(["serve", *snapshot, "--embedder", "none", *extra]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"holo-tune: error: {extra[0]}: needs --usage-log FILE (there is no usage log)"
+        )
 
 
 def test_an_empty_log_writes_nothing_and_says_so(

@@ -705,7 +705,6 @@ def _usage_log_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--usage-log-max-mb",
         type=_megabytes,
-        default=10.0,
         metavar="MB",
         help="rotate FILE when it would grow past MB (FILE.1, FILE.2, ...; default 10; 0: "
         "never, for an outside logrotate: a moved FILE is opened anew)",
@@ -713,7 +712,6 @@ def _usage_log_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--usage-log-keep",
         type=_count,
-        default=5,
         metavar="N",
         help="rotated files kept (default 5)",
     )

@@ -36,6 +36,9 @@ def run(args: argparse.Namespace) -> int:
     logs = [Path(name) for name in args.logs]
     if not logs:
         raise InputError("give the usage log files: cases from-log AGENT.yaml LOG...")
+    for flag, name in (("--output", args.output), ("--usage-out", args.usage_out)):
+        if name and not Path(name).parent.is_dir():
+            raise InputError("no such folder (holo-tune makes none)", file=name, field=flag)
     events = read_logs(logs)  # the logs first: a bad line before any server starts
     agent = load_command_agent(args)
     view = detect_runtime(agent.path, agent.data, explicit="serve").plugin.catalog_view
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(why, file=usage_path, field="--usage-out") from None
         print(f"{usage_path}: {_n(sum(counts.values()), 'call')} of {_n(len(counts), 'tool')}")
     files = f"{len(logs)} file{'s' if len(logs) != 1 else ''}"
-    said = f"{learned.searches} searches and {learned.calls} calls read from {files}"
+    said = f"{_n(learned.searches, 'search')} and {_n(learned.calls, 'call')} read from {files}"
     if not new:
         print(f"holo-tune: {said}")
         print(f"holo-tune: {not_attributed(learned, kept)}")
@@ -71,10 +74,8 @@ def run(args: argparse.Namespace) -> int:
         fields=[{"count": case.count} for case in new],
     )
     repeated = sum(1 for case in new if case.count > 1)
-    print(
-        f"{output}: {_n(len(new), 'case')} from the log ({said}; {_n(repeated, 'query')} "
-        "searched more than once: see its count)"
-    )
+    again = f"; {_n(repeated, 'query')} searched more than once: see its count" if repeated else ""
+    print(f"{output}: {_n(len(new), 'case')} from the log ({said}{again})")
     print(f"holo-tune: {not_attributed(learned, kept)}")
     return 0
 
@@ -93,6 +94,8 @@ def not_attributed(learned: Learned, kept: int) -> str:
         parts.append(f"{_n(learned.failed, 'search')} refused (query too long)")
     if learned.selects:
         parts.append(f"{_n(learned.selects, 'select: search')}")
+    if learned.after_select:
+        parts.append(_tools(learned.after_select, "of a tool a select: search named"))
     if learned.not_in_catalog:
         parts.append(_tools(learned.not_in_catalog, "of a tool not in the agent's catalog"))
     if kept:

@@ -106,14 +106,22 @@ def _open_usage_log(args: argparse.Namespace, agent: AgentConfig) -> None:
     """``--usage-log``, opened before any server starts (a file that cannot be written: one
     line, exit 2)."""
     if not getattr(args, "usage_log", None):
+        given = {
+            "--usage-log-max-mb": args.usage_log_max_mb is not None,
+            "--usage-log-keep": args.usage_log_keep is not None,
+            "--log-arguments": args.log_arguments,
+        }
+        for flag, set_ in given.items():
+            if set_:
+                raise InputError("needs --usage-log FILE (there is no usage log)", field=flag)
         return
     from workbench.serve.logs import LOGGER, secrets_of
-    from workbench.serve.usagelog import open_usage_log
+    from workbench.serve.usagelog import DEFAULT_KEEP, DEFAULT_MAX_MB, open_usage_log
 
     log = open_usage_log(
         args.usage_log,
-        max_mb=args.usage_log_max_mb,
-        keep=args.usage_log_keep,
+        max_mb=DEFAULT_MAX_MB if args.usage_log_max_mb is None else args.usage_log_max_mb,
+        keep=DEFAULT_KEEP if args.usage_log_keep is None else args.usage_log_keep,
         log_arguments=args.log_arguments,
         secrets=secrets_of(specs_from_agent(agent).mcp()),
     )

@@ -315,6 +315,8 @@ class Learned:
     failed: int = 0
     #: ``select:`` searches (named tools, no query to learn).
     selects: int = 0
+    #: Calls of a tool a ``select:`` search named last: the select claims them (by tool).
+    after_select: Counter[str] = field(default_factory=Counter)
     #: Called tools the agent's catalog lacks (by name: how many calls).
     not_in_catalog: Counter[str] = field(default_factory=Counter)
 
@@ -332,6 +334,7 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
                 learned.failed += 1
             elif event.select:
                 learned.selects += 1
+                latest.add(SELECTED, event)  # a call of a tool it named is the select's
             elif event.refused or not event.tools or not (event.query or "").strip():
                 learned.refused += 1
             else:
@@ -343,6 +346,9 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
             learned.not_in_catalog[event.tool] += 1
             continue
         found = latest.attributed(event, searches, window)
+        if found == SELECTED:
+            learned.after_select[event.tool] += 1
+            continue
         if found is None:
             learned.unattributed_calls[event.tool] += 1
             continue
@@ -350,6 +356,12 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
     learned.unfollowed = len(searches) - len(labels)
     learned.cases = _cases(searches, labels)
     return learned
+
+
+#: :class:`_Latest`'s index of a ``select:`` search: the tools it named were asked for by
+#: name, so the call that follows labels no query (an earlier search returning the same tool
+#: is not the one the call answered).
+SELECTED = -1
 
 
 @dataclass(slots=True)
@@ -380,8 +392,8 @@ class _Latest:
             found = self.no_session.get(call.tool)
         else:
             found = self.anywhere.get(call.tool)
-        if found is None:
-            return None
+        if found is None or found == SELECTED:
+            return found
         try:
             since = call.at - timedelta(seconds=window)
         except OverflowError:  # a window longer than the calendar: every search is in it

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from workbench.serve.upstream import UpstreamPool
 
 USAGE_LOGGER = "holo_tune.usage"
+#: ``--usage-log-max-mb`` and ``--usage-log-keep`` when not given: rotate past 10 MB, keep 5.
+DEFAULT_MAX_MB = 10.0
+DEFAULT_KEEP = 5
 #: Records waiting for the writer at most; past it a record is dropped (a disk that hangs).
 QUEUE_SIZE = 10_000
 #: Records the writer writes before it flushes the file.
