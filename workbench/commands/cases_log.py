@@ -19,12 +19,12 @@ from collections import Counter
 from pathlib import Path
 
 from workbench.commands.common import load_command_agent, open_catalog
+from workbench.commands.serve import serve_view
 from workbench.config.writeback.files import NEW_FILE_MODE, atomic_write
 from workbench.errors import InputError
 from workbench.evaluate.casesource import default_cases_path
 from workbench.evaluate.casestore import load_sources, query_key, set_many
 from workbench.evaluate.usagelog import DEFAULT_WINDOW, Learned, learn, read_logs, usage_counts
-from workbench.runtimes.detect import detect_runtime
 
 #: ``source:`` of a case learned from a usage log.
 LOG = "log"
@@ -41,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("no such folder (holo-tune makes none)", file=name, field=flag)
     events = read_logs(logs)  # the logs first: a bad line before any server starts
     agent = load_command_agent(args)
-    view = detect_runtime(agent.path, agent.data, explicit="serve").plugin.catalog_view
-    catalog = open_catalog(args, agent, refuse=False, view=view)
+    catalog = open_catalog(args, agent, refuse=False, view=serve_view(agent))
     window = args.window if args.window is not None else DEFAULT_WINDOW
     learned = learn(events, catalog, window)
     output = Path(args.output) if args.output else default_cases_path(agent.path)
