@@ -7,10 +7,10 @@ no ``--live-calls``) on an embedding cache filled once beforehand (the artifact 
 from: a snapshot and its tools' vectors):
 
 - time to ready: the real command started three times, each timed from its start to the first
-  200 of ``/readyz`` (the median is the target's), and to its first search's answer (the model
-  loads while the replica already answers); where the time went, from serve's stderr: to its
-  first line (Python's start and the imports), to ``serving on`` (the snapshot read, the index
-  built with the vectors from the cache, the server built). The reference, in the same
+  200 of ``/readyz`` (the median is the target's: ``/readyz`` waits for MiniLM, which loads once
+  HTTP answers), and to its first search's answer; where the time went, from serve's stderr: to
+  its first line (Python's start and the imports), to ``serving on`` (the snapshot read, the
+  index built with the vectors from the cache, the server built). The reference, in the same
   process: the index built from the same snapshot and cache without a process or HTTP
   (``ratio``: a replica's start over it, Python's start and imports included);
 - requests per second: wrk (deploy/search.lua, each answer checked) holds 10 ``search_tools``
