@@ -436,6 +436,8 @@ def test_a_call_after_a_select_search_is_the_selects_not_an_earlier_querys(
         _select("2026-07-28T09:01:05Z", WEB),
         _call("2026-07-28T09:01:06Z", WEB),
         _call("2026-07-28T09:01:07Z", NEWS),  # the stateless query's: no select named it
+        _select("2026-07-28T09:05:00Z", NEWS),
+        _call("2026-07-28T09:07:00Z", NEWS),  # 2 minutes after the select: outside 60 s
     ]
     log.write_text("\n".join(lines) + "\n")
     out = tmp_path / "cases.jsonl"
@@ -445,7 +447,9 @@ def test_a_call_after_a_select_search_is_the_selects_not_an_earlier_querys(
     assert [(c["query"], c["expected"]) for c in got] == [("web results for cats", [NEWS])]
     said = capsys.readouterr().out
     assert "2 calls of a tool a select: search named" in said
-    assert f"{out}: 1 case from the log (4 searches and 3 calls read from 1 file)\n" in said
+    late = "1 call whose tool no earlier search returned (a pinned tool is called without a search)"
+    assert f"{late}: {NEWS} 1" in said  # the select was 2 minutes before it
+    assert "; 1 search whose tools no call followed;" in said  # "search the web": no select
 
 
 def test_an_output_in_a_missing_folder_is_refused_not_made(

@@ -315,7 +315,8 @@ class Learned:
     failed: int = 0
     #: ``select:`` searches (named tools, no query to learn).
     selects: int = 0
-    #: Calls of a tool a ``select:`` search named last: the select claims them (by tool).
+    #: Calls of a tool a ``select:`` search named last (as any search is paired: the session,
+    #: else the window): the select claims them (by tool).
     after_select: Counter[str] = field(default_factory=Counter)
     #: Called tools the agent's catalog lacks (by name: how many calls).
     not_in_catalog: Counter[str] = field(default_factory=Counter)
@@ -325,6 +326,9 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
     """The cases ``events`` (time order, :func:`read_logs`) label, and what they leave out."""
     learned = Learned()
     searches: list[Search] = []
+    # The indices of select: searches: they asked for their tools by name, so a call that
+    # follows answers them and labels no query (not an earlier search that returned the tool).
+    selected: set[int] = set()
     latest = _Latest()
     labels: dict[int, Counter[str]] = {}
     for event in events:
@@ -334,7 +338,9 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
                 learned.failed += 1
             elif event.select:
                 learned.selects += 1
-                latest.add(SELECTED, event)  # a call of a tool it named is the select's
+                selected.add(len(searches))  # a call of a tool it named is the select's
+                latest.add(len(searches), event)
+                searches.append(event)
             elif event.refused or not event.tools or not (event.query or "").strip():
                 learned.refused += 1
             else:
@@ -346,22 +352,16 @@ def learn(events: Sequence[Event], catalog: Catalog, window: float = DEFAULT_WIN
             learned.not_in_catalog[event.tool] += 1
             continue
         found = latest.attributed(event, searches, window)
-        if found == SELECTED:
+        if found in selected:
             learned.after_select[event.tool] += 1
             continue
         if found is None:
             learned.unattributed_calls[event.tool] += 1
             continue
         labels.setdefault(found, Counter())[event.tool] += 1
-    learned.unfollowed = len(searches) - len(labels)
+    learned.unfollowed = len(searches) - len(selected) - len(labels)
     learned.cases = _cases(searches, labels)
     return learned
-
-
-#: :class:`_Latest`'s index of a ``select:`` search: the tools it named were asked for by
-#: name, so the call that follows labels no query (an earlier search returning the same tool
-#: is not the one the call answered).
-SELECTED = -1
 
 
 @dataclass(slots=True)
@@ -392,8 +392,8 @@ class _Latest:
             found = self.no_session.get(call.tool)
         else:
             found = self.anywhere.get(call.tool)
-        if found is None or found == SELECTED:
-            return found
+        if found is None:
+            return None
         try:
             since = call.at - timedelta(seconds=window)
         except OverflowError:  # a window longer than the calendar: every search is in it
