@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from workbench.search.embedders.local import model_to_load
+from workbench.search.embedders.local import own_model
 from workbench.serve.index import ServeIndex
 from workbench.serve.upstream import Upstream, UpstreamPool
 
@@ -114,14 +114,12 @@ class Operation:
     def model(self) -> str | None:
         """The embedding model's state: ``loaded``, ``loading`` or ``failed: WHY``; None when
         the queries need no model loaded here (no embedder, or one behind an API)."""
-        embedder = self.index.engine.embedder
-        if embedder is None:
+        own = own_model(self.index.engine.embedder)
+        if own is None:
             return None
         if self.model_error is not None:
             return f"failed: {self.model_error}"
-        if model_to_load(embedder) is not None:
-            return "loading"
-        return "loaded" if loads_a_model(embedder) else None
+        return "loaded" if own.loaded else "loading"
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
         """Whether serve is ready, and ``/readyz``'s body: ``ready``, ``draining``, the index's
@@ -223,14 +221,3 @@ class _StateCollector(Collector):
         yield GaugeMetricFamily(
             "holo_tune_requests_in_flight", "MCP requests being answered", value=op.in_flight
         )
-
-
-def loads_a_model(embedder: object) -> bool:
-    """Whether ``embedder`` (or an embedder it wraps, ``.inner``) loads a model of its own (a
-    ``loaded`` flag, as :class:`~workbench.search.embedders.local.LocalEmbedder` has)."""
-    seen: object | None = embedder
-    while seen is not None:
-        if isinstance(getattr(seen, "loaded", None), bool):
-            return True
-        seen = getattr(seen, "inner", None)
-    return False

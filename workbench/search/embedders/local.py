@@ -169,34 +169,37 @@ class LocalEmbedder:
         return self._model
 
 
+def own_model(embedder: object | None) -> Any:
+    """The embedder (``embedder`` or one it wraps, ``.inner``) that loads a model of its own,
+    saying so with a ``loaded`` attribute (as :class:`LocalEmbedder` does); None: none does (no
+    embedder, or one behind an API)."""
+    seen: object | None = embedder
+    while seen is not None:
+        if isinstance(getattr(seen, "loaded", None), bool):
+            return seen
+        seen = getattr(seen, "inner", None)
+    return None
+
+
 def model_to_load(embedder: object) -> str | None:
     """The model id ``embedder`` (or an embedder it wraps, ``.inner``) has yet to load, else None.
 
-    An embedder that loads its model on first use says so with a ``loaded`` attribute (as
-    :class:`LocalEmbedder` does); the embedding that loads it takes seconds, which a UI can say.
+    The embedding that loads it (:func:`own_model`) takes seconds, which a UI can say.
     """
-    seen: object | None = embedder
-    while seen is not None:
-        loaded = getattr(seen, "loaded", None)
-        if isinstance(loaded, bool):
-            return None if loaded else str(getattr(seen, "model_id", "") or "") or None
-        seen = getattr(seen, "inner", None)
-    return None
+    own = own_model(embedder)
+    if own is None or own.loaded:
+        return None
+    return str(getattr(own, "model_id", "") or "") or None
 
 
 def load_model(embedder: object) -> None:
     """Load the model ``embedder`` (or an embedder it wraps) has yet to load, when it can be
     loaded ahead of its first embedding (a ``load()`` method, as :class:`LocalEmbedder` has);
     else nothing: the first embedding loads it."""
-    seen: object | None = embedder
-    while seen is not None:
-        loaded = getattr(seen, "loaded", None)
-        if isinstance(loaded, bool):
-            load = getattr(seen, "load", None)
-            if not loaded and callable(load):
-                load()
-            return
-        seen = getattr(seen, "inner", None)
+    own = own_model(embedder)
+    load = getattr(own, "load", None)
+    if own is not None and not own.loaded and callable(load):
+        load()
 
 
 def embed_on_threads(embedder: object, threads: int) -> None:
