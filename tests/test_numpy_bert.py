@@ -1,0 +1,128 @@
+"""The numpy BERT backend's parts: its GELU against ``math.erf``, and which model folders it
+takes (users hand us these folders: any JSON in them gives a reason or None, never a crash).
+Its vectors against sentence-transformers: tests/test_embedders_local.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from provided import LOCAL_EXTRA
+
+from workbench.search.embedders.local import bundled_model_dir
+from workbench.search.embedders.numpy_bert import _gelu, _layer_norm, unsupported
+
+
+def exact_gelu(x: float) -> float:
+    return 0.5 * x * (1 + math.erf(x / math.sqrt(2)))
+
+
+def test_gelu_is_the_erf_gelu_to_float32_rounding() -> None:
+    values = np.concatenate(
+        [
+            np.linspace(-12, 12, 20001),
+            [0.0, -0.0, 1e-30, -1e-30, 1e-8, -1e-8, 40.0, -40.0, 1e6, -1e6],
+        ]
+    ).astype(np.float32)
+    got = values.copy()
+    _gelu(got)
+    want = np.array([exact_gelu(float(v)) for v in values])
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, want, atol=5e-7, rtol=2e-6)
+    assert got.dtype == np.float32
+
+
+def test_layer_norm_matches_its_definition() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 384)).astype(np.float32) * 4 + 2
+    weight, bias = rng.standard_normal(384).astype(np.float32), rng.standard_normal(384)
+    bias = bias.astype(np.float32)
+    wide = x.astype(np.float64)
+    centred = wide - wide.mean(axis=1, keepdims=True)
+    want = centred / np.sqrt((centred**2).mean(axis=1, keepdims=True) + 1e-12) * weight + bias
+    np.testing.assert_allclose(_layer_norm(x.copy(), weight, bias, 1e-12), want, atol=2e-5)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A copy of MiniLM's configuration files (not its weights: only their presence counts)."""
+    source = bundled_model_dir()
+    target = tmp_path / "model"
+    target.mkdir()
+    for name in ("modules.json", "config.json", "tokenizer.json", "sentence_bert_config.json"):
+        shutil.copy(source / name, target / name)
+    shutil.copytree(source / "1_Pooling", target / "1_Pooling")
+    (target / "model.safetensors").write_bytes(b"")
+    return target
+
+
+pytestmark = LOCAL_EXTRA
+
+
+def edit(path: Path, change: dict[str, Any]) -> None:
+    path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+
+
+def test_minilm_is_taken(folder: Path) -> None:
+    assert unsupported(folder) is None
+
+
+def test_without_normalize_is_taken_too(folder: Path) -> None:
+    modules = json.loads((folder / "modules.json").read_text())
+    (folder / "modules.json").write_text(json.dumps(modules[:2]))
+    assert unsupported(folder) is None
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "reason"),
+    [
+        ("config.json", {"model_type": "mpnet"}, "model_type 'mpnet' (runs bert)"),
+        ("config.json", {"hidden_act": "gelu_new"}, "hidden_act 'gelu_new' (runs gelu)"),
+        ("config.json", {"position_embedding_type": "relative_key"}, "relative position"),
+        ("1_Pooling/config.json", {"pooling_mode_cls_token": True}, "pooling ["),
+        ("1_Pooling/config.json", {"pooling_mode_mean_tokens": False}, "pooling []"),
+    ],
+)
+def test_other_shapes_are_left_to_sentence_transformers(
+    folder: Path, where: str, change: dict[str, Any], reason: str
+) -> None:
+    edit(folder / where, change)
+    said = unsupported(folder)
+    assert said is not None and said.startswith(reason)
+
+
+def test_missing_files_are_named(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    assert unsupported(folder) == "no model.safetensors"  # a pickled pytorch_model.bin only
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    modules=JSON | st.just([{"type": "sentence_transformers.models.Transformer"}]),
+    config=JSON | st.fixed_dictionaries({"model_type": st.just("bert")}, optional={"x": JSON}),
+    garbage=st.binary(max_size=20),
+)
+def test_any_folder_contents_give_a_reason_or_none(
+    folder: Path, modules: Any, config: Any, garbage: bytes
+) -> None:
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "1_Pooling" / "config.json").write_bytes(garbage)
+    said = unsupported(folder)
+    assert said is None or (isinstance(said, str) and said)
