@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, ExportRequest, Knob, TuneOutcome, TuneRequest
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import SearchToolRuntime, SettingWords
 from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
 
@@ -112,6 +112,13 @@ class Serve(SearchToolRuntime):
         f"{SETTINGS_FILE} and its .mcp.json entry (a HoloDeck 0.7 agent: the agent file)"
     )
     lab_engine = "holo"
+    #: The dashboard's lab ranks with serve's own engine, the knobs mapped onto it.
+    words: ClassVar[SettingWords] = SettingWords(
+        knobs=(
+            "the lab ranks as {name} does: top_k, threshold (below it no tool fits), "
+            "always_include as pins, bm25 without embeddings"
+        )
+    )
     runs_given_embedder: ClassVar[bool] = True
     results: ClassVar[tuple[int, ...]] = TOP_K
     default_results: ClassVar[int] = 5
