@@ -456,19 +456,21 @@ class Serve(SearchToolRuntime):
         from workbench.runtimes.base import ConfigWrite
 
         if _is_07(ws.agent):
-            from workbench.config.writeback.served import apply_served, plan_served
+            from workbench.config.writeback.files import apply_plans
+            from workbench.config.writeback.served import plan_served
 
-            served = plan_served(ws.agent.path, flags, original=ws.agent.raw)
-            moved = f", {', '.join(served.moved)} moved to the servers file" if served.moved else ""
+            plans = plan_served(ws.agent.path, flags, original=ws.agent.raw)
+            names = [name for plan in plans for name in plan.changes]
+            moved = f", {', '.join(names)} moved to the servers file" if names else ""
             return ConfigWrite(
                 Path(ws.agent.path),
-                served.diff,
-                served.changed,
-                lambda: apply_served(served),
+                "".join(plan.diff for plan in plans),
+                any(plan.changed for plan in plans),
+                lambda: apply_plans(plans),
                 what="holo-tune serve",
                 written=f"pointed at holo-tune serve{moved}",
                 unchanged="serve is already set so",
-                warnings=tuple(served.warnings),
+                warnings=tuple(w for plan in plans for w in plan.warnings),
                 no_backup="no backup kept",
             )
         from workbench.config.writeback.files import apply_plan
