@@ -503,7 +503,7 @@ class ToolConfig:
 
 
 def plan_config_write(
-    plan: FilePlan | FilePlan,
+    plan: FilePlan,
     *,
     unchanged: str,
     written: str,
