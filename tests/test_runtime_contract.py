@@ -24,6 +24,7 @@ from workbench.runtimes.base import SOURCES, Probe, Runtime, TuneRequest
 from workbench.runtimes.compare import runtime_row
 from workbench.runtimes.detect import check_writable, detect_runtime
 from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool_tune import export_command, loaded_text, runtime_json
 from workbench.workspace import Workspace, build_workspace
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_configs"
@@ -168,25 +169,47 @@ SEARCH_TOOLS = [
 def test_a_search_tool_runtimes_words_are_data(
     runtime: SearchToolRuntime, context: tuple[Workspace, CaseSet]
 ) -> None:
-    """The tune report's bill, proposed and default lines and the compare row are its
-    ``words`` filled in (data a runtime declares, not methods it overrides)."""
+    """The tune report's bill, proposed and default lines, the compare row, the export line
+    and the keys ``tune --json`` adds are its ``words`` filled in (data a runtime declares, not
+    methods it overrides)."""
     ws, cases = context
-    for hook in ("bill_text", "setting_text", "row_text", "default_text", "write_line"):
+    hooks = ("bill_text", "setting_text", "row_text", "default_text", "write_line")
+    for hook in (*hooks, "loaded_text", "export_command", "report_json", "variant_flag"):
         assert not hasattr(runtime, hook), hook
     info = detect_runtime(AGENT, {}, explicit=runtime.name)
     outcome = runtime.tune(TuneRequest(ws, cases, info, folds=3, what_if=False, quiet=True))
     report, words = outcome.report, runtime.words
     lines = outcome.text.splitlines()
     assert f"bill      {words.bill_line(bool(report.extra_tokens))}" in lines
-    loaded = runtime.loaded_text(report, ws)
+    loaded = loaded_text(runtime, report.setting, ws)
     assert f"{report.verdict.label}  {words.proposed_line(report.setting, loaded)}" in lines
     default = words.default_line(runtime.variants[0], runtime.default_results)
     assert any(line.startswith(f"default   {default}: ") for line in lines)
     if outcome.row.kept is None:
         assert outcome.row.setting == words.row_line(report.setting)
     if not report.verdict.kept:
-        last = words.write_lines(runtime.export_command(report, ws), runtime.config_where(ws))
+        export = export_command(runtime, report.setting, ws)
+        last = words.write_lines(export, runtime.config_where(ws))
         assert outcome.text.endswith(last + "\n")
+    own = [key for key, _ in words.json]
+    assert list(outcome.json)[-len(own) :] == own
+    filled = runtime_json(runtime, report.setting, ws, None)  # the keys not read from the config
+    assert all(outcome.json[k] == filled[k] for k, v in words.json if not v.startswith("config"))
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_the_dashboards_words_are_data(runtime: Runtime) -> None:
+    """The header's reason, the knobs' note and what the refusal dialog says instead are the
+    runtime's ``words`` filled in: no runtime overrides a method for them."""
+    for hook in ("short_reason", "knobs_note", "instead"):
+        assert not hasattr(runtime, hook), hook
+    words = runtime.words
+    flagged = detect_runtime(AGENT, {}, explicit=runtime.name)
+    assert words.reason(flagged) == "--runtime"
+    note = words.knobs_note(runtime)
+    assert (note is None) == runtime.reads_tool_filtering
+    assert note is None or runtime.name in note
+    assert "my-agent.yaml" in words.instead_line(runtime.name, "my-agent.yaml")
 
 
 def _cli(*args: str) -> list[str]:

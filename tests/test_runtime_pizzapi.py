@@ -5,6 +5,7 @@ tokenizer."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from workbench.config import load_agent
 from workbench.config.writeback.files import apply_plan
 from workbench.errors import ConfigError, WriteBackError
 from workbench.evaluate.budget import Budget
-from workbench.evaluate.cases import load_cases, resolve_cases
+from workbench.evaluate.cases import CaseSet, load_cases, resolve_cases
 from workbench.evaluate.metrics import aggregate
 from workbench.runtimes import get_runtime
 from workbench.runtimes.compare import runtime_row
@@ -195,6 +196,38 @@ def test_tune_json_and_the_compare_row_are_the_same_held_out_figures(
     assert row.recall == pytest.approx(report["heldout"]["recall"], abs=1e-9)
     assert row.hit == pytest.approx(report["heldout"]["hit"], abs=1e-9)
     assert row.params == report["setting"]
+
+
+def test_its_compare_row_stands_at_what_the_verdict_keeps(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the verdict keeps the current setting (the proposal measured worse beyond the error
+    bar), PizzaPi's row is the current setting's, as every runtime's is (``kept_or``). Before,
+    it stood at the proposal. The current setting here keeps every server loaded (nothing
+    deferred: every tool in the request, so every expected tool is there), which the knee's
+    proposal, deferring to save tokens, misses on these 20 cases beyond the error bar."""
+    import workbench.runtimes.pizzapi.tune as pizza
+
+    now = pizza.PizzaSetting(token_threshold=10**9)
+    tuned = pizza.tune_pizzapi
+
+    def with_current(*args: Any, **kwargs: Any) -> pizza.PizzaReport:
+        report = tuned(*args, **kwargs)
+        found = measure(now, ws.catalog, ws.tokens, report_cases)
+        return dataclasses.replace(report, current=now, current_cases=tuple(found))
+
+    monkeypatch.setattr(pizza, "tune_pizzapi", with_current)
+    report_cases = resolve_cases(load_cases(CASES), ws.catalog).cases[:20]
+    cases = CaseSet(report_cases)
+    row = runtime_row(get_runtime("pizzapi"), ws, cases, folds=5)
+    assert row.kept is not None and "beyond the error bar" in row.kept
+    assert (
+        row.setting
+        == "current kept: maxResults 5, threshold 1,000,000,000, brave_search, memory loaded"
+    )
+    expected = measure(now, ws.catalog, ws.tokens, report_cases)
+    assert row.recall == pytest.approx(sum(r.recall for r in expected) / len(expected))
+    assert row.params["kept"] is True and row.params["proposal"]["tokenThreshold"] == 10_000
 
 
 def test_tune_text_says_what_it_stands_on(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from workbench.catalog.enumerate import load_catalog
 from workbench.cli import main
+from workbench.config import load_agent
+from workbench.errors import WriteBackError
+from workbench.runtimes import get_runtime
+from workbench.workspace import Workspace, build_workspace
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_configs"
@@ -70,6 +75,47 @@ def test_a_pinned_07_agent_is_pointed_at_serve(
     assert "--servers" in mcp[0]["args"]
     moved = yaml.safe_load((tmp_path / "research-agent.servers.yaml").read_text())["tools"]
     assert {t["name"] for t in moved} == {"brave_search", "memory"}
+
+
+def _workspace(agent: Path) -> Workspace:
+    loaded = load_agent(agent, environ={"BRAVE_API_KEY": "x"})
+    return build_workspace(loaded, load_catalog(loaded, catalog_file=CATALOG), embedder_spec="none")
+
+
+def test_pointing_an_agent_at_serve_is_one_plan_of_two_files(tmp_path: Path) -> None:
+    """The agent and the servers file its entries move to: one diff (the servers file's first),
+    each written atomically with a backup, the servers file first."""
+    agent = _agent(tmp_path)
+    (tmp_path / "requirements.txt").write_text("holodeck-ai>=0.7,<0.8\n")
+    before = agent.read_bytes()
+    side = tmp_path / "research-agent.servers.yaml"
+    plan = get_runtime("serve").flags_write(_workspace(agent), ["--top-k", "3"])
+    assert plan.changed and plan.path == agent
+    assert plan.diff.index(f"+++ {side}") < plan.diff.index(f"+++ {agent}")
+    assert "brave_search, memory moved to the servers file" in plan.written
+    assert plan.write() == agent.with_name(agent.name + ".bak")
+    assert agent.with_name(agent.name + ".bak").read_bytes() == before
+    assert {t["name"] for t in yaml.safe_load(side.read_text())["tools"]} == {
+        "brave_search",
+        "memory",
+    }
+    assert "--top-k" in yaml.safe_load(agent.read_text())["tools"][-1]["args"]
+
+
+def test_an_agent_changed_since_planned_is_refused_before_any_file_is_written(
+    tmp_path: Path,
+) -> None:
+    """Before: the servers file was written, then the agent refused, leaving a servers file
+    that nothing names."""
+    agent = _agent(tmp_path)
+    (tmp_path / "requirements.txt").write_text("holodeck-ai>=0.7,<0.8\n")
+    plan = get_runtime("serve").flags_write(_workspace(agent), ["--top-k", "3"])
+    edited = agent.read_text() + "# edited meanwhile\n"
+    agent.write_text(edited)
+    with pytest.raises(WriteBackError, match="changed on disk since it was read"):
+        plan.write()
+    assert not (tmp_path / "research-agent.servers.yaml").exists()
+    assert agent.read_text() == edited
 
 
 def test_an_unpinned_agent_gets_a_mcp_json(

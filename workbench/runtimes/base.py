@@ -34,9 +34,9 @@ A runtime says:
   with labelled cases, :meth:`Runtime.case_findings` (what its own search cannot reach, and the
   fixes it measured) and :meth:`Runtime.write_fixes` (``check --write-fixes``: the fixes it can
   write into its own configuration, :attr:`Runtime.fixes` says which);
-* **dashboard**: the header's reason (:meth:`Runtime.short_reason`), the knobs' note, what the
-  write-back dialog says instead of writing (:meth:`Runtime.instead`, :attr:`Runtime.write_offer`),
-  what its Write writes (:attr:`Runtime.config_file`, :meth:`Runtime.dashboard_write`) and what
+* **dashboard**: its words as data (:attr:`Runtime.words`: the header's reason, the knobs' note,
+  what the write-back dialog says instead of writing), :attr:`Runtime.write_offer`, what its
+  Write writes (:attr:`Runtime.config_file`, :meth:`Runtime.dashboard_write`) and what
   ``e`` shows (:meth:`Runtime.tool_config`).
 
 Optional capabilities have defaults here; the abstract methods are the few every runtime must
@@ -113,6 +113,37 @@ class EngineNote:
     text: str
 
 
+@dataclass(frozen=True)
+class RuntimeWords:
+    """What the dashboard says of a runtime, as data (:attr:`Runtime.words`), each filled by
+    one method here: the header's reason in a few words for evidence of each source
+    (:attr:`reasons`; a source not listed says the evidence's own reason, ``--runtime`` says
+    so), the knobs panel's note where it does not read them (:attr:`knobs`, filled with
+    ``{name}``) and what the write-back dialog says to use instead of the block
+    (:attr:`instead`, filled with ``{name}`` and ``{agent}``, the agent file's name)."""
+
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    knobs: str = "{name} does not read these: it loads tools by its own search"
+    instead: str = (
+        "{name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
+        "(as `holo-tune export {agent} --runtime {name}` prints it)."
+    )
+
+    def reason(self, info: RuntimeInfo) -> str:
+        """Why the runtime was chosen, in a few words (the header; ``check`` prints the whole)."""
+        if info.source == "flag":
+            return "--runtime"
+        return self.reasons.get(info.source, info.reason)
+
+    def knobs_note(self, runtime: Runtime) -> str | None:
+        """The knobs panel's note (None: the runtime reads the ``tool_filtering`` block)."""
+        return None if runtime.reads_tool_filtering else self.knobs.format(name=runtime.name)
+
+    def instead_line(self, name: str, agent: str) -> str:
+        """What to use instead of writing the block, under the dialog's refusal."""
+        return self.instead.format(name=name, agent=agent)
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """Why a runtime is thought to run the agent, and how strong that is."""
@@ -186,6 +217,8 @@ class Runtime(ABC):
     options: ClassVar[tuple[RuntimeOption, ...]] = ()
     #: The write-back dialog's alternative to a refused block (None: none).
     write_offer: ClassVar[str | None] = None
+    #: Its words, as data (the dashboard's; a search-tool runtime's tune report's too).
+    words: ClassVar[RuntimeWords] = RuntimeWords()
     #: The file the dashboard's Write writes for it instead of the block, in words (None: its
     #: configuration lives in the user's code, or it reads the block: Write shows the export).
     config_file: ClassVar[str | None] = None
@@ -202,12 +235,6 @@ class Runtime(ABC):
     def detect(self, probe: Probe) -> Evidence | None:
         """The evidence that this runtime runs the agent (None: none)."""
         return None
-
-    def short_reason(self, info: RuntimeInfo) -> str:
-        """The reason in a few words, for the dashboard's header (``check`` prints the whole)."""
-        if info.source == "flag":
-            return "--runtime"
-        return info.reason
 
     # ---------------------------------------------------------------------------------- tuner
 
@@ -280,31 +307,12 @@ class Runtime(ABC):
 
     # ------------------------------------------------------------------------------ dashboard
 
-    def knobs_note(self) -> str | None:
-        """What the knobs panel says when this runtime does not read them (None: it does): with
-        a lab engine of its own, what the knobs mean to it."""
-        if self.reads_tool_filtering:
-            return None
-        if self.lab_engine == "holo":
-            return (
-                f"the lab ranks as {self.name} does: top_k, threshold (below it no tool fits), "
-                "always_include as pins, bm25 without embeddings"
-            )
-        return f"{self.name} does not read these: it loads tools by its own search"
-
     def lab_base(self, agent_path: Path) -> HoloSettings | None:
         """With a lab engine of its own (:attr:`lab_engine` ``holo``): the engine's settings the
         knobs do not set (weights, fields, names first, what a search returns), as this runtime
         runs them now for the agent at ``agent_path``, so that the lab ranks as the runtime does
         and as its Write would write. None: the engine's defaults."""
         return None
-
-    def instead(self, agent: str) -> str:
-        """What to use instead of writing the block, under the dialog's refusal."""
-        return (
-            f"{self.name} reads its own tool configuration, not agent.yaml: ctrl+e shows it "
-            f"(as `holo-tune export {agent} --runtime {self.name}` prints it)."
-        )
 
     def dashboard_write(self, request: WriteRequest) -> ConfigWrite | None:
         """The dashboard's Write for a runtime with a :attr:`config_file`: the plan of that file
@@ -495,7 +503,7 @@ class ToolConfig:
 
 
 def plan_config_write(
-    plan: FilePlan | FilePlan,
+    plan: FilePlan,
     *,
     unchanged: str,
     written: str,

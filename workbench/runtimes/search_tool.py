@@ -12,6 +12,7 @@ loaded, whether the model also sees every namespace, and its tool configuration
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from workbench.runtimes.base import (
     ExportRequest,
     Knob,
     Runtime,
+    RuntimeWords,
     ToolConfig,
     TuneOutcome,
     TuneRequest,
@@ -62,15 +64,22 @@ KEEP_FLAGS = 8
 
 
 @dataclass(frozen=True)
-class SettingWords:
-    """A search-tool runtime's words, as data: templates of the tune report's ``proposed``,
-    ``default`` and ``bill`` lines and of its ``compare --runtimes`` row, filled with
-    ``{variant}`` (in the two lines, the variant's name in :attr:`variant_names` when it has
-    one), ``{results}`` (per search), ``{loaded}`` (the loaded tools in words), ``{count}`` (how
-    many are loaded) and ``{namespaces}`` (what the bill adds where every request shows each
-    namespace); and the report's last lines, how to get the configuration (:attr:`write`),
-    filled with ``{export}`` (the ``export`` command that prints it) and ``{config}`` (its
-    file, :meth:`SearchToolRuntime.config_where`)."""
+class SettingWords(RuntimeWords):
+    """A search-tool runtime's words, as data (the dashboard's too: :class:`RuntimeWords`):
+    templates of the tune report's ``proposed``, ``default`` and ``bill`` lines and of its
+    ``compare --runtimes`` row, filled with ``{variant}`` (in the two lines, the variant's name
+    in :attr:`variant_names` when it has one), ``{results}`` (per search), ``{loaded}`` (the
+    loaded tools in words), ``{count}`` (how many are loaded) and ``{namespaces}`` (what the
+    bill adds where every request shows each namespace); the loaded tools in words
+    (:attr:`loaded`, filled with ``{names}``, as the configuration names them,
+    :meth:`SearchToolRuntime.loaded_names`, and ``{count}``, how many tools; :attr:`nothing`
+    when none is); the ``export`` command that prints the configuration (:attr:`export`,
+    filled with ``{agent}``, ``{name}``, ``{variant}``, ``{results}`` and ``{keep}``, its
+    ``--keep`` flags: holo-tune's full names, or with :attr:`keep_listed` the names the
+    configuration lists); the report's last lines, how to get the configuration
+    (:attr:`write`), filled with ``{export}`` (that command) and ``{config}`` (its file,
+    :meth:`SearchToolRuntime.config_where`); and the keys ``tune --json`` adds for the runtime
+    (:attr:`json`: each key with what it holds, :data:`JSON_VALUES`)."""
 
     proposed: str = (
         "{variant} search, {results} results per search (assumed: the provider takes no "
@@ -85,13 +94,18 @@ class SettingWords:
     )
     write: str = "export    {export}"
     variant_names: Mapping[str, str] = field(default_factory=dict)
+    loaded: str = "{names}"
+    nothing: str = "nothing"
+    export: str = "holo-tune export {agent} --runtime {name} {keep}"
+    keep_listed: bool = False
+    json: tuple[tuple[str, str], ...] = (("export", "export"),)
 
     def named(self, variant: str) -> str:
         return self.variant_names.get(variant, variant)
 
     def proposed_line(self, setting: DeferredSetting, loaded: str) -> str:
         """The proposal in words (the text report's ``proposed`` line); ``loaded``: its loaded
-        tools in words (:meth:`SearchToolRuntime.loaded_text`)."""
+        tools in words (:func:`~workbench.runtimes.search_tool_tune.loaded_text`)."""
         s = setting
         return self.proposed.format(
             variant=self.named(s.variant), results=s.max_results, loaded=loaded
@@ -116,12 +130,41 @@ class SettingWords:
         """The report's last lines: how to get the configuration."""
         return self.write.format(export=export, config=config)
 
+    def loaded_line(self, names: Sequence[str], count: int) -> str:
+        """The loaded tools in words: ``names`` as the configuration names them, ``count``
+        tools."""
+        return self.loaded.format(names=", ".join(names), count=count) if names else self.nothing
+
+    def export_line(
+        self, name: str, agent: str, setting: DeferredSetting, names: Sequence[str]
+    ) -> str:
+        """The ``export`` command that prints the configuration at ``setting``, its ``--keep``
+        flags naming ``names`` (a long list travels as a file: the tune's ``--json`` output,
+        read by ``--keep-file``)."""
+        keep = " ".join(f"--keep {shlex.quote(n)}" for n in names)
+        if len(names) > KEEP_FLAGS:
+            keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
+        return self.export.format(
+            agent=shlex.quote(agent),
+            name=name,
+            variant=setting.variant,
+            results=setting.max_results,
+            keep=keep,
+        ).rstrip()
+
+
+#: What a key of :attr:`SettingWords.json` may hold: the loaded tools as the configuration names
+#: them, the results per search, the variant, the configuration, the ``export`` command, the
+#: configuration's file; ``config.A.B`` is a value in the configuration (null without one).
+JSON_VALUES = ("loaded", "results", "variant", "config", "export", "file")
+
 
 class SearchToolRuntime(Runtime):
     """A runtime whose model finds tools through the provider's search tool."""
 
     searches: ClassVar[bool] = True
-    #: Its words (the tune report's proposed, default and bill lines, its compare row).
+    #: Its words (the tune report's lines, its compare row, its export line and JSON keys,
+    #: and the dashboard's).
     words: ClassVar[SettingWords] = SettingWords()
     #: Whose ranking the figures are when they are exact (None: an approximation of the
     #: provider's search): the first words of :meth:`figures_note`.
@@ -129,8 +172,6 @@ class SearchToolRuntime(Runtime):
     #: The search variants the provider offers (``bm25``, ``regex``).
     variants: ClassVar[tuple[str, ...]] = ("bm25",)
     knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25",))
-    #: Whether ``export`` takes the variant as ``--variant`` (a search tool with two variants).
-    variant_flag: ClassVar[bool] = False
     #: Whether what can be kept loaded is a whole server (else a tool).
     per_server: ClassVar[bool] = False
     #: Whether every request also shows each namespace's name and description.
@@ -226,28 +267,20 @@ class SearchToolRuntime(Runtime):
 
     # --------------------------------------------------------------- tune's report and --apply
 
-    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
-        """The proposal's loaded tools, in words."""
-        return ", ".join(report.setting.names(ws.catalog)) or "nothing"
+    def loaded_names(self, setting: DeferredSetting, catalog: Catalog) -> list[str]:
+        """The loaded tools of ``setting`` as its configuration names them (the report's
+        ``loaded`` words and the ``loaded`` of its JSON): their full names, or where a whole
+        server is kept loaded (:attr:`per_server`) the servers'."""
+        from workbench.evaluate.deferred_tune import loaded_servers
 
-    def export_command(self, report: DeferredReport, ws: Workspace) -> str:
-        """The ``export`` line that prints the tuned configuration (a long list travels as a
-        file: this tune's ``--json`` output, read by ``--keep-file``)."""
-        names = report.setting.names(ws.catalog)
-        keep = " ".join(f"--keep {name}" for name in names)
-        if len(names) > KEEP_FLAGS:
-            keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
-        variant = f" --variant {report.setting.variant}" if self.variant_flag else ""
-        return f"holo-tune export {ws.agent.path} --runtime {self.name}{variant} {keep}".rstrip()
+        if self.per_server:
+            return loaded_servers(setting, catalog)
+        return setting.names(catalog)
 
     def config_where(self, ws: Workspace) -> str | None:
         """Its file for this agent, beside it (the write line's ``{config}``; default:
         :attr:`~workbench.runtimes.base.Runtime.config_file`)."""
         return self.config_file
-
-    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        """What ``tune --json`` adds for this runtime."""
-        return {"export": self.export_command(report, ws)}
 
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite | None:
         """The plan of the runtime's configuration file for ``setting`` (None: the

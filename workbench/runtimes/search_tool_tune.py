@@ -139,8 +139,49 @@ def report_json(
             **report.verdict.to_json()["current"],
         },
         "verdict": report.verdict.to_json(),
-        **plugin.report_json(report, ws, config),
+        **runtime_json(plugin, report.setting, ws, config),
     }
+
+
+def runtime_json(
+    plugin: SearchToolRuntime, setting: DeferredSetting, ws: Workspace, config: Any
+) -> dict[str, Any]:
+    """What ``tune --json`` adds for this runtime: the keys its words declare
+    (:attr:`~workbench.runtimes.search_tool.SettingWords.json`), each filled with what it names
+    (:data:`~workbench.runtimes.search_tool.JSON_VALUES`)."""
+    values: dict[str, Callable[[], Any]] = {
+        "loaded": lambda: plugin.loaded_names(setting, ws.catalog),
+        "results": lambda: setting.max_results,
+        "variant": lambda: setting.variant,
+        "config": lambda: config,
+        "export": lambda: export_command(plugin, setting, ws),
+        "file": lambda: plugin.config_where(ws),
+    }
+    out: dict[str, Any] = {}
+    for key, value in plugin.words.json:
+        if value.startswith("config."):
+            found = config
+            for part in value.split(".")[1:]:
+                found = None if found is None else found[part]
+            out[key] = found
+        else:
+            out[key] = values[value]()
+    return out
+
+
+def loaded_text(plugin: SearchToolRuntime, setting: DeferredSetting, ws: Workspace) -> str:
+    """The loaded tools of ``setting`` in the runtime's words (the report's proposal)."""
+    names = plugin.loaded_names(setting, ws.catalog)
+    return plugin.words.loaded_line(names, len(setting.names(ws.catalog)))
+
+
+def export_command(plugin: SearchToolRuntime, setting: DeferredSetting, ws: Workspace) -> str:
+    """The ``export`` command that prints the configuration at ``setting``, in the runtime's
+    words (its ``--keep`` flags name the tools as the words say)."""
+    words = plugin.words
+    listed = words.keep_listed
+    names = plugin.loaded_names(setting, ws.catalog) if listed else setting.names(ws.catalog)
+    return words.export_line(plugin.name, str(ws.agent.path), setting, names)
 
 
 def human(
@@ -152,7 +193,7 @@ def human(
     forced: bool = False,
 ) -> str:
     line, words = task_line, plugin.words
-    loaded = plugin.loaded_text(report, ws)
+    loaded = loaded_text(plugin, report.setting, ws)
     default = words.default_line(plugin.variants[0], plugin.default_results)
     out = [
         f"{ws.agent.name}: {report.heldout.cases} cases, {len(ws.catalog)} tools, "
@@ -171,7 +212,7 @@ def human(
         *current_lines(plugin, report),
         *report.verdict.lines(),
         *keep_all_lines(report),
-        words.write_lines(plugin.export_command(report, ws), plugin.config_where(ws))
+        words.write_lines(export_command(plugin, report.setting, ws), plugin.config_where(ws))
         if forced or not report.verdict.kept
         else not_recommended(report),
     ]

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,29 @@ def apply_plan(plan: FilePlan, *, backup: bool = True) -> Path | None:
     if not plan.changed:
         return None
     return apply_bytes(plan.path, plan.old, plan.new, backup=backup)
+
+
+def apply_plans(plans: Sequence[FilePlan], *, backup: bool = True) -> Path | None:
+    """Write each changed plan of ``plans`` in turn through :func:`apply_bytes` (a write that
+    spans files: serve's servers file, then the agent that names it). Every file is checked
+    first: when one changed since it was read, none is written. Returns the last backup kept
+    (None: none)."""
+    changed = [plan for plan in plans if plan.changed]
+    for plan in changed:
+        try:
+            now: bytes | None = plan.path.resolve().read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError as err:
+            raise WriteBackError(
+                f"{plan.path}: cannot read: {err.strerror}; nothing written"
+            ) from None
+        if digest(now) != digest(plan.old):
+            raise WriteBackError(f"{plan.path}: changed on disk since it was read; nothing written")
+    kept = None
+    for plan in changed:
+        kept = apply_bytes(plan.path, plan.old, plan.new, backup=backup) or kept
+    return kept
 
 
 def apply_bytes(path: Path, old: bytes | None, new: bytes, *, backup: bool = True) -> Path | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from workbench.config.envsubst import VAR_PATTERN
 from workbench.config.writeback.agent_file import agent_mapping
-from workbench.config.writeback.files import FilePlan, apply_bytes
+from workbench.config.writeback.files import FilePlan
 from workbench.config.writeback.render import string_text
 from workbench.config.writeback.splice import NodeText, compose_root, detect_style, where
 from workbench.config.writeback.text import Edit, apply_edits, eol, line_start, unified_diff
@@ -64,40 +64,16 @@ def local_arg(path: Path) -> str:
     return f"./{path.name}"
 
 
-@dataclass(frozen=True)
-class ServedPlan:
-    """The agent with the serve entry, and the servers file (None: kept as it is)."""
-
-    agent: FilePlan
-    servers: FilePlan | None
-    #: The entries moved to the servers file (empty when the agent already ran serve).
-    moved: tuple[str, ...]
-    warnings: tuple[str, ...]
-
-    @property
-    def changed(self) -> bool:
-        return self.agent.changed or (self.servers is not None and self.servers.changed)
-
-    @property
-    def diff(self) -> str:
-        parts = [self.servers.diff if self.servers is not None else "", self.agent.diff]
-        return "".join(parts)
-
-
-def apply_served(plan: ServedPlan) -> Path | None:
-    """The servers file first (serve needs it once the agent names it), then the agent; returns
-    the agent's backup."""
-    if plan.servers is not None and plan.servers.changed:
-        apply_bytes(plan.servers.path, plan.servers.old, plan.servers.new)
-    return apply_bytes(plan.agent.path, plan.agent.old, plan.agent.new)
-
-
 def plan_served(
     path: str | Path, serve_args: Sequence[str], *, original: bytes | None = None
-) -> ServedPlan:
+) -> tuple[FilePlan, ...]:
     """The agent at ``path`` pointed at serve: ``serve_args`` are the flags after ``serve AGENT
     --servers FILE`` (the setting, the pins). ``original``: the bytes the caller read (refused
-    when the file now differs). Raises WriteBackError (refused) or ConfigError (not YAML)."""
+    when the file now differs). Raises WriteBackError (refused) or ConfigError (not YAML).
+
+    The plans, in the order they are written (:func:`~workbench.config.writeback.files.
+    apply_plans`): the servers file first when entries move (serve needs it once the agent
+    names it; its ``changes`` name the entries moved), then the agent (its ``warnings``)."""
     path = Path(path)
     name = str(path)
     old = read_input(path, ConfigError, "YAML agent file")
@@ -148,17 +124,23 @@ def plan_served(
     servers = None
     if moved:
         servers = _servers_plan(path, side, text, spans, [entries[i] for i in moved], cutter)
-    agent_plan = FilePlan(
-        path, old, new_text.encode("utf-8"), unified_diff(text, new_text, label=name)
-    )
     warnings = []
     if "tool_filtering" in data:
         warnings.append(
             "the file still has a tool_filtering block: HoloDeck 0.7 refuses to load it (delete "
             "the block; serve's arguments hold the setting)"
         )
+    agent_plan = FilePlan(
+        path,
+        old,
+        new_text.encode("utf-8"),
+        unified_diff(text, new_text, label=name),
+        tuple(warnings),
+    )
+    if servers is None:
+        return (agent_plan,)
     names = tuple(str(entries[i].get("name")) for i in moved)
-    return ServedPlan(agent_plan, servers, names, tuple(warnings))
+    return (replace(servers, changes=names), agent_plan)
 
 
 def _servers_plan(

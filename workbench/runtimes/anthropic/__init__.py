@@ -8,7 +8,13 @@ from collections.abc import Set
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from workbench.runtimes.base import EngineNote, Knob
-from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime, search_knobs
+from workbench.runtimes.search_tool import (
+    STAND_IN,
+    WORDS,
+    SearchToolRuntime,
+    SettingWords,
+    search_knobs,
+)
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
@@ -23,7 +29,6 @@ class Anthropic(SearchToolRuntime):
     title: ClassVar[str] = "Anthropic API (tool search tool)"
     marker: ClassVar[tuple[str, str]] = ("A", "yellow")
     variants: ClassVar[tuple[str, ...]] = ("bm25", "regex")
-    variant_flag: ClassVar[bool] = True
     knobs: ClassVar[tuple[Knob, ...]] = search_knobs(("bm25", "regex"))
     engine: ClassVar[EngineNote] = EngineNote(
         "anthropic",
@@ -35,6 +40,9 @@ class Anthropic(SearchToolRuntime):
     tunes: ClassVar[str] = "the loaded tools, the search variant"
     writes: ClassVar[str] = "the Messages API tools JSON (printed)"
     paste_into: ClassVar[str | None] = "Messages API request"
+    words: ClassVar[SettingWords] = SettingWords(
+        export="holo-tune export {agent} --runtime {name} --variant {variant} {keep}"
+    )
 
     def tool_config(
         self, agent: AgentConfig, catalog: Catalog, kept: Set[str], variant: str = "bm25"

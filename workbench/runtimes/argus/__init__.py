@@ -41,12 +41,11 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
     from workbench.evaluate.cases import CaseSet
-    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.deferred_tune import DeferredSetting
     from workbench.evaluate.diagnostics import Finding
     from workbench.evaluate.metrics import Ranker
     from workbench.runtimes.argus.overrides import OverrideReport
     from workbench.runtimes.base import ConfigWrite, ToolConfig
-    from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.strategies.base import SearchEngine, TokenBill
     from workbench.tokens import TokenTable
     from workbench.workspace import Workspace
@@ -152,6 +151,15 @@ class Argus(SearchToolRuntime):
         ),
         write="write     --apply merges optimizer.keep_tools into {config} beside the agent",
         variant_names=SCORERS,
+        reasons={"yaml": "Argus config beside the agent"},
+        nothing="none",
+        json=(
+            ("keep_tools", "loaded"),
+            ("limit", "results"),
+            ("scorer", "variant"),
+            ("config", "config"),
+            ("export", "export"),
+        ),
     )
     index_holds_loaded: ClassVar[bool] = True
 
@@ -165,11 +173,6 @@ class Argus(SearchToolRuntime):
                 where = f"{FOLDER}/{name}"
                 return Evidence(f"{where} beside the agent enables Argus's optimizer", "yaml")
         return None
-
-    def short_reason(self, info: RuntimeInfo) -> str:
-        if info.source == "yaml":
-            return "Argus config beside the agent"
-        return super().short_reason(info)
 
     # ---------------------------------------------------------------------------------- tuner
 
@@ -191,8 +194,9 @@ class Argus(SearchToolRuntime):
         params = ArgusParams(limit=setting.max_results, keep_tools=keep, scorer=scorer)
         return ArgusStrategy(catalog, bill, params, names=argus_names(catalog))
 
-    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
-        return ", ".join(_kept_names(ws.catalog, report.setting.loaded)) or "none"
+    def loaded_names(self, setting: DeferredSetting, catalog: Catalog) -> list[str]:
+        """The kept tools as Argus lists them."""
+        return _kept_names(catalog, setting.loaded)
 
     # --------------------------------------------------------------------------------- writer
 
@@ -320,15 +324,6 @@ class Argus(SearchToolRuntime):
 
         path = config_path(Path(ws.agent.path).parent)
         return f"{path.parent.name}/{path.name}"
-
-    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        return {
-            "keep_tools": _kept_names(ws.catalog, report.setting.loaded),
-            "limit": report.setting.max_results,
-            "scorer": report.setting.variant,
-            "config": config,
-            "export": self.export_command(report, ws),
-        }
 
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``optimizer.keep_tools`` merged into Argus's config beside the agent (a new file when

@@ -16,7 +16,7 @@ from workbench.runtimes.search_tool import STAND_IN, WORDS, SearchToolRuntime, S
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.deferred_tune import DeferredSetting
     from workbench.runtimes.base import ConfigWrite, ToolConfig
     from workbench.workspace import Workspace
 
@@ -40,7 +40,9 @@ class ClaudeCode(SearchToolRuntime):
     writes: ClassVar[str] = "alwaysLoad into .mcp.json beside the agent"
     config_file: ClassVar[str | None] = MCP_JSON
     words: ClassVar[SettingWords] = SettingWords(
-        write="write     --apply sets alwaysLoad in {config} beside the agent"
+        write="write     --apply sets alwaysLoad in {config} beside the agent",
+        loaded="servers {names} ({count} tools)",
+        json=(("always_load", "loaded"), ("config", "config")),
     )
 
     def tool_config(
@@ -68,15 +70,6 @@ class ClaudeCode(SearchToolRuntime):
         doc, _ = mcp_json(mcp_entries(ws.agent), set(loaded_servers(setting, ws.catalog)))
         return doc
 
-    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
-        from workbench.evaluate.deferred_tune import loaded_servers
-
-        names = report.setting.names(ws.catalog)
-        if not names:
-            return "nothing"
-        servers = ", ".join(loaded_servers(report.setting, ws.catalog))
-        return f"servers {servers} ({len(names)} tools)"
-
     def current_setting(self, ws: Workspace) -> DeferredSetting | None:
         """The servers ``.mcp.json`` beside the agent marks ``alwaysLoad`` (their tools kept
         loaded); None when it marks none or there is no such file (Claude Code's default)."""
@@ -96,11 +89,6 @@ class ClaudeCode(SearchToolRuntime):
         if not loaded:
             return None
         return DeferredSetting(self.variants[0], self.default_results, loaded)
-
-    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        from workbench.evaluate.deferred_tune import loaded_servers
-
-        return {"always_load": loaded_servers(report.setting, ws.catalog), "config": config}
 
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """``alwaysLoad`` on the servers kept loaded, in ``.mcp.json`` beside the agent."""

@@ -20,7 +20,6 @@ its order.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,15 +34,14 @@ from workbench.runtimes.base import (
     SearchRanking,
     ToolConfig,
 )
-from workbench.runtimes.search_tool import KEEP_FLAGS, SearchToolRuntime, SettingWords
+from workbench.runtimes.search_tool import SearchToolRuntime, SettingWords
 
 if TYPE_CHECKING:
     from workbench.catalog.models import Catalog
     from workbench.config import AgentConfig
-    from workbench.evaluate.deferred_tune import DeferredReport, DeferredSetting
+    from workbench.evaluate.deferred_tune import DeferredSetting
     from workbench.evaluate.metrics import Ranker
     from workbench.runtimes.base import ConfigWrite, ToolConfig
-    from workbench.runtimes.detect import RuntimeInfo
     from workbench.search.flags import SearchFlags
     from workbench.search.strategies.base import SearchEngine, StrategyResult, TokenBill
     from workbench.search.strategies.fastmcp import FastMCPStrategy
@@ -73,7 +71,6 @@ class FastMCP(SearchToolRuntime):
     #: A proxy file beside the agent outweighs the agent YAML's blocks.
     detect_priority: ClassVar[int] = 2
     variants: ClassVar[tuple[str, ...]] = ("bm25", "regex")
-    variant_flag: ClassVar[bool] = True
     knobs: ClassVar[tuple[Knob, ...]] = (
         Knob(
             "always_visible",
@@ -120,6 +117,21 @@ class FastMCP(SearchToolRuntime):
             "export    {export}"
         ),
         variant_names=TRANSFORMS,
+        reasons={"yaml": "FastMCP proxy beside the agent"},
+        nothing="none",
+        export=(
+            "holo-tune export {agent} --runtime {name} --variant {variant} "
+            "--max-results {results} {keep}"
+        ),
+        keep_listed=True,
+        json=(
+            ("always_visible", "loaded"),
+            ("max_results", "results"),
+            ("variant", "variant"),
+            ("transform", "config.transform.class"),
+            ("file", "file"),
+            ("export", "export"),
+        ),
     )
     index_holds_loaded: ClassVar[bool] = False
 
@@ -131,11 +143,6 @@ class FastMCP(SearchToolRuntime):
         if _is_proxy(probe.folder / FILE_NAME):
             return Evidence(f"{FILE_NAME} beside the agent builds a FastMCP search proxy", "yaml")
         return None
-
-    def short_reason(self, info: RuntimeInfo) -> str:
-        if info.source == "yaml":
-            return "FastMCP proxy beside the agent"
-        return super().short_reason(info)
 
     # ---------------------------------------------------------------------------------- tuner
 
@@ -182,8 +189,9 @@ class FastMCP(SearchToolRuntime):
         )
         return FastMCPStrategy(catalog, bill, params)
 
-    def loaded_text(self, report: DeferredReport, ws: Workspace) -> str:
-        return ", ".join(pinned_names(ws.catalog, report.setting.loaded)) or "none"
+    def loaded_names(self, setting: DeferredSetting, catalog: Catalog) -> list[str]:
+        """The pinned tools as the proxy lists them."""
+        return pinned_names(catalog, setting.loaded)
 
     # --------------------------------------------------------------------------------- search
 
@@ -338,31 +346,6 @@ class FastMCP(SearchToolRuntime):
         s = setting
         pins = pinned_names(ws.catalog, s.loaded)
         return self.proxy_config(ws.agent, ws.catalog, pins, s.variant, s.max_results)
-
-    def export_command(self, report: DeferredReport, ws: Workspace) -> str:
-        s = report.setting
-        names = pinned_names(ws.catalog, s.loaded)
-        keep = " ".join(f"--keep {shlex.quote(name)}" for name in names)
-        if len(names) > KEEP_FLAGS:
-            keep = "--keep-file tuned.json  (tuned.json: this command's --json output)"
-        return (
-            f"holo-tune export {shlex.quote(str(ws.agent.path))} --runtime {self.name} "
-            f"--variant {s.variant} "
-            f"--max-results {s.max_results} {keep}"
-        ).rstrip()
-
-    def report_json(self, report: DeferredReport, ws: Workspace, config: Any) -> dict[str, Any]:
-        from workbench.runtimes.fastmcp.proxy_file import FILE_NAME
-
-        s = report.setting
-        return {
-            "always_visible": pinned_names(ws.catalog, s.loaded),
-            "max_results": s.max_results,
-            "variant": s.variant,
-            "transform": None if config is None else config["transform"]["class"],
-            "file": FILE_NAME,
-            "export": self.export_command(report, ws),
-        }
 
     def config_write(self, ws: Workspace, setting: DeferredSetting) -> ConfigWrite:
         """The proxy file beside the agent (a new file, or the old one replaced with a backup):

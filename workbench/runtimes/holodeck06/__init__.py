@@ -19,6 +19,7 @@ from workbench.runtimes.base import (
     Knob,
     Probe,
     Runtime,
+    RuntimeWords,
     ToolConfig,
     TuneOutcome,
     TuneRequest,
@@ -54,6 +55,12 @@ class HoloDeck06(Runtime):
     billing: ClassVar[str] = "per request: the tools the filter selects for the message"
     tunes: ClassVar[str] = "the tool_filtering block (method, top_k, threshold)"
     writes: ClassVar[str] = "the tool_filtering block of agent.yaml"
+    words: ClassVar[RuntimeWords] = RuntimeWords(
+        reasons={
+            "default": "default: nothing says 0.7+",
+            "yaml": "tool_filtering block in the YAML",
+        }
+    )
 
     def detect(self, probe: Probe) -> Evidence | None:
         found = holodeck_evidence(probe)
@@ -62,13 +69,6 @@ class HoloDeck06(Runtime):
         if probe.data is not None and "tool_filtering" in probe.data:
             return Evidence("the YAML has a tool_filtering block (HoloDeck 0.4-0.6)", "yaml")
         return None
-
-    def short_reason(self, info: RuntimeInfo) -> str:
-        if info.source == "default":
-            return "default: nothing says 0.7+"
-        if info.source == "yaml":
-            return "tool_filtering block in the YAML"
-        return super().short_reason(info)
 
     def tune(self, request: TuneRequest) -> TuneOutcome:
         from workbench.runtimes.holodeck06.tune import tune_filter

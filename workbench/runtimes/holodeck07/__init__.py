@@ -21,6 +21,7 @@ from workbench.runtimes.base import (
     Knob,
     Probe,
     Runtime,
+    RuntimeWords,
     ToolConfig,
     TuneOutcome,
     TuneRequest,
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from workbench.runtimes.detect import RuntimeInfo
 
 NAME = "holodeck-0.7"
-#: The command that tunes and writes the allowlists.
-TUNE = f"holo-tune tune {{agent}} --runtime {NAME} --apply"
 _INSTEAD = f"use `holo-tune tune --runtime {NAME} --apply` (static allowed_tools lists) instead"
 
 
@@ -59,6 +58,15 @@ class HoloDeck07(Runtime):
         {"--max-tokens", "--min-reduction", "--min-hit"}
     )
     write_offer: ClassVar[str | None] = "Write 0.7 allowlists"
+    words: ClassVar[RuntimeWords] = RuntimeWords(
+        reasons={"yaml": "openai: block in the YAML"},
+        knobs="{name} does not read these: it has no tool_filtering",
+        instead=(
+            "The knobs show what HoloDeck 0.6 would send. For 0.7, write static allowlists: "
+            "a proposes them from the labelled cases, within the tokens the knobs send per "
+            "request; or run `holo-tune tune {agent} --runtime {name} --apply`."
+        ),
+    )
 
     def detect(self, probe: Probe) -> Evidence | None:
         found = holodeck_evidence(probe)
@@ -67,11 +75,6 @@ class HoloDeck07(Runtime):
         if probe.data is not None and "openai" in probe.data:
             return Evidence("the YAML has an 'openai:' block (0.7+ only)", "yaml")
         return None
-
-    def short_reason(self, info: RuntimeInfo) -> str:
-        if info.source == "yaml":
-            return "openai: block in the YAML"
-        return super().short_reason(info)
 
     def tune(self, request: TuneRequest) -> TuneOutcome:
         from workbench.runtimes.holodeck07.tune import tune_static
@@ -102,16 +105,6 @@ class HoloDeck07(Runtime):
         from workbench.evaluate.diagnostics import generation_findings
 
         return generation_findings(ctx)
-
-    def knobs_note(self) -> str | None:
-        return f"{self.name} does not read these: it has no tool_filtering"
-
-    def instead(self, agent: str) -> str:
-        return (
-            "The knobs show what HoloDeck 0.6 would send. For 0.7, write static allowlists: "
-            "a proposes them from the labelled cases, within the tokens the knobs send per "
-            f"request; or run `{TUNE.format(agent=agent)}`."
-        )
 
     def dashboard_write(self, request: WriteRequest) -> ConfigWrite:
         """The allowlists the allowlist tuner chooses on the labelled cases, within the tokens

@@ -13,7 +13,7 @@ source); the tuner is :mod:`workbench.runtimes.pizzapi.tune`, the file
 from __future__ import annotations
 
 import os
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -161,20 +161,23 @@ class PizzaPi(Runtime):
             report,
             self._text(report, ws, request.info),
             self._json(report, ws, doc),
-            self._row(report, request.cap()),
+            self._row(report, ws, request.cap()),
             notes=tuple(notes),
             verdict=report.verdict,
             writes=lambda forced: () if quiet is None else (quiet,),
         )
 
-    def _row(self, report: PizzaReport, budget: int | None) -> RuntimeRow:
-        """Its row of ``compare --runtimes``: the proposal held out (PizzaPi's row stands at the
-        proposal even where the verdict keeps its defaults)."""
-        from workbench.evaluate.runtimes import ROUND_TRIP, RuntimeRow, figures
+    def _row(self, report: PizzaReport, ws: Workspace, budget: int | None) -> RuntimeRow:
+        """Its row of ``compare --runtimes``: the proposal held out, or where the verdict keeps
+        the current setting (PizzaPi's defaults) that setting's row, as every runtime's
+        (:func:`~workbench.evaluate.runtimes.kept_or`)."""
+        from workbench.evaluate.runtimes import ROUND_TRIP, RuntimeRow, figures, kept_or
+        from workbench.runtimes.pizzapi.tune import PizzaSetting, loaded_servers
+        from workbench.search.strategies.pizzapi import PizzaPiStrategy
 
-        return RuntimeRow(
+        row = RuntimeRow(
             self.name,
-            self._setting_text(report),
+            _setting_text(report.setting, report.loaded),
             report.setting.to_json(),
             figures(report.heldout_cases),
             f"{note(report.queries)}; {ROUND_TRIP}",
@@ -183,6 +186,10 @@ class PizzaPi(Runtime):
             (report.insample.hit, report.insample.recall),
             report.bars,
         )
+        now = report.current or PizzaSetting()
+        engine = PizzaPiStrategy(ws.catalog, ws.tokens, now.params)
+        words = _setting_text(now, loaded_servers(engine, ws.catalog))
+        return kept_or(row, report.verdict, report.current_cases, report.folds, words)
 
     # --------------------------------------------------------------------------------- writer
 
@@ -307,11 +314,6 @@ class PizzaPi(Runtime):
         worse = _worse_than_default(ws, setting, request.cases) if plan.changed else None
         return replace(plan, summary=summary, worse=worse)
 
-    def _setting_text(self, report: PizzaReport) -> str:
-        s = report.setting
-        loaded = f"{', '.join(report.loaded)} loaded" if report.loaded else "nothing loaded"
-        return f"maxResults {s.max_results}, threshold {s.token_threshold:,}, {loaded}"
-
     def _json(self, report: PizzaReport, ws: Workspace, doc: dict[str, Any]) -> dict[str, Any]:
         from workbench.evaluate.budget import SET_FIELDS
         from workbench.evaluate.tuner import gap
@@ -370,6 +372,12 @@ class PizzaPi(Runtime):
             f"export --runtime {self.name} prints the fragment",
         ]
         return "\n".join(out) + "\n"
+
+
+def _setting_text(setting: PizzaSetting, loaded: Sequence[str]) -> str:
+    """A setting in a few words (its row), ``loaded``: the servers it keeps loaded."""
+    kept = f"{', '.join(loaded)} loaded" if loaded else "nothing loaded"
+    return f"maxResults {setting.max_results}, threshold {setting.token_threshold:,}, {kept}"
 
 
 def _worse_than_default(ws: Workspace, setting: PizzaSetting, cases: Path | None) -> str | None:

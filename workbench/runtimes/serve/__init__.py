@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from workbench.errors import HoloTuneError
 from workbench.runtimes.base import EngineNote, ExportRequest, Knob, TuneOutcome, TuneRequest
-from workbench.runtimes.search_tool import SearchToolRuntime
+from workbench.runtimes.search_tool import SearchToolRuntime, SettingWords
 from workbench.search.selection import pinned_indices
 from workbench.search.strategies.holo import META_TOOLS as HOLO_META_TOOLS
 
@@ -112,6 +112,13 @@ class Serve(SearchToolRuntime):
         f"{SETTINGS_FILE} and its .mcp.json entry (a HoloDeck 0.7 agent: the agent file)"
     )
     lab_engine = "holo"
+    #: The dashboard's lab ranks with serve's own engine, the knobs mapped onto it.
+    words: ClassVar[SettingWords] = SettingWords(
+        knobs=(
+            "the lab ranks as {name} does: top_k, threshold (below it no tool fits), "
+            "always_include as pins, bm25 without embeddings"
+        )
+    )
     runs_given_embedder: ClassVar[bool] = True
     results: ClassVar[tuple[int, ...]] = TOP_K
     default_results: ClassVar[int] = 5
@@ -449,19 +456,21 @@ class Serve(SearchToolRuntime):
         from workbench.runtimes.base import ConfigWrite
 
         if _is_07(ws.agent):
-            from workbench.config.writeback.served import apply_served, plan_served
+            from workbench.config.writeback.files import apply_plans
+            from workbench.config.writeback.served import plan_served
 
-            served = plan_served(ws.agent.path, flags, original=ws.agent.raw)
-            moved = f", {', '.join(served.moved)} moved to the servers file" if served.moved else ""
+            plans = plan_served(ws.agent.path, flags, original=ws.agent.raw)
+            names = [name for plan in plans for name in plan.changes]
+            moved = f", {', '.join(names)} moved to the servers file" if names else ""
             return ConfigWrite(
                 Path(ws.agent.path),
-                served.diff,
-                served.changed,
-                lambda: apply_served(served),
+                "".join(plan.diff for plan in plans),
+                any(plan.changed for plan in plans),
+                lambda: apply_plans(plans),
                 what="holo-tune serve",
                 written=f"pointed at holo-tune serve{moved}",
                 unchanged="serve is already set so",
-                warnings=tuple(served.warnings),
+                warnings=tuple(w for plan in plans for w in plan.warnings),
                 no_backup="no backup kept",
             )
         from workbench.config.writeback.files import apply_plan

@@ -2,8 +2,8 @@
 note when the runtime does not read the ``tool_filtering`` block, and what the dialog says
 instead of writing it.
 
-Each is the runtime's own answer (:class:`workbench.runtimes.base.Runtime`); this module only
-puts it in the screen's words.
+Each is the runtime's own words, as data (:attr:`workbench.runtimes.base.Runtime.words`, a
+:class:`~workbench.runtimes.base.RuntimeWords`); this module only fills them in.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from workbench.runtimes.detect import RuntimeInfo, check_writable
 
 def short_reason(runtime: RuntimeInfo) -> str:
     """The reason in a few words, for the header (``check`` prints the full one)."""
-    return runtime.plugin.short_reason(runtime)
+    return runtime.plugin.words.reason(runtime)
 
 
 def runtime_text(runtime: RuntimeInfo) -> str:
@@ -23,12 +23,12 @@ def runtime_text(runtime: RuntimeInfo) -> str:
 
 def knobs_note(runtime: RuntimeInfo) -> str | None:
     """What the knobs panel says when the runtime does not read the block (None: it does)."""
-    return runtime.plugin.knobs_note()
+    return runtime.plugin.words.knobs_note(runtime.plugin)
 
 
 def instead(runtime: RuntimeInfo, agent: str) -> str:
     """What to use instead of writing the block, under the dialog's refusal."""
-    return runtime.plugin.instead(agent)
+    return runtime.plugin.words.instead_line(runtime.plugin.name, agent)
 
 
 def tune_command(runtime: RuntimeInfo, agent: str) -> str:
