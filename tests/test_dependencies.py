@@ -11,7 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 #: The extras whose packages workbench/ imports (dev holds the tests' and the tools' packages).
-CODE_EXTRAS = ("minilm", "local", "serve")
+CODE_EXTRAS = ("local", "serve")
 
 
 def _name(requirement: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,24 @@ def test_it_is_deterministic(minilm: LocalEmbedder) -> None:
     np.testing.assert_array_equal(minilm.embed(texts), minilm.embed(texts))
     # One text alone gets the vector it gets in a batch (no cross-talk through padding).
     np.testing.assert_allclose(minilm.embed(texts[:1])[0], minilm.embed(texts)[0], atol=1e-6)
+
+
+def test_a_texts_vector_is_the_same_bits_in_any_call(minilm: LocalEmbedder) -> None:
+    """numpy runs each text alone: its vector does not depend on what it was embedded with (a
+    query's equals the same text's among tools; a cache another run filled agrees bit for bit)."""
+    texts = ["read a file", "a much longer text about the weather forecast in Paris " * 5, "x"]
+    alone = np.vstack([minilm.embed([text]) for text in texts])
+    np.testing.assert_array_equal(minilm.embed(texts), alone)
+    np.testing.assert_array_equal(minilm.embed(texts[::-1]), alone[::-1])
+
+
+def test_searches_embed_side_by_side(minilm: LocalEmbedder) -> None:
+    """The model's weights are read-only: threads embed at once, each getting its own vector."""
+    texts = [f"tool number {n} reads files" for n in range(12)]
+    want = minilm.embed(texts)
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda text: minilm.embed([text])[0], texts))
+    np.testing.assert_array_equal(np.vstack(got), want)
 
 
 def test_similar_texts_are_closer_than_unrelated_ones(minilm: LocalEmbedder) -> None:

@@ -408,13 +408,13 @@ def test_readyz_waits_for_the_embedding_model_and_says_when_it_failed() -> None:
 
 
 #: A ``sitecustomize`` that makes torch and sentence-transformers unimportable, as in an
-#: install of the minilm extra alone.
+#: install without torch (deploy/Dockerfile's).
 NO_TORCH = """\
 import importlib.abc, sys
 class NoTorch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in ("torch", "sentence_transformers", "transformers"):
-            raise ImportError(f"{name} is blocked: a minilm-only install")
+            raise ImportError(f"{name} is blocked: an install without torch")
 sys.meta_path.insert(0, NoTorch())
 """
 

@@ -179,10 +179,13 @@ class LocalEmbedder:
             return np.zeros((0, 0), dtype=np.float64)
         with self._lock:
             model = self._loaded()
+        if isinstance(model, NumpyBert):  # read-only weights: searches embed side by side
             try:
-                if isinstance(model, NumpyBert):
-                    vectors = model.encode(texts)
-                    return np.asarray(vectors, dtype=np.float64)
+                return np.asarray(model.encode(texts), dtype=np.float64)
+            except Exception as err:  # numpy and tokenizers raise many kinds
+                raise EmbeddingError(f"{self.spec}: encoding failed: {err}") from None
+        with self._lock:
+            try:
                 if self.threads is not None:
                     _use_threads(self.threads)
                 if len(texts) == 1:
@@ -191,7 +194,7 @@ class LocalEmbedder:
                     vectors = model.encode(
                         list(texts), batch_size=64, convert_to_numpy=True, show_progress_bar=False
                     )
-            except Exception as err:  # numpy, torch and tokenizers raise many kinds
+            except Exception as err:  # torch and tokenizers raise many kinds
                 raise EmbeddingError(f"{self.spec}: encoding failed: {err}") from None
         return np.asarray(vectors, dtype=np.float64).reshape(len(texts), -1)
 

@@ -33,11 +33,6 @@ Matrix = NDArray[np.floating[Any]]
 _TRANSFORMER = "sentence_transformers.models.Transformer"
 _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
-#: Tokens per padded batch (texts sorted by length first, as sentence-transformers batches):
-#: a batch's activations (tokens x 1,536 floats for the feed-forward) stay within the caches.
-BATCH_TOKENS = 512
-#: Added to a padded key's attention score: exp of it is 0 in float32 (torch adds its minimum).
-_MASKED = np.float32(np.finfo(np.float32).min)
 
 
 @dataclass(frozen=True)
@@ -112,81 +107,50 @@ class NumpyBert:
     """The model in ``folder`` (one :func:`unsupported` accepts): :meth:`encode` texts."""
 
     def __init__(self, folder: Path) -> None:
+        from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
+        # One BLAS thread for the process, from the load on: a product's last bits depend on
+        # how many threads share it, so a text's vector would differ between a run on two and
+        # one on one (a cache filled by tune, read by serve); and two OpenBLAS threads were
+        # slower on a busy 2-core machine anyway (124 against 76 ms a bfcl tool at load 4).
+        threadpool_limits(limits=1, user_api="blas")
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.bert = _read_weights(folder / "model.safetensors", config)
         self.normalize = _NORMALIZE in (folder / "modules.json").read_text(encoding="utf-8")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(_max_length(folder, config))
-        self.pad_id = int(config.get("pad_token_id", 0) or 0)
 
     @property
     def dimension(self) -> int:
         return self.bert.width
 
     def encode(self, texts: Sequence[str]) -> Matrix:
-        """The texts' vectors (one row each, float32), as sentence-transformers' ``encode``."""
+        """The texts' vectors (one row each, float32), as sentence-transformers' ``encode``.
+
+        Each text runs alone, unpadded, on one BLAS thread: as fast per text here as padded
+        batches sorted by length (35 ms a bfcl tool on one core, either way), and a text's vector
+        is the same bits whichever call embeds it (a query, a tool among others, another run).
+        ``encode``, not ``encode_batch``: the batch call wakes the tokenizer's thread pool, whose
+        threads spin on the other core for longer than a query's tokens take.
+        """
         out = np.empty((len(texts), self.bert.width), dtype=np.float32)
-        if len(texts) == 1:
-            # encode, not encode_batch: the batch call wakes the tokenizer's thread pool, whose
-            # threads spin on the other core for longer than one query's tokens take.
-            out[0] = self._one(np.asarray(self.tokenizer.encode(texts[0]).ids, dtype=np.int64))
-            return out
-        encodings = self.tokenizer.encode_batch(list(texts))
-        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-        start = 0
-        while start < len(order):
-            rows = max(1, BATCH_TOKENS // len(ids[order[start]]))  # the longest comes first
-            chosen = order[start : start + rows]
-            out[chosen] = self._batch([ids[i] for i in chosen])
-            start += rows
+        for row, text in enumerate(texts):
+            out[row] = self._one(np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64))
         return out
 
     def _one(self, ids: NDArray[np.int64]) -> Matrix:
-        """One text, unpadded (no mask): a search's query."""
         bert = self.bert
-        x = _embed(bert, ids[None, :])[0]
+        x = _embed(bert, ids)
         for layer in bert.layers:
             qkv = x @ layer.qkv_w
             qkv += layer.qkv_b
-            context = _attention(qkv[None], bert.heads, None)[0]
-            x = _feed_forward(layer, context, x, bert.eps)
-        pooled: Matrix = self._pooled(x[None], None)[0]
-        return pooled
-
-    def _batch(self, ids: list[NDArray[np.int64]]) -> Matrix:
-        bert = self.bert
-        length = max(len(i) for i in ids)
-        padded = np.full((len(ids), length), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(ids), length), dtype=bool)
-        for row, tokens in enumerate(ids):
-            padded[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = True
-        x = _embed(bert, padded)
-        keys = np.where(mask, np.float32(0), _MASKED)[:, None, None, :]
-        rows, width = x.shape[0] * length, bert.width
-        for layer in bert.layers:
-            qkv = x.reshape(rows, width) @ layer.qkv_w
-            qkv += layer.qkv_b
-            context = _attention(qkv.reshape(len(ids), length, -1), bert.heads, keys)
-            x = _feed_forward(
-                layer, context.reshape(rows, width), x.reshape(rows, width), bert.eps
-            ).reshape(len(ids), length, width)
-        return self._pooled(x, mask)
-
-    def _pooled(self, x: Matrix, mask: NDArray[np.bool_] | None) -> Matrix:
-        if mask is None:
-            pooled = x.mean(axis=1, dtype=np.float32)
-        else:
-            weights = mask.astype(np.float32)[:, :, None]
-            pooled = (x * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            x = _feed_forward(layer, _attention(qkv, bert.heads), x, bert.eps)
+        pooled: Matrix = x.mean(axis=0, dtype=np.float32)
         if self.normalize:
-            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-            pooled = pooled / np.maximum(norms, np.float32(1e-12))
-        return np.asarray(pooled, dtype=np.float32)
+            pooled /= max(np.float32(np.linalg.norm(pooled)), np.float32(1e-12))
+        return pooled
 
 
 def _max_length(folder: Path, config: dict[str, Any]) -> int:
@@ -249,7 +213,7 @@ def _read_weights(path: Path, config: dict[str, Any]) -> Bert:
 
 
 def _embed(bert: Bert, ids: NDArray[np.int64]) -> Matrix:
-    x = bert.words[ids] + bert.positions[: ids.shape[1]] + bert.token_type
+    x = bert.words[ids] + bert.positions[: len(ids)] + bert.token_type
     return _layer_norm(x, bert.norm_w, bert.norm_b, bert.eps)
 
 
@@ -269,21 +233,18 @@ def _layer_norm(x: Matrix, weight: Matrix, bias: Matrix, eps: float) -> Matrix:
     return x
 
 
-def _attention(qkv: Matrix, heads: int, keys: Matrix | None) -> Matrix:
-    """Scaled dot-product attention of ``qkv`` (batch, tokens, 3 x width): (batch, tokens,
-    width)."""
-    batch, length, three = qkv.shape
+def _attention(qkv: Matrix, heads: int) -> Matrix:
+    """Scaled dot-product attention of one text's ``qkv`` (tokens, 3 x width): (tokens, width)."""
+    length, three = qkv.shape
     size = three // 3 // heads
-    split = qkv.reshape(batch, length, 3, heads, size)
-    query = split[:, :, 0].transpose(0, 2, 1, 3)
-    key = split[:, :, 1].transpose(0, 2, 3, 1)
-    value = split[:, :, 2].transpose(0, 2, 1, 3)
+    split = qkv.reshape(length, 3, heads, size)
+    query = split[:, 0].transpose(1, 0, 2)
+    key = split[:, 1].transpose(1, 2, 0)
+    value = split[:, 2].transpose(1, 0, 2)
     scores = query @ key
     scores *= np.float32(1 / math.sqrt(size))
-    if keys is not None:
-        scores += keys
     _softmax(scores)
-    return (scores @ value).transpose(0, 2, 1, 3).reshape(batch, length, heads * size)
+    return (scores @ value).transpose(1, 0, 2).reshape(length, heads * size)
 
 
 def _softmax(scores: Matrix) -> None:
