@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import logging
+import multiprocessing
 import os
 import sqlite3
 import subprocess
@@ -96,7 +97,7 @@ def test_only_the_new_texts_are_counted(
     assert {tool.full_name for tool in grown.tools[100:]} <= named
 
 
-def test_a_serve_index_from_a_warm_cache_builds_no_encoding(
+def test_what_a_replica_counts_at_start_comes_from_a_warm_cache(
     catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a replica counts at start (the table, each tool's answer, the meta tools), all from
@@ -263,10 +264,14 @@ def test_a_count_of_another_rank_file_is_never_read(
 # -- any text -----------------------------------------------------------------------------
 
 
+#: Any character, lone surrogates (which a JSON file may hold) often.
+CHARACTERS = st.one_of(st.characters(exclude_categories=()), st.characters(categories=["Cs"]))
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(texts=st.lists(st.text(st.characters(exclude_categories=()), max_size=40), max_size=12))
+@given(texts=st.lists(st.text(CHARACTERS, max_size=40), max_size=12))
 @example(texts=["\ud800 lone surrogate", "\ufffd lone surrogate", "<|endoftext|>", ""])
 def test_any_text_counts_as_the_encoding_counts_it(texts: list[str], tmp_path: Path) -> None:
     encoding = get_encoding(ENCODING)
@@ -322,3 +327,29 @@ def test_the_default_cache_lives_under_xdg_cache_home(
     assert TokenCountCache.default().path == (
         tmp_path / "holo-tune" / "tokens" / TokenCountCache.FILENAME
     )
+
+
+def _counter(directory: str, worker: int) -> None:
+    texts = [f"shared text {i}" for i in range(200)] + [f"text of worker {worker}"]
+    for _ in range(5):
+        cached_lengths(texts, ENCODING, TokenCountCache(directory))
+
+
+def test_concurrent_processes_share_one_cache(tmp_path: Path) -> None:
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_counter, args=(str(tmp_path), w)) for w in range(3)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(timeout=60)
+    assert [p.exitcode for p in workers] == [0, 0, 0]
+    cache = TokenCountCache(tmp_path)
+    assert cache.count(encoding_identity(ENCODING)) == 200 + 3
+    texts = [f"shared text {i}" for i in range(200)] + [f"text of worker {w}" for w in range(3)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(token_cache, "get_encoding", _refuse)
+        assert cached_lengths(texts, ENCODING, cache) == encoded_lengths(
+            texts, get_encoding(ENCODING)
+        )
+    with sqlite3.connect(cache.path) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)

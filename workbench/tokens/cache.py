@@ -27,8 +27,10 @@ from workbench.tokens.encodings import encoding_spec, get_encoding
 COUNT_RULE = 1
 
 #: Single texts a process counts through the disk cache (a one-shot command counts its answer from
-#: the disk; a tuner, which counts thousands, counts them in memory after these).
-TEXT_READS = 32
+#: the disk; a tuner, which counts thousands, counts them in memory after these). Few: a text not
+#: on the disk costs a write of its own (10-20 ms here: the file is synced when its connection
+#: closes).
+TEXT_READS = 8
 _text_reads = itertools.count()
 
 _SCHEMA = """
