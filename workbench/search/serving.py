@@ -32,6 +32,7 @@ from workbench.search.holo.engine import HoloEngine, HoloResult
 from workbench.search.holo.neighbours import Labelled
 from workbench.search.holo.settings import HoloSettings
 from workbench.search.types import Embedder, FloatArray
+from workbench.tokens import text_counts
 
 if TYPE_CHECKING:
     from workbench.search.strategies.base import TokenBill
@@ -161,12 +162,11 @@ def definition(tool: Tool) -> dict[str, Any]:
 
 def answer_tokens(catalog: Catalog, bill: TokenBill) -> FloatArray:
     """Each tool's tokens in a search's answer (:func:`result_text` of it alone): what a
-    ``max_tokens`` budget counts, in serve and in its tuner alike."""
-    from workbench.search.strategies.base import text_tokens  # the strategies import this module
-
-    return np.asarray(
-        [text_tokens(bill, result_text([tool])) for tool in catalog.tools], dtype=np.float64
-    )
+    ``max_tokens`` budget counts, in serve and in its tuner alike (as ``text_tokens`` counts a
+    text: an empty one is 0 tokens)."""
+    texts = [result_text([tool]) for tool in catalog.tools]
+    # From the disk cache of token counts: a restart on the same tools builds no encoding.
+    return text_counts(texts, bill.encoding).astype(np.float64)
 
 
 def build_engine(

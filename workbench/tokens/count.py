@@ -18,7 +18,7 @@ import tiktoken
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import InputError
-from workbench.tokens.encodings import get_encoding
+from workbench.tokens.cache import TokenCountCache, cached_lengths, encoded_lengths
 from workbench.tokens.formats import (
     FORMATS,
     Cost,
@@ -82,14 +82,15 @@ class TokenTable:
     def count_definitions(self, defs: Iterable[Mapping[str, Any]]) -> int:
         """Tokens of sending these tool definitions (any shape ``formats.as_function`` reads).
 
-        For tools that are not in the catalog, e.g. the meta tools of other engines. Raises
-        InputError for a definition without a name.
+        For tools that are not in the catalog, e.g. the meta tools of other engines (counted
+        through the disk cache, as the table was). Raises InputError for a definition without a
+        name.
         """
         try:
             functions = [as_function(definition) for definition in defs]
         except ValueError as err:
             raise InputError(str(err), field="tools") from err
-        counts = count_functions(functions, get_encoding(self.encoding), self.tool_format)
+        counts = count_functions(functions, self.encoding, self.tool_format)
         return self._with_overhead(int(counts.sum()), len(functions))
 
     def _with_overhead(self, subtotal: int, tools: int) -> int:
@@ -104,8 +105,14 @@ def _positions(indices: Indices) -> npt.NDArray[np.intp]:
     return idx.astype(np.intp, copy=False)
 
 
-def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
-    """Count every tool of ``catalog`` as ``provider``'s ``model_name`` would be billed."""
+def token_table(
+    catalog: Catalog, provider: str, model_name: str, cache: TokenCountCache | None = None
+) -> TokenTable:
+    """Count every tool of ``catalog`` as ``provider``'s ``model_name`` would be billed.
+
+    The counts of texts counted before come from ``cache`` (the user's disk cache by default,
+    ``tokens.cache``): a catalog counted before builds no encoding.
+    """
     choice = choose_encoding(provider, model_name)
     fmt = FORMATS[choice.family]
     functions = [tool_function(tool) for tool in catalog.tools]
@@ -113,7 +120,7 @@ def token_table(catalog: Catalog, provider: str, model_name: str) -> TokenTable:
         encoding=choice.name,
         exact=choice.exact,
         model=model_name,
-        per_tool=count_functions(functions, get_encoding(choice.name), fmt),
+        per_tool=count_functions(functions, choice.name, fmt, cache),
         overhead=fmt.func_end,
         note=choice.note,
         tool_format=fmt,
@@ -146,25 +153,37 @@ def tool_function(tool: Tool) -> FunctionDef:
 
 
 def count_functions(
-    functions: Sequence[FunctionDef], encoding: tiktoken.Encoding, fmt: ToolFormat
+    functions: Sequence[FunctionDef],
+    encoding: tiktoken.Encoding | str,
+    fmt: ToolFormat,
+    cache: TokenCountCache | None = None,
 ) -> IntArray:
-    """Per-function token counts (``func_end`` excluded), each distinct string encoded once."""
+    """Per-function token counts (``func_end`` excluded), each distinct string counted once.
+
+    ``encoding``: a built encoding counts every string with it; an encoding's name reads the
+    strings counted before from ``cache`` (the user's by default) and builds the encoding only
+    for the others.
+    """
     costs = [function_cost(function, fmt) for function in functions]
-    lengths = _token_lengths(all_texts(costs), encoding)
+    texts = all_texts(costs)
+    if isinstance(encoding, str):
+        lengths = cached_lengths(texts, encoding, cache)
+    else:
+        lengths = encoded_lengths(texts, encoding)
     return np.fromiter(
         (_resolve(cost, lengths) for cost in costs), dtype=np.int64, count=len(costs)
     )
 
 
+def text_counts(
+    texts: Sequence[str], encoding: str, cache: TokenCountCache | None = None
+) -> IntArray:
+    """Tokens of each plain text (a search answer) in encoding ``encoding`` (by name), in order:
+    those counted before come from ``cache`` (the user's by default), the encoding is built
+    only for the others."""
+    lengths = cached_lengths(list(dict.fromkeys(texts)), encoding, cache)
+    return np.fromiter((lengths[text] for text in texts), dtype=np.int64, count=len(texts))
+
+
 def _resolve(cost: Cost, lengths: Mapping[str, int]) -> int:
     return cost.constant + sum(lengths[text] for text in cost.texts)
-
-
-def _token_lengths(texts: list[str], encoding: tiktoken.Encoding) -> dict[str, int]:
-    """Token count of each string (special-token text counts as ordinary text, never raises).
-
-    One plain call per distinct string: tool texts are short, and for them tiktoken's
-    ``encode_ordinary_batch`` (a thread pool) measured 4-6x slower than this loop on the bfcl
-    catalog (5,936 strings: ~0.25 s against ~0.05 s on two cores).
-    """
-    return {text: len(encoding.encode_ordinary(text)) for text in texts}

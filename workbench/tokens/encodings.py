@@ -101,7 +101,8 @@ def encoding_names() -> list[str]:
     return list(SPECS)
 
 
-def _spec(name: str) -> EncodingSpec:
+def encoding_spec(name: str) -> EncodingSpec:
+    """The spec of encoding ``name``; :class:`EncodingError` for a name holo-tune lacks."""
     try:
         return SPECS[name]
     except KeyError:
@@ -111,7 +112,7 @@ def _spec(name: str) -> EncodingSpec:
 
 def read_bundled(name: str) -> bytes:
     """The gzipped rank file of encoding ``name`` as shipped in the data package (compressed)."""
-    spec = _spec(name)
+    spec = encoding_spec(name)
     try:
         resource = importlib.resources.files(_DATA_PACKAGE).joinpath(_DATA_FOLDER, spec.resource)
         return resource.read_bytes()
@@ -128,7 +129,7 @@ def verified_ranks(name: str, gzipped: bytes) -> dict[bytes, int]:
     Raises :class:`EncodingError` when the bytes do not decompress, the hash differs (a corrupted
     or tampered file would silently give wrong counts) or a line is malformed.
     """
-    spec = _spec(name)
+    spec = encoding_spec(name)
     try:
         contents = gzip.decompress(gzipped)
     except (OSError, EOFError, ValueError) as err:
@@ -162,7 +163,7 @@ def _parse_ranks(name: str, contents: bytes) -> dict[bytes, int]:
 
 def build_encoding(name: str, gzipped: bytes) -> tiktoken.Encoding:
     """A ``tiktoken.Encoding`` from a gzipped rank file (verified first)."""
-    spec = _spec(name)
+    spec = encoding_spec(name)
     return tiktoken.Encoding(
         name=spec.name,
         pat_str=spec.pat_str,

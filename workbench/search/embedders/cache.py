@@ -1,31 +1,27 @@
 """Embedding caches: tool vectors on disk (a second start is instant), query vectors in memory.
 
-The disk cache is one SQLite file (stdlib, WAL journal): rows keyed by (model id, sha256 of the
-text), written in one transaction per batch, so concurrent holo-tune processes can share it and a
-crash never leaves half a row. It is only an optimisation: if the file cannot be read or written,
-the vectors are computed again and a warning is logged, never raised.
+The disk cache is one SQLite file (``workbench.cachefile``: WAL journal, one transaction per
+batch, so concurrent holo-tune processes can share it and a crash never leaves half a row): rows
+keyed by (model id, sha256 of the text). It is only an optimisation: if the file cannot be read or
+written, the vectors are computed again and a warning is logged, never raised.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from workbench.cachefile import CacheFile, cache_home
+from workbench.cachefile import text_key as text_key  # the key of a text, as before
 from workbench.search.lru import LRU
 from workbench.search.types import Embedder, FloatArray
 
 log = logging.getLogger(__name__)
 
-#: Rows per SELECT (SQLite's default limit on bound variables is 999 in old builds).
-_CHUNK = 500
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     model_id TEXT NOT NULL,
@@ -37,16 +33,9 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 
 
-def text_key(text: str) -> str:
-    """The cache key of one text: sha256 of its UTF-8 bytes (hex)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/holo-tune/embeddings`` (``~/.cache`` when XDG_CACHE_HOME is unset)."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "holo-tune" / "embeddings"
+    return cache_home(environ) / "embeddings"
 
 
 def _pack(vector: FloatArray) -> tuple[str, bytes]:
@@ -69,8 +58,7 @@ class ToolEmbeddingCache:
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
         self.path = self.directory / self.FILENAME
-        self._ready = False
-        self._lock = threading.Lock()
+        self._file = CacheFile(self.path, _SCHEMA, "embedding cache")
         #: Held while texts missing from the cache are embedded: a second caller on the same
         #: cache (a rebuilt engine of a grown catalog) waits, then finds those vectors stored.
         self.filling = threading.Lock()
@@ -82,46 +70,29 @@ class ToolEmbeddingCache:
 
     def get(self, model_id: str, keys: Sequence[str]) -> dict[str, FloatArray]:
         """The cached vectors among ``keys`` (text hashes); an unreadable file holds none."""
-        found: dict[str, FloatArray] = {}
-        if not keys or not self.path.exists():
-            return found
-        try:
-            with self._connect() as db:
-                for start in range(0, len(keys), _CHUNK):
-                    chunk = list(keys[start : start + _CHUNK])
-                    marks = ",".join("?" * len(chunk))
-                    rows = db.execute(
-                        "SELECT text_sha256, dtype, vector FROM vectors "
-                        f"WHERE model_id = ? AND text_sha256 IN ({marks})",
-                        [model_id, *chunk],
-                    )
-                    for key, dtype, blob in rows:
-                        found[key] = _unpack(dtype, blob)
-        except (sqlite3.Error, OSError) as err:
-            log.warning("embedding cache %s not read: %s", self.path, err)
-            return {}
-        return found
+        rows = self._file.select(
+            "SELECT text_sha256, dtype, vector FROM vectors "
+            "WHERE model_id = ? AND text_sha256 IN ({marks})",
+            [model_id],
+            keys,
+        )
+        return {key: _unpack(dtype, blob) for key, dtype, blob in rows}
 
     def put(self, model_id: str, vectors: Mapping[str, FloatArray]) -> None:
         """Store ``vectors`` (text hash -> vector) in one transaction; errors are only logged."""
         if not vectors:
             return
-        rows = [(model_id, key, *_pack(np.asarray(v))) for key, v in vectors.items()]
-        try:
-            with self._connect() as db, db:
-                db.executemany(
-                    "INSERT OR REPLACE INTO vectors (model_id, text_sha256, dtype, vector) "
-                    "VALUES (?, ?, ?, ?)",
-                    rows,
-                )
-        except (sqlite3.Error, OSError) as err:
-            log.warning("embedding cache %s not written: %s", self.path, err)
+        self._file.write(
+            "INSERT OR REPLACE INTO vectors (model_id, text_sha256, dtype, vector) "
+            "VALUES (?, ?, ?, ?)",
+            [(model_id, key, *_pack(np.asarray(v))) for key, v in vectors.items()],
+        )
 
     def count(self, model_id: str | None = None) -> int:
         """Rows stored (for one model, or all)."""
         if not self.path.exists():
             return 0
-        with self._connect() as db:
+        with self._file.connect() as db:
             if model_id is None:
                 (n,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
             else:
@@ -129,23 +100,6 @@ class ToolEmbeddingCache:
                     "SELECT COUNT(*) FROM vectors WHERE model_id = ?", [model_id]
                 ).fetchone()
         return int(n)
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A fresh connection per operation: cheap, and safe to use from any thread."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(self.path, timeout=30.0)) as db:
-            self._prepare(db)
-            yield db
-
-    def _prepare(self, db: sqlite3.Connection) -> None:
-        with self._lock:
-            if self._ready:
-                return
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(_SCHEMA)
-            db.commit()
-            self._ready = True
 
 
 def embed_cached(

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.search.types import FloatArray, IntArray
-from workbench.tokens import get_encoding
+from workbench.tokens import text_count
 
 
 class TokenBill(Protocol):
@@ -109,8 +109,9 @@ def text_tokens(bill: TokenBill, text: str) -> int:
 
 @lru_cache(maxsize=1 << 16)
 def _text_tokens(encoding: str, text: str) -> int:
-    """The tuners bill the same search results again and again (one per setting tried)."""
-    return len(get_encoding(encoding).encode_ordinary(text))
+    """The tuners bill the same search results again and again (one per setting tried); a
+    one-shot command's first texts come from the disk cache of token counts (``text_count``)."""
+    return text_count(text, encoding)
 
 
 def request_tokens(bill: TokenBill, sent: Sequence[int], meta_tokens: int) -> int:
