@@ -123,11 +123,27 @@ def test_vectors_of_another_size_are_replaced(server: FakeEmbeddingServer, tmp_p
     assert cache.get(embedder.model_id, [text_key(TOOLS[0])])[text_key(TOOLS[0])].shape == (8,)
 
 
-def test_default_cache_lives_under_xdg_cache_home(tmp_path: Path) -> None:
+def test_default_cache_lives_under_xdg_cache_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == (
         tmp_path / "holo-tune" / "embeddings"
     )
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir({}).parts[-3:] == (".cache", "holo-tune", "embeddings")
+
+
+def test_an_environment_without_xdg_cache_home_caches_where_the_process_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dashboard handed a whole environment (a test's, without XDG_CACHE_HOME) read and
+    wrote the user's ~/.cache, vectors another backend had left there among them."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    agents = {"HOME": "/nonexistent-home", "BRAVE_API_KEY": "x"}
+    assert default_cache_dir(agents) == tmp_path / "holo-tune" / "embeddings"
+    assert default_cache_dir({"XDG_CACHE_HOME": "/elsewhere"}) == Path(
+        "/elsewhere/holo-tune/embeddings"
+    )
 
 
 def test_embed_cached_defaults_to_the_xdg_cache(

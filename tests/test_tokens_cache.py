@@ -322,6 +322,7 @@ def test_the_default_cache_lives_under_xdg_cache_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert default_cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "holo-tune" / "tokens"
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_cache_dir({}).parts[-3:] == (".cache", "holo-tune", "tokens")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert TokenCountCache.default().path == (

@@ -32,9 +32,16 @@ def text_key(text: str) -> str:
 
 
 def cache_home(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/holo-tune`` (``~/.cache/holo-tune`` when XDG_CACHE_HOME is unset)."""
+    """``$XDG_CACHE_HOME/holo-tune`` (``~/.cache/holo-tune`` when XDG_CACHE_HOME is unset).
+
+    ``environ`` (an agent's environment, its ``.env`` included) may set XDG_CACHE_HOME; where it
+    does not, this process's does: an environment handed in whole (a dashboard's, a test's)
+    then still caches where the process was told to, not in the user's home.
+    """
     env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = (
+        env.get("XDG_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    )
     return Path(base) / "holo-tune"
 
 
