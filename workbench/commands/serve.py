@@ -70,10 +70,18 @@ def run(args: argparse.Namespace) -> int:
         import prometheus_client  # noqa: F401  (the serve extra)
     except ImportError:
         raise HoloTuneError(missing_extra()) from None
-    from workbench.serve.app import LiveServers, Transport, listen, serve_live, serve_snapshot
+    from workbench.serve.app import (
+        LiveServers,
+        Transport,
+        listen,
+        load_model_early,
+        serve_live,
+        serve_snapshot,
+    )
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
     served = served_from_args(args)
+    load_model_early(served.settings, served.embedder.embedder)
     agent = served.agent
     needs = ready_needs(args, agent)
     sock = listen(args.host, args.port) if args.transport == "http" else None

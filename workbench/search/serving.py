@@ -169,6 +169,12 @@ def answer_tokens(catalog: Catalog, bill: TokenBill) -> FloatArray:
     return text_counts(texts, bill.encoding).astype(np.float64)
 
 
+def scores_dense(settings: HoloSettings) -> bool:
+    """Whether ``settings`` score with the embedder (a dense signal has a weight)."""
+    weights = settings.weights
+    return bool(weights.get("dense", 0.0) or weights.get("server_text", 0.0))
+
+
 def build_engine(
     catalog: Catalog,
     bill: TokenBill,
@@ -182,8 +188,7 @@ def build_engine(
     through ``cache``, the neighbour signal from ``labelled`` when its weight is not 0, and a
     ``max_tokens`` budget counted in each tool's answer tokens (:func:`answer_tokens`). The tool
     vectors are embedded here (from the cache on a restart)."""
-    weights = settings.weights
-    dense = embedder if weights.get("dense", 0.0) or weights.get("server_text", 0.0) else None
+    dense = embedder if scores_dense(settings) else None
     engine = HoloEngine(
         catalog,
         answer_tokens(catalog, bill),
