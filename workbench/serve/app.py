@@ -348,12 +348,14 @@ def _load_model_soon(index: ServeIndex, operation: Operation) -> None:
 
     embedder = index.engine.embedder
     one_thread_per_query(embedder)  # before the load: a search may wait for it, then embed
-    model = model_to_load(embedder) if embedder is not None else None
-    if model is None:
+    own = own_model(embedder)
+    if own is None:
         return
-    backend = getattr(own_model(embedder), "backend", None)
-    if backend:
-        model = f"{model} ({backend})"
+    backend = getattr(own, "backend", None)
+    model = str(getattr(own, "model_id", "") or "") + (f" ({backend})" if backend else "")
+    if model_to_load(embedder) is None:  # loaded already, beside the index (load_model_early)
+        logger.info("embedding model %s loaded", model)
+        return
 
     def load() -> None:
         started = time.perf_counter()

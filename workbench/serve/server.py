@@ -33,7 +33,7 @@ from pydantic import WithJsonSchema
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workbench.search.serving import META_TOOLS
 from workbench.serve.calls import Router
@@ -294,9 +294,35 @@ class DrainGate:
             await JSONResponse(refusal, status_code=503, headers=headers)(scope, receive, send)
             return
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, whole_answers(send))
         finally:
             self.operation.leave()
+
+
+def whole_answers(send: Send) -> Send:
+    """``send`` with a response's start held until its body is ready, then both sent at once:
+    the MCP SDK sends them from different steps of the event loop, and a replica killed between
+    them left the balancer a header without a body, which it can neither retry nor complete
+    (a client's read error, seen under load). An event stream's start goes at once (it may wait
+    long for its first event)."""
+    held: list[Message] = []
+
+    async def send_whole(message: Message) -> None:
+        if message["type"] == "http.response.start" and not _event_stream(message):
+            held.append(message)
+            return
+        while held:
+            await send(held.pop())
+        await send(message)
+
+    return send_whole
+
+
+def _event_stream(start: Message) -> bool:
+    return any(
+        name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+        for name, value in start.get("headers", ())
+    )
 
 
 class _Uvicorn(uvicorn.Server):
