@@ -84,6 +84,18 @@ class CacheFile:
         except (sqlite3.Error, OSError) as err:
             log.warning("%s %s not written: %s", self.label, self.path, err)
 
+    def count(self, table: str, column: str, value: str | None) -> int:
+        """Rows of ``table`` (those whose ``column`` is ``value``, or all); 0 without a file."""
+        if not self.path.exists():
+            return 0
+        with self.connect() as db:
+            if value is None:
+                (n,) = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+            else:
+                sql = f"SELECT COUNT(*) FROM {table} WHERE {column} = ?"
+                (n,) = db.execute(sql, [value]).fetchone()
+        return int(n)
+
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
         """A fresh connection: cheap, and safe to use from any thread. Raises what SQLite and

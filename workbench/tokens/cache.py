@@ -103,16 +103,7 @@ class TokenCountCache:
 
     def count(self, identity: str | None = None) -> int:
         """Rows stored (for one encoding identity, or all)."""
-        if not self.path.exists():
-            return 0
-        with self._file.connect() as db:
-            if identity is None:
-                (n,) = db.execute("SELECT COUNT(*) FROM counts").fetchone()
-            else:
-                (n,) = db.execute(
-                    "SELECT COUNT(*) FROM counts WHERE encoding = ?", [identity]
-                ).fetchone()
-        return int(n)
+        return self._file.count("counts", "encoding", identity)
 
 
 def encoded_lengths(texts: Sequence[str], encoding: tiktoken.Encoding) -> dict[str, int]:

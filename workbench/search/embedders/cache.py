@@ -90,16 +90,7 @@ class ToolEmbeddingCache:
 
     def count(self, model_id: str | None = None) -> int:
         """Rows stored (for one model, or all)."""
-        if not self.path.exists():
-            return 0
-        with self._file.connect() as db:
-            if model_id is None:
-                (n,) = db.execute("SELECT COUNT(*) FROM vectors").fetchone()
-            else:
-                (n,) = db.execute(
-                    "SELECT COUNT(*) FROM vectors WHERE model_id = ?", [model_id]
-                ).fetchone()
-        return int(n)
+        return self._file.count("vectors", "model_id", model_id)
 
 
 def embed_cached(
