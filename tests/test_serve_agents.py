@@ -118,6 +118,28 @@ def test_an_agent_changed_since_planned_is_refused_before_any_file_is_written(
     assert agent.read_text() == edited
 
 
+def test_the_settings_and_the_entry_are_checked_before_either_is_written(tmp_path: Path) -> None:
+    """The dashboard's Write joins serve's settings file and the client's entry; a ``.mcp.json``
+    made while the dialog was open refused the write only after the settings file was written
+    (a settings file that the entry in place might already name). Now neither is written."""
+    from workbench.runtimes.serve import SETTINGS_FILE, _joined
+    from workbench.search.holo.settings import HoloSettings
+
+    agent = _agent(tmp_path)
+    serve = get_runtime("serve")
+    joined = _joined(serve.settings_writes(_workspace(agent), HoloSettings(top_k=3)))  # type: ignore[attr-defined]
+    assert joined.changed and len(joined.plans) == 2
+    mcp = tmp_path / ".mcp.json"
+    mcp.write_text('{"mcpServers": {}, "made": "meanwhile"}\n')
+    with pytest.raises(WriteBackError, match="changed on disk since it was read; nothing written"):
+        joined.write()
+    assert not (tmp_path / SETTINGS_FILE).exists()
+    assert json.loads(mcp.read_text()) == {"mcpServers": {}, "made": "meanwhile"}
+    mcp.unlink()
+    joined.write()  # as planned: both written
+    assert (tmp_path / SETTINGS_FILE).is_file() and "holo-tune" in mcp.read_text()
+
+
 def test_an_unpinned_agent_gets_a_mcp_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -453,6 +453,9 @@ class ConfigWrite:
     summary: tuple[str, ...] = ()
     no_backup: str = "a new file"
     worse: str | None = None
+    #: The file plans ``write`` applies (empty: unknown), so that a write joining several
+    #: (serve's settings file and its client's entry) checks every file before writing any.
+    plans: tuple[FilePlan, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -472,6 +472,7 @@ class Serve(SearchToolRuntime):
                 unchanged="serve is already set so",
                 warnings=tuple(w for plan in plans for w in plan.warnings),
                 no_backup="no backup kept",
+                plans=tuple(plans),
             )
         from workbench.config.writeback.files import apply_plan
         from workbench.config.writeback.json_file import plan_json, read_json_object
@@ -497,6 +498,7 @@ class Serve(SearchToolRuntime):
             what=f"the {SERVER} server",
             written=f"{SERVER} server written",
             unchanged="serve is already set so",
+            plans=(plan,),
         )
 
     # ----------------------------------------------------------------- the engine's settings
@@ -527,6 +529,7 @@ class Serve(SearchToolRuntime):
             what="serve's engine settings",
             written="settings written",
             unchanged="the settings are already these",
+            plans=(plan,),
         )
         return [first, self.flags_write(ws, ["--settings", str(path.resolve())])]
 
@@ -563,10 +566,14 @@ def _joined(plans: Sequence[ConfigWrite]) -> ConfigWrite:
     the settings first (the entry names them); the last backup returned."""
     from dataclasses import replace
 
+    from workbench.config.writeback.files import apply_plans
+
     first, *rest = plans
     changed = [p for p in plans if p.changed]
 
     def write() -> Path | None:
+        if all(plan.plans for plan in changed):  # every file checked before any is written
+            return apply_plans([file for plan in changed for file in plan.plans])
         backup = None
         for plan in changed:
             backup = plan.write() or backup
@@ -580,6 +587,7 @@ def _joined(plans: Sequence[ConfigWrite]) -> ConfigWrite:
         write=write,
         what=f"{first.what} (and {names}'s entry)" if names else first.what,
         warnings=tuple(w for p in plans for w in p.warnings),
+        plans=tuple(file for plan in plans for file in plan.plans),
     )
 
 
