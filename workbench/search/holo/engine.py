@@ -100,9 +100,10 @@ class HoloEngine:
         if self.tokens.shape[0] != len(catalog.tools):
             raise ValueError("one token count per catalog tool")
         docs = documents(catalog.tools)
-        self.lexical = LexicalIndex(docs, self.fields)
+        corpus = [doc.tokens(self.fields) for doc in docs]
+        self.lexical = LexicalIndex(docs, self.fields, corpus)
         self.names = NameIndex(catalog)
-        self._doc_words = [set(doc.tokens(self.fields)) for doc in docs]
+        self._doc_words = [set(words) for words in corpus]
         self._dense_texts = [
             doc.dense_text(self.fields) or tool.name
             for doc, tool in zip(docs, catalog.tools, strict=True)

@@ -19,9 +19,17 @@ from workbench.search.types import FloatArray
 class LexicalIndex:
     """BM25 of every tool for a query's words (built once per catalog and field weights)."""
 
-    def __init__(self, docs: Sequence[ToolDocument], weights: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        docs: Sequence[ToolDocument],
+        weights: Mapping[str, int],
+        corpus: Sequence[list[str]] | None = None,
+    ) -> None:
+        """``corpus``: each document's words under ``weights`` when the caller has them
+        already (:meth:`ToolDocument.tokens`; the engine reads them too)."""
         self.size = len(docs)
-        corpus = [doc.tokens(weights) for doc in docs]
+        if corpus is None:
+            corpus = [doc.tokens(weights) for doc in docs]
         self._retriever: bm25s.BM25 | None = None
         if any(corpus):
             retriever = bm25s.BM25()

@@ -341,7 +341,7 @@ class LabState(DOMNode):
         """:meth:`_reselect` under serve's engine: its search of the query under the knobs,
         fused from the signals scored (without them, what is drawn stays)."""
         view = lab.holo_view(query) if query else None
-        self.banner = lab.workspace.embedder.note
+        self.banner = lab.workspace.embedder.serve_note
         if view is None:
             if not query:
                 self.shown = Shown(lab, setting)
