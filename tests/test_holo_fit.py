@@ -4,6 +4,7 @@ tool answers, and the settings are what ``serve --settings`` reads."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -458,3 +459,70 @@ def test_the_top_k_of_every_case_at_once_breaks_ties_as_the_engine(
         want = np.argsort(-total[row], kind="stable")[:k]
         assert np.flatnonzero(chosen[row]).tolist() == sorted(want.tolist())
         assert tokens[row] == pytest.approx(float(TOKENS[want].sum()))
+
+
+def test_a_folds_setting_owes_nothing_to_its_own_cases_not_even_its_signals() -> None:
+    """Which signals earn their place is chosen within each fold's training cases (nested): the
+    labels of fold 0's held-out cases change nothing of the setting measured on them. (Chosen
+    from every case's held-out figure, as before, the signals fold 0 was allowed depended on
+    them: the reported figure was not held out.)"""
+    folder = DATA / "livemcpbench"
+    ws = open_workspace(
+        folder / "agent.yaml",
+        catalog_file=folder / "catalog.json",
+        embedder_spec="none",
+        view=AS_LISTED,
+    )
+    catalog = ws.catalog
+    tokens = np.asarray(ws.tokens.per_tool, dtype=np.float64)
+    cases = resolve_cases(load_cases(folder / "cases.jsonl"), catalog).cases[:40]
+    engines = [HoloEngine(catalog, tokens, None)]
+    fit = fit_holo(engines, cases, target=Target(top_k=5), folds=5)
+    held = folds_of(len(cases), 5)[0].test
+    # fold 0's cases now expect a tool none of their searches finds (the catalog's last)
+    nowhere = (len(catalog.tools) - 1,)
+    relabelled = [
+        replace(case, groups=(nowhere,)) if i in held else case for i, case in enumerate(cases)
+    ]
+    again = fit_holo(engines, relabelled, target=Target(top_k=5), folds=5)
+    assert again.fold_settings[0] == fit.fold_settings[0]
+    assert [again.case_recall[i] for i in held] == [0.0] * len(held)
+    assert fit.signals != again.signals  # the elimination on every case did see the change
+
+
+@pytest.mark.parametrize("nested_loss", [0.0, 0.2])
+def test_signals_are_left_out_only_when_the_whole_procedure_held_out_does_not_lose(
+    nested_loss: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The elimination leaves out a signal of noise; held out nested (a stand-in here: the
+    elimination on each fold's training cases), the procedure either holds its figure (the
+    signal goes, and the nested figure is the one reported) or loses more than one standard
+    error to the rule with every signal (every signal stays, that rule reported)."""
+    import workbench.evaluate.holo_fit as holo_fit
+    from workbench.evaluate.holo_fit import _earned, _Rule
+
+    n = 100
+    base = np.full(n, 0.4)
+    lexical = np.zeros(n)
+    lexical[:50] = 0.4
+    cost = np.zeros(n)
+    cost[50:53], cost[53:56] = 0.3, -0.3
+    rule_of = _rules({"lexical": lexical, "cost": cost}, base, frozenset())
+    allowed = frozenset({"lexical", "cost"})
+    first = rule_of(allowed)
+    nested_recall = base + lexical - np.where(np.arange(n) < 40, nested_loss, 0.0)
+    nested = _Rule(first.choices, nested_recall, nested_recall > 0, np.zeros(n), 0, 0)
+    monkeypatch.setattr(holo_fit, "_nested", lambda fit, used, folds: nested)
+
+    class Fit:
+        rule = staticmethod(rule_of)
+
+    rule, kept, evidence = _earned(Fit(), first, allowed, 5)  # type: ignore[arg-type]
+    if nested_loss == 0.0:
+        assert rule is nested and kept == {"lexical"}
+        assert not evidence["cost"].kept
+    else:
+        assert rule is first and kept == allowed
+        assert evidence["cost"].kept and evidence["cost"].why.startswith("not left out")
+        assert "held out recall 0.520" in evidence["cost"].why
+        assert "below 0.600 with every signal" in evidence["cost"].why

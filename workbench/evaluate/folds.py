@@ -80,7 +80,16 @@ def cross_fit(
     """k-fold over ``cases`` cases: ``fit(fold)`` chooses on ``fold.train``, then
     ``measure(setting, fold)`` gives one result per case of ``fold.test`` (in its order); folds
     run in order, each fitted before it is measured."""
-    rounds = folds_of(cases, folds)
+    return run_folds(folds_of(cases, folds), fit, measure)
+
+
+def run_folds(
+    rounds: Sequence[Fold],
+    fit: Callable[[Fold], S],
+    measure: Callable[[S, Fold], Sequence[R]],
+) -> CrossFit[S, R]:
+    """:func:`cross_fit`'s loop over given rounds (:func:`folds_of`'s, or a fold's
+    :func:`inner_folds`)."""
     settings: list[S] = []
     measured: list[tuple[R, ...]] = []
     for fold in rounds:
@@ -88,3 +97,18 @@ def cross_fit(
         settings.append(setting)
         measured.append(tuple(measure(setting, fold)))
     return CrossFit(tuple(rounds), tuple(settings), tuple(measured))
+
+
+def inner_folds(outer: Fold, folds: int, first_index: int) -> list[Fold]:
+    """k-fold within ``outer``'s training cases (a nested cross-validation's inner rounds):
+    :func:`folds_of`'s split of those cases, as case indices of the whole set, the rounds
+    numbered from ``first_index`` (a caller keeps each round's data by its index). Fewer rounds
+    when the training cases cannot fill ``folds``; none when they cannot fill two."""
+    train = np.asarray(outer.train, dtype=np.int64)
+    k = min(folds, train.size)
+    if k < 2:
+        return []
+    return [
+        Fold(first_index + fold.index, train[fold.train].tolist(), train[fold.test].tolist())
+        for fold in folds_of(train.size, k)
+    ]
