@@ -165,3 +165,31 @@ def test_an_agent_that_runs_serve_is_read_with_the_servers_it_fronts(
     err = _apply(agent, capsys)  # tuned again: the same servers, so the same flags
     assert "no change" in err
     assert agent.read_bytes() == rewritten
+
+
+def test_tune_apply_checks_the_settings_and_the_entry_before_writing_either(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tune --runtime serve --apply`` writes serve's settings file and the client's entry as
+    one write, as the dashboard does: a ``.mcp.json`` made between the plan and the write (here
+    just before it) refuses both (before, the settings file was written first)."""
+    import workbench.commands.apply as apply_command
+    from workbench.runtimes.serve import SETTINGS_FILE
+
+    agent = _agent(tmp_path)
+    mcp = tmp_path / ".mcp.json"
+    shown = apply_command.show_config_write
+
+    def meanwhile(plan: object, *, to_stdout: bool) -> None:
+        if not mcp.exists():
+            mcp.write_text('{"mcpServers": {}, "made": "meanwhile"}\n')
+        shown(plan, to_stdout=to_stdout)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("workbench.commands.tune.show_config_write", meanwhile)
+    flags = ["--catalog", str(CATALOG), "--cases", str(CASES), "--embedder", "none"]
+    code, _, err = _run(
+        capsys, "tune", str(agent), "--runtime", "serve", *flags, "--apply", "--force"
+    )
+    assert code == 2 and "changed on disk since it was read; nothing written" in err
+    assert not (tmp_path / SETTINGS_FILE).exists()
+    assert json.loads(mcp.read_text()) == {"mcpServers": {}, "made": "meanwhile"}

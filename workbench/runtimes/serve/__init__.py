@@ -315,7 +315,7 @@ class Serve(SearchToolRuntime):
         settings = self.knobs_settings(
             Path(ws.agent.path), ws.catalog, knobs, ws.embedder.spec if runs else None
         )
-        plan = _joined(self.settings_writes(ws, settings))
+        plan = self.settings_write(ws, settings)
         pins = ", ".join(settings.pins) or "nothing"
         bar = settings.threshold
         threshold = "no threshold" if bar is None else f"threshold {bar:g}"
@@ -532,6 +532,11 @@ class Serve(SearchToolRuntime):
             plans=(plan,),
         )
         return [first, self.flags_write(ws, ["--settings", str(path.resolve())])]
+
+    def settings_write(self, ws: Workspace, settings: HoloSettings) -> ConfigWrite:
+        """:meth:`settings_writes` as one write (``tune --apply``'s and the dashboard's): one
+        diff, and both files checked before either is written."""
+        return _joined(self.settings_writes(ws, settings))
 
     def current_settings(self, ws: Workspace) -> HoloSettings | None:
         """What serve runs now, as the client's entry starts it: its ``--settings`` file and

@@ -61,7 +61,7 @@ def tune_serve_outcome(serve: Serve, request: TuneRequest) -> TuneOutcome:
 
     def writes(forced: bool) -> tuple[ConfigWrite, ...]:
         chosen = report.settings if forced else report.proposed
-        return tuple(serve.settings_writes(ws, chosen))
+        return (serve.settings_write(ws, chosen),)
 
     return TuneOutcome(
         report,
