@@ -591,6 +591,7 @@ def _joined(plans: Sequence[ConfigWrite]) -> ConfigWrite:
         changed=bool(changed),
         write=write,
         what=f"{first.what} (and {names}'s entry)" if names else first.what,
+        written=f"{first.written}, and {names}'s entry" if names else first.written,
         warnings=tuple(w for p in plans for w in p.warnings),
         plans=tuple(file for plan in plans for file in plan.plans),
     )
