@@ -366,7 +366,8 @@ def test_too_few_no_answer_cases_fit_no_threshold() -> None:
     assert "cannot fill 3 folds" in fit.no_answer.note
 
 
-def test_held_out_on_a_real_slice_matches_the_engine() -> None:
+def _livemcpbench_slice() -> tuple[Catalog, np.ndarray, list[ResolvedCase]]:
+    """livemcpbench's catalog as listed, its token counts, and its first 40 cases."""
     folder = DATA / "livemcpbench"
     ws = open_workspace(
         folder / "agent.yaml",
@@ -374,9 +375,16 @@ def test_held_out_on_a_real_slice_matches_the_engine() -> None:
         embedder_spec="none",
         view=AS_LISTED,
     )
-    catalog = ws.catalog
     tokens = np.asarray(ws.tokens.per_tool, dtype=np.float64)
-    cases = resolve_cases(load_cases(folder / "cases.jsonl"), catalog).cases[:40]
+    return (
+        ws.catalog,
+        tokens,
+        resolve_cases(load_cases(folder / "cases.jsonl"), ws.catalog).cases[:40],
+    )
+
+
+def test_held_out_on_a_real_slice_matches_the_engine() -> None:
+    catalog, tokens, cases = _livemcpbench_slice()
     engines = [
         HoloEngine(catalog, tokens, None, fields=fields)
         for fields in (DEFAULT_FIELDS, {**DEFAULT_FIELDS, "name": 3, "parameters": 0})
@@ -466,16 +474,7 @@ def test_a_folds_setting_owes_nothing_to_its_own_cases_not_even_its_signals() ->
     labels of fold 0's held-out cases change nothing of the setting measured on them. (Chosen
     from every case's held-out figure, as before, the signals fold 0 was allowed depended on
     them: the reported figure was not held out.)"""
-    folder = DATA / "livemcpbench"
-    ws = open_workspace(
-        folder / "agent.yaml",
-        catalog_file=folder / "catalog.json",
-        embedder_spec="none",
-        view=AS_LISTED,
-    )
-    catalog = ws.catalog
-    tokens = np.asarray(ws.tokens.per_tool, dtype=np.float64)
-    cases = resolve_cases(load_cases(folder / "cases.jsonl"), catalog).cases[:40]
+    catalog, tokens, cases = _livemcpbench_slice()
     engines = [HoloEngine(catalog, tokens, None)]
     fit = fit_holo(engines, cases, target=Target(top_k=5), folds=5)
     held = folds_of(len(cases), 5)[0].test
