@@ -204,7 +204,7 @@ def _say_down(pool: UpstreamPool) -> None:
 async def _run(
     index: ServeIndex, router: Router, transport: Transport, stopping: _Stopping
 ) -> None:
-    from workbench.serve.server import build_server, http_runner
+    from workbench.serve.server import build_server, http_runner, warm_first_request
 
     pins = index.settings.pins
     operation = Operation(index, router.pool, transport.ready_needs)
@@ -213,6 +213,8 @@ async def _run(
     startup.loaded()  # the index and the server built: serve's start is over
     _say_ready(index, pins, transport)
     _load_model_soon(index, operation)
+    if transport.kind == "stdio":  # over HTTP, once /readyz first says ready
+        warm_first_request()
     if transport.kind == "stdio":
         stopping.serving = True
         await server.run_stdio_async(show_banner=False, log_level="WARNING")
