@@ -11,6 +11,12 @@ built (``gc.freeze``: later collections never walk those objects again, so a lon
 server's collections stay short) and turns the collector back on. Every command's start ends
 once its module is imported; serve's once its index and server are built, before its first
 request. ``cli.main`` called in a process of its own (a test) changes nothing.
+
+The cost: what the start left as cyclic garbage is frozen with the rest and never collected
+(serve's imports leave about 2,400 such objects, a few hundred kB, once). Collecting it first
+would take a full collection of the start's 230,000 objects (0.17 s, most of what the collector
+being off saves); turning the collector on without freezing would make its first collection,
+during the first request, walk them all.
 """
 
 from __future__ import annotations
