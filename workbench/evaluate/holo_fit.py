@@ -670,7 +670,7 @@ class _Fit:
             )
         return _Choice(point, threshold)
 
-    def training(self, fold: Fold) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    def _training(self, fold: Fold) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
         """``fold``'s training cases, and its no-answer training cases (None: no threshold)."""
         train = np.asarray(fold.train, dtype=np.int64)
         if self.none_folds is None:
@@ -682,13 +682,12 @@ class _Fit:
         """The rule k-fold (:func:`~workbench.evaluate.folds.run_folds` over this fit's rounds,
         the split every tuner uses): chosen on each fold's training cases, measured on its
         held-out ones."""
-        return self.rule_by(lambda fold: self.choose(allowed, *self._context(fold)))
+        return self.rule_by(lambda fold: self.choose_on(allowed, fold))
 
-    def _context(
-        self, fold: Fold
-    ) -> tuple[npt.NDArray[np.int64], int, npt.NDArray[np.int64] | None]:
-        train, none_train = self.training(fold)
-        return train, fold.index, none_train
+    def choose_on(self, allowed: frozenset[str], fold: Fold) -> _Choice:
+        """:meth:`choose` on ``fold``'s training cases, in its context."""
+        train, none_train = self._training(fold)
+        return self.choose(allowed, train, fold.index, none_train)
 
     def rule_by(self, fit: Callable[[Fold], _Choice]) -> _Rule:
         """The held-out rule whose choice on each fold is ``fit(fold)``."""
@@ -761,8 +760,7 @@ def _nested(fit: _Fit, allowed: frozenset[str], folds: int) -> _Rule:
         inner = fit.inner(fold, folds)
         if inner is not None:
             kept = _eliminate(inner.rule, inner.rule(allowed), allowed)[1]
-        train, none_train = fit.training(fold)
-        return fit.choose(kept, train, fold.index, none_train)
+        return fit.choose_on(kept, fold)
 
     return fit.rule_by(choose)
 
