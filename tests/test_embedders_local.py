@@ -16,6 +16,7 @@ from workbench.search.embedders import LocalEmbedder, ToolEmbeddingCache, embed_
 from workbench.search.embedders.base import EmbeddingError
 from workbench.search.embedders.local import (
     NUMPY,
+    ONNXRUNTIME,
     SENTENCE_TRANSFORMERS,
     bundled_model_dir,
     locate_model,
@@ -28,8 +29,16 @@ BFCL = Path(__file__).parent / "data" / "datasets" / "bfcl"
 
 @pytest.fixture(scope="module")
 def minilm() -> LocalEmbedder:
-    """Loaded once for the module (numpy runs MiniLM: a fraction of a second)."""
+    """Loaded once for the module (ONNX Runtime runs MiniLM's layers: a fraction of a second)."""
     embedder = LocalEmbedder("all-MiniLM-L6-v2")
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture(scope="module")
+def minilm_numpy() -> LocalEmbedder:
+    """The same folder with its layers in numpy (where ONNX Runtime is not installed)."""
+    embedder = LocalEmbedder("all-MiniLM-L6-v2", backend=NUMPY)
     embedder.load()
     return embedder
 
@@ -37,7 +46,7 @@ def minilm() -> LocalEmbedder:
 @pytest.fixture(scope="module")
 def minilm_torch() -> LocalEmbedder:
     """The same model loaded by sentence-transformers (seconds: torch is imported): the
-    oracle of the numpy backend, and the backend of any folder numpy does not run."""
+    oracle of the torch-free backends, and the backend of any folder they do not run."""
     embedder = LocalEmbedder("all-MiniLM-L6-v2", backend=SENTENCE_TRANSFORMERS)
     embedder.load()
     return embedder
@@ -64,8 +73,8 @@ def test_it_is_deterministic(minilm: LocalEmbedder) -> None:
 
 
 def test_a_texts_vector_is_the_same_bits_in_any_call(minilm: LocalEmbedder) -> None:
-    """numpy runs each text alone: its vector does not depend on what it was embedded with (a
-    query's equals the same text's among tools; a cache another run filled agrees bit for bit)."""
+    """Each text runs alone: its vector does not depend on what it was embedded with (a query's
+    equals the same text's among tools; a cache another run filled agrees bit for bit)."""
     texts = ["read a file", "a much longer text about the weather forecast in Paris " * 5, "x"]
     alone = np.vstack([minilm.embed([text]) for text in texts])
     np.testing.assert_array_equal(minilm.embed(texts), alone)
@@ -144,13 +153,15 @@ def test_one_query_is_embedded_as_encode_embeds_it(
     assert "deprecated" not in caplog.text  # no warning of the library's reaches serve's log
 
 
-def test_numpy_runs_minilm_and_gives_sentence_transformers_vectors(
-    minilm: LocalEmbedder, minilm_torch: LocalEmbedder
+@pytest.mark.parametrize("runner", [ONNXRUNTIME, NUMPY])
+def test_the_torch_free_backends_give_sentence_transformers_vectors(
+    runner: str, minilm: LocalEmbedder, minilm_numpy: LocalEmbedder, minilm_torch: LocalEmbedder
 ) -> None:
-    """The numpy backend against its oracle, sentence-transformers, on the same folder: real
-    queries one at a time (serve's path) and tool texts in padded batches of mixed lengths
+    """Each torch-free backend against their oracle, sentence-transformers, on the same folder:
+    real queries one at a time (serve's path) and tool texts in padded batches of mixed lengths
     (an index's path), a text past the 256-token limit (truncated alike), to float rounding."""
-    assert minilm.backend == NUMPY and minilm.numpy_unsupported is None
+    minilm = {ONNXRUNTIME: minilm, NUMPY: minilm_numpy}[runner]
+    assert minilm.backend == runner and minilm.bert_unsupported is None
     assert minilm_torch.backend == SENTENCE_TRANSFORMERS
     assert minilm.model_id == minilm_torch.model_id  # one vector space: one disk cache
     lines = (BFCL / "cases.jsonl").read_text(encoding="utf-8").splitlines()[::94]
@@ -172,16 +183,17 @@ def test_numpy_runs_minilm_and_gives_sentence_transformers_vectors(
 
 def test_a_folder_numpy_does_not_run_goes_to_sentence_transformers(tmp_path: Path) -> None:
     """Any other shape (here MPNet, as all-mpnet-base-v2) is sentence-transformers' to load,
-    with the reason kept; insisting on numpy for it is one line naming the reason."""
+    with the reason kept; insisting on a torch-free backend is one line naming the reason."""
     folder = tmp_path / "mpnet"
     shutil.copytree(bundled_model_dir(), folder)
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     (folder / "config.json").write_text(json.dumps({**config, "model_type": "mpnet"}))
     embedder = LocalEmbedder(str(folder))
     assert embedder.backend == SENTENCE_TRANSFORMERS
-    assert embedder.numpy_unsupported == "model_type 'mpnet' (runs bert)"
-    with pytest.raises(InputError, match=r"^--embedder: local:.*: numpy cannot run it: model_type"):
-        LocalEmbedder(str(folder), backend=NUMPY)
+    assert embedder.bert_unsupported == "model_type 'mpnet' (runs bert)"
+    for runner in (NUMPY, ONNXRUNTIME):
+        with pytest.raises(InputError, match=rf"^--embedder: local:.*: {runner} cannot run it: "):
+            LocalEmbedder(str(folder), backend=runner)
 
 
 def test_a_broken_weight_file_is_an_embedding_error(tmp_path: Path) -> None:

@@ -450,7 +450,7 @@ def test_a_replica_with_minilm_is_ready_at_once_and_without_torch(tmp_path: Path
         assert states[-1] == (200, "loaded"), states
         assert set(states) <= {(503, "loading"), (200, "loaded")}
         assert stateless_search(f"http://127.0.0.1:{port}/mcp", "find papers on transformers")
-        assert "embedding model local:all-MiniLM-L6-v2 (numpy) loaded" in log.read_text()
+        assert "embedding model local:all-MiniLM-L6-v2 (onnxruntime) loaded" in log.read_text()
     finally:
         stop(proc)
 

@@ -322,17 +322,17 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
 
 def load_model_early(settings: HoloSettings, embedder: object | None) -> None:
     """Start loading ``embedder``'s local model now, in a thread of its own, when ``settings``
-    score with it and numpy runs it: that load (0.2 s, reading the weights mostly) then overlaps
-    the index's build and HTTP's start instead of following them. sentence-transformers' load
-    is left to :func:`_load_model_soon`: its imports beside the index's made the start slower.
-    A load that fails here is tried again, and said, there."""
-    from workbench.search.embedders.local import NUMPY, own_model
+    score with it and it runs without torch: that load (0.2 s, reading the weights mostly) then
+    overlaps the index's build and HTTP's start instead of following them. sentence-transformers'
+    load is left to :func:`_load_model_soon`: its imports beside the index's made the start
+    slower. A load that fails here is tried again, and said, there."""
+    from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
     from workbench.search.serving import scores_dense
 
     own = own_model(embedder)
     if own is None or own.loaded or not scores_dense(settings):
         return
-    if getattr(own, "backend", None) != NUMPY:
+    if getattr(own, "backend", None) in (None, SENTENCE_TRANSFORMERS):
         return
 
     def load() -> None:

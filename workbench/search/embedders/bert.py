@@ -1,4 +1,4 @@
-"""A sentence-transformers BERT model run with numpy alone: all-MiniLM-L6-v2 without torch.
+"""A sentence-transformers BERT model without torch: all-MiniLM-L6-v2 and any folder of its shape.
 
 sentence-transformers needs torch, transformers and scikit-learn imported before its first
 vector: 7 to 9 s on two cores, which a serve replica waits before it is ready, for a model whose
@@ -10,15 +10,17 @@ sentence-transformers), loaded in a fifth of a second. Any other folder (MPNet, 
 ``pytorch_model.bin``, CLS pooling, ...) is left to sentence-transformers: :func:`unsupported`
 says why.
 
-The two libraries used are the ones sentence-transformers loads these files with: ``tokenizers``
-(the same tokenizer, Rust) and ``safetensors`` (the weight file's reader).
+The encoder layers run on ONNX Runtime (:mod:`.bert_onnx`, a third faster) where it is installed,
+else in numpy here (:func:`numpy_layers`); the tokens' embedding and the vector's normalisation are
+numpy's either way. The libraries that read the files are the ones sentence-transformers loads
+them with: ``tokenizers`` (the same tokenizer, Rust) and ``safetensors`` (the weight file's reader).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,13 @@ from numpy.typing import NDArray
 
 #: float32 throughout (numpy's stubs widen a product's type).
 Matrix = NDArray[np.floating[Any]]
+
+#: A text's embedded tokens (tokens x width) to its pooled vector, not yet normalised.
+Layers = Callable[[Matrix], Matrix]
+
+#: What runs the encoder layers: ONNX Runtime, or numpy alone.
+ONNXRUNTIME = "onnxruntime"
+NUMPY = "numpy"
 
 #: sentence-transformers' module types this backend runs, in the order it runs them.
 _TRANSFORMER = "sentence_transformers.models.Transformer"
@@ -103,10 +112,11 @@ def unsupported(folder: Path) -> str | None:
     return None
 
 
-class NumpyBert:
-    """The model in ``folder`` (one :func:`unsupported` accepts): :meth:`encode` texts."""
+class BertModel:
+    """The model in ``folder`` (one :func:`unsupported` accepts): :meth:`encode` texts, its
+    encoder layers run by ``runner`` (:data:`ONNXRUNTIME` or :data:`NUMPY`)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, runner: str = ONNXRUNTIME) -> None:
         from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
@@ -117,6 +127,16 @@ class NumpyBert:
         threadpool_limits(limits=1, user_api="blas")
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.bert = _read_weights(folder / "model.safetensors", config)
+        self.runner = runner
+        self.layers: Layers
+        if runner == ONNXRUNTIME:
+            from workbench.search.embedders.bert_onnx import OnnxLayers
+
+            self.layers = OnnxLayers(self.bert)
+        elif runner == NUMPY:
+            self.layers = numpy_layers(self.bert)
+        else:
+            raise ValueError(f"unknown runner {runner!r}")
         self.normalize = _NORMALIZE in (folder / "modules.json").read_text(encoding="utf-8")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
@@ -129,28 +149,34 @@ class NumpyBert:
     def encode(self, texts: Sequence[str]) -> Matrix:
         """The texts' vectors (one row each, float32), as sentence-transformers' ``encode``.
 
-        Each text runs alone, unpadded, on one BLAS thread: as fast per text here as padded
-        batches sorted by length (35 ms a bfcl tool on one core, either way), and a text's vector
-        is the same bits whichever call embeds it (a query, a tool among others, another run).
-        ``encode``, not ``encode_batch``: the batch call wakes the tokenizer's thread pool, whose
-        threads spin on the other core for longer than a query's tokens take.
+        Each text runs alone, unpadded, on one thread: as fast per text here as padded batches
+        sorted by length (35 ms a bfcl tool on one core with numpy, either way), and a text's
+        vector is the same bits whichever call embeds it (a query, a tool among others, another
+        run). ``encode``, not ``encode_batch``: the batch call wakes the tokenizer's thread pool,
+        whose threads spin on the other core for longer than a query's tokens take.
         """
         out = np.empty((len(texts), self.bert.width), dtype=np.float32)
         for row, text in enumerate(texts):
-            out[row] = self._one(np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64))
+            ids = np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64)
+            pooled = self.layers(_embed(self.bert, ids))
+            if self.normalize:
+                pooled /= max(np.float32(np.linalg.norm(pooled)), np.float32(1e-12))
+            out[row] = pooled
         return out
 
-    def _one(self, ids: NDArray[np.int64]) -> Matrix:
-        bert = self.bert
-        x = _embed(bert, ids)
+
+def numpy_layers(bert: Bert) -> Layers:
+    """``bert``'s encoder layers and mean pooling in numpy (OpenBLAS for the products)."""
+
+    def run(x: Matrix) -> Matrix:
         for layer in bert.layers:
             qkv = x @ layer.qkv_w
             qkv += layer.qkv_b
             x = _feed_forward(layer, _attention(qkv, bert.heads), x, bert.eps)
         pooled: Matrix = x.mean(axis=0, dtype=np.float32)
-        if self.normalize:
-            pooled /= max(np.float32(np.linalg.norm(pooled)), np.float32(1e-12))
         return pooled
+
+    return run
 
 
 def _max_length(folder: Path, config: dict[str, Any]) -> int:

@@ -1,6 +1,7 @@
-"""The numpy BERT backend's parts: its GELU against ``math.erf``, and which model folders it
+"""The torch-free BERT backend's parts: its GELU against ``math.erf``, and which model folders it
 takes (users hand us these folders: any JSON in them gives a reason or None, never a crash).
-Its vectors against sentence-transformers: tests/test_embedders_local.py."""
+ONNX Runtime's pass against the numpy one, and the graph it keeps on disk. Its vectors against
+sentence-transformers: tests/test_embedders_local.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from provided import LOCAL_EXTRA
 
+from workbench.search.embedders import bert_onnx
+from workbench.search.embedders.bert import (
+    Bert,
+    Layer,
+    _embed,
+    _gelu,
+    _layer_norm,
+    numpy_layers,
+    unsupported,
+)
+from workbench.search.embedders.bert_onnx import OnnxLayers, graph_name
 from workbench.search.embedders.local import bundled_model_dir
-from workbench.search.embedders.numpy_bert import _gelu, _layer_norm, unsupported
 
 
 def exact_gelu(x: float) -> float:
@@ -126,3 +137,99 @@ def test_any_folder_contents_give_a_reason_or_none(
     (folder / "1_Pooling" / "config.json").write_bytes(garbage)
     said = unsupported(folder)
     assert said is None or (isinstance(said, str) and said)
+
+
+def tiny_bert(seed: int = 5, *, layers: int = 2, width: int = 16, heads: int = 4) -> Bert:
+    """A BERT of random weights, small enough to check a pass element by element."""
+    rng = np.random.default_rng(seed)
+
+    def m(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    return Bert(
+        words=m(30, width),
+        positions=m(12, width),
+        token_type=m(width),
+        norm_w=m(width) + 1,
+        norm_b=m(width),
+        layers=tuple(
+            Layer(
+                qkv_w=m(width, 3 * width),
+                qkv_b=m(3 * width),
+                out_w=m(width, width),
+                out_b=m(width),
+                norm1_w=m(width) + 1,
+                norm1_b=m(width),
+                up_w=m(width, 4 * width),
+                up_b=m(4 * width),
+                down_w=m(4 * width, width),
+                down_b=m(width),
+                norm2_w=m(width) + 1,
+                norm2_b=m(width),
+            )
+            for _ in range(layers)
+        ),
+        heads=heads,
+        eps=1e-12,
+    )
+
+
+def test_onnx_runtime_runs_the_layers_as_numpy_does(tmp_path: Path) -> None:
+    """The graph built from a model's shape against the numpy pass, on random weights and
+    texts of every length up to the positions' count (one token included)."""
+    bert = tiny_bert()
+    onnx_layers, numpy_pass = OnnxLayers(bert, cache=tmp_path), numpy_layers(bert)
+    for length in range(1, 13):
+        ids = np.arange(length, dtype=np.int64) * 7 % 30
+        hidden = _embed(bert, ids)
+        got = onnx_layers(hidden.copy())
+        assert got.shape == (16,) and got.dtype == np.float32
+        np.testing.assert_allclose(got, numpy_pass(hidden.copy()), atol=2e-6, rtol=1e-5)
+
+
+def test_the_graph_is_kept_and_read_back_without_building(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second load of the same shape reads the kept graph (a replica's start imports no
+    ``onnx``) and runs it to the same bits; another shape gets a graph of its own."""
+    bert = tiny_bert()
+    hidden = _embed(bert, np.arange(5, dtype=np.int64))
+    first = OnnxLayers(bert, cache=tmp_path)(hidden.copy())
+    kept = tmp_path / graph_name(bert)
+    assert kept.is_file() and [p.name for p in tmp_path.iterdir()] == [kept.name]
+
+    def no_build(_: Bert) -> bytes:
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(bert_onnx, "build_graph", no_build)
+    np.testing.assert_array_equal(OnnxLayers(bert, cache=tmp_path)(hidden.copy()), first)
+    assert graph_name(tiny_bert(layers=3)) != kept.name
+    assert graph_name(tiny_bert(heads=2)) != kept.name
+    assert graph_name(tiny_bert(seed=6)) == kept.name  # the weights' values are not in it
+
+
+def test_a_damaged_kept_graph_is_built_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    bert = tiny_bert()
+    hidden = _embed(bert, np.arange(4, dtype=np.int64))
+    want = OnnxLayers(bert, cache=tmp_path)(hidden.copy())
+    kept = tmp_path / graph_name(bert)
+    good = kept.read_bytes()
+    kept.write_bytes(good[: len(good) // 2])
+    np.testing.assert_array_equal(OnnxLayers(bert, cache=tmp_path)(hidden.copy()), want)
+    assert "does not load" in caplog.text and "built again" in caplog.text
+    assert kept.read_bytes() == good
+
+
+def test_a_cache_that_cannot_be_written_costs_only_the_build(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    bert = tiny_bert()
+    hidden = _embed(bert, np.arange(3, dtype=np.int64))
+    got = OnnxLayers(bert, cache=blocked)(hidden.copy())
+    np.testing.assert_allclose(got, numpy_layers(bert)(hidden.copy()), atol=2e-6, rtol=1e-5)
+    assert "cannot keep the model's graph" in caplog.text
+    assert blocked.read_text() == "a file where the cache folder would be"
