@@ -26,7 +26,6 @@ from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse  # type: ignore[import-untyped]
 
 from workbench.catalog.models import Catalog
 from workbench.config.filtering import (
@@ -322,6 +321,10 @@ def _sweep_method(
     scale = math.lcm(*{len(case.groups) for case in items}) if items else 1
     groups = _groups(items, is_fixed, s.group_rank.shape[1])
     width = TOP_KS.size + 1
+    # Imported here, not with the module: serve imports this package and never sweeps, and
+    # scipy.sparse is 0.2 s of a replica's start.
+    from scipy import sparse  # type: ignore[import-untyped]
+
     summed = np.zeros((n_folds * THRESHOLDS.size, TOP_KS.size * 3))
     for start in range(0, s.cases, CHUNK):
         rows = np.arange(start, min(start + CHUNK, s.cases))

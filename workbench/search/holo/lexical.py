@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import bm25s
 import numpy as np
 
+from workbench.search.bm25s_lib import bm25s, new_index
 from workbench.search.holo.text import ToolDocument, words
 from workbench.search.types import FloatArray
 
@@ -32,7 +32,7 @@ class LexicalIndex:
             corpus = [doc.tokens(weights) for doc in docs]
         self._retriever: bm25s.BM25 | None = None
         if any(corpus):
-            retriever = bm25s.BM25()
+            retriever = new_index()
             retriever.index(corpus, show_progress=False)
             self._retriever = retriever
 

@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
-import bm25s
 import numpy as np
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import InputError
+from workbench.search.bm25s_lib import bm25s
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
 from workbench.catalog.models import Catalog, Tool
+from workbench.search.bm25s_lib import bm25s, new_index
 from workbench.search.types import FloatArray, IntArray
 from workbench.tokens import text_count
 
@@ -144,7 +144,7 @@ def bm25s_index(texts: Sequence[str], **tokenize: Any) -> bm25s.BM25 | None:
     tokens = bm25s.tokenize(list(texts), show_progress=False, **tokenize)
     if not any(tokens.ids):
         return None
-    retriever = bm25s.BM25()
+    retriever = new_index()
     retriever.index(tokens, show_progress=False)
     return retriever
 

@@ -33,12 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
-import bm25s
 import numpy as np
 import numpy.typing as npt
 
 from workbench.catalog.models import Catalog
 from workbench.errors import InputError
+from workbench.search.bm25s_lib import bm25s
 from workbench.search.strategies.base import (
     StrategyResult,
     TokenBill,
