@@ -67,8 +67,9 @@ def run_python(code: str) -> str:
 
 def test_holo_tunes_search_imports_no_scipy_and_leaves_it_importable() -> None:
     """A process that imports serve (its command, app, server and engine) gets bm25s without
-    scipy (0.2 s of a replica's start) or its progress bars' tqdm, and no scipy otherwise; scipy still imports afterwards for whoever needs it, and
-    the environment is left as it was."""
+    scipy (0.2 s of a replica's start) or its progress bars' tqdm, and no scipy otherwise;
+    scipy still imports afterwards for whoever needs it, and the environment is left as it
+    was."""
     out = run_python(
         "import os, sys\n"
         "import workbench.search.holo.engine, workbench.search.strategies.anthropic\n"
