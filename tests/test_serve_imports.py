@@ -1,0 +1,42 @@
+"""What a serve replica imports to become ready: nothing it does not use. Each module named here
+cost its start measurable time once (scipy.sparse through bm25s and the sweep: 0.2 s; griffe,
+FastMCP's docstring parser, for our tools' docstrings: 40 ms; tqdm through bm25s)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BFCL = Path(__file__).parent / "data" / "datasets" / "bfcl"
+UNUSED = ["scipy", "griffe", "tqdm", "torch", "sentence_transformers", "sklearn"]
+
+BUILD = """
+import json, sys
+from workbench.cli import build_parser
+import workbench.commands.serve as command
+from workbench.serve.calls import Router
+from workbench.serve.server import build_server
+args = build_parser()[2]["serve"].parse_args(sys.argv[1:])
+served = command.served_from_args(args)
+index = command.snapshot_index(args, served)
+server = build_server(index, Router(index, None))
+print(json.dumps([len(index.catalog), sorted(m for m in sys.modules if m.split(".")[0] in %r)]))
+"""
+
+
+def test_serves_start_imports_none_of_what_it_does_not_use(tmp_path: Path) -> None:
+    argv = [str(BFCL / "agent.yaml"), "--catalog", str(BFCL / "catalog.json")]
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD % (UNUSED,), *argv, "--embedder", "none"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    tools, imported = json.loads(done.stdout.splitlines()[-1])
+    assert tools == 1287
+    assert imported == []
