@@ -32,8 +32,6 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from workbench.catalog.models import Catalog, Tool
 from workbench.errors import CasesError
@@ -216,6 +214,11 @@ def _cases_from_jsonl(text: str, path: Path) -> list[Case]:
 
 
 def _cases_from_yaml(text: str, path: Path) -> list[Case]:
+    # Imported here: serve reads its cases from JSON Lines (from-log's), and ruamel.yaml's
+    # import is time a replica's start does not need.
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:  # holo-tune's limits first, on libyaml's event stream (no tree built, no recursion)
         check_yaml(text)
     except StructureError as err:
