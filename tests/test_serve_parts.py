@@ -179,26 +179,26 @@ def test_nothing_found_says_no_tool_fits(tmp_path: Path) -> None:
 
 
 @LOCAL_EXTRA
-def test_serve_starts_loading_a_numpy_model_before_its_index_only_when_it_scores_with_it() -> None:
-    """``load_model_early``: MiniLM on numpy loads in a thread of its own from the start (its
-    load overlaps the index's build); not for settings without a dense weight (``--method
+def test_serve_starts_loading_a_torch_free_model_early_only_when_it_scores_with_it() -> None:
+    """``load_model_early``: MiniLM without torch loads in a thread of its own from the start
+    (its load overlaps serve's imports); not for settings without a dense weight (``--method
     bm25`` loads no model), nor for sentence-transformers (its imports slowed the start)."""
     import time
 
     from workbench.search.embedders import LocalEmbedder
     from workbench.search.holo.settings import DEFAULT_WEIGHTS, HoloSettings
-    from workbench.serve.app import load_model_early
+    from workbench.serve.index import load_model_early
 
     lexical = HoloSettings(weights={**DEFAULT_WEIGHTS, "dense": 0.0, "server_text": 0.0})
     idle = LocalEmbedder("all-MiniLM-L6-v2")
     load_model_early(lexical, idle)
     torch_backed = LocalEmbedder("all-MiniLM-L6-v2", backend="sentence-transformers")
     load_model_early(HoloSettings(), torch_backed)
-    numpy_backed = LocalEmbedder("all-MiniLM-L6-v2")
-    load_model_early(HoloSettings(), numpy_backed)
+    torch_free = LocalEmbedder("all-MiniLM-L6-v2")
+    load_model_early(HoloSettings(), torch_free)
     deadline = time.monotonic() + 30
-    while not numpy_backed.loaded and time.monotonic() < deadline:
+    while not torch_free.loaded and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert numpy_backed.loaded
+    assert torch_free.loaded
     assert not idle.loaded and not torch_backed.loaded
     load_model_early(HoloSettings(), None)  # no embedder: nothing to load

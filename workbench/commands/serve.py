@@ -65,6 +65,10 @@ def missing_extra() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.serve.index import load_model_early
+
+    served = served_from_args(args)
+    load_model_early(served.settings, served.embedder.embedder)  # beside the imports below
     try:
         import fastmcp  # noqa: F401  (the serve extra)
         import prometheus_client  # noqa: F401  (the serve extra)
@@ -74,14 +78,11 @@ def run(args: argparse.Namespace) -> int:
         LiveServers,
         Transport,
         listen,
-        load_model_early,
         serve_live,
         serve_snapshot,
     )
     from workbench.serve.logs import LOGGER, secrets_of, setup_logging
 
-    served = served_from_args(args)
-    load_model_early(served.settings, served.embedder.embedder)
     agent = served.agent
     needs = ready_needs(args, agent)
     sock = listen(args.host, args.port) if args.transport == "http" else None

@@ -12,7 +12,6 @@ this package's ``server`` module imports fastmcp.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -318,28 +317,6 @@ def _say_ready(index: ServeIndex, pins: Sequence[str], transport: Transport) -> 
         logger.warning("--pin %s matches no tool: it is not listed", pin)
     where = "stdio" if transport.kind == "stdio" else transport.url
     logger.info("serving on %s", where)
-
-
-def load_model_early(settings: HoloSettings, embedder: object | None) -> None:
-    """Start loading ``embedder``'s local model now, in a thread of its own, when ``settings``
-    score with it and it runs without torch: that load (0.2 s, reading the weights mostly) then
-    overlaps the index's build and HTTP's start instead of following them. sentence-transformers'
-    load is left to :func:`_load_model_soon`: its imports beside the index's made the start
-    slower. A load that fails here is tried again, and said, there."""
-    from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
-    from workbench.search.serving import scores_dense
-
-    own = own_model(embedder)
-    if own is None or own.loaded or not scores_dense(settings):
-        return
-    if getattr(own, "backend", None) in (None, SENTENCE_TRANSFORMERS):
-        return
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            own.load()
-
-    threading.Thread(target=load, name="load-model-early", daemon=True).start()
 
 
 def _load_model_soon(index: ServeIndex, operation: Operation) -> None:

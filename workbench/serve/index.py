@@ -11,6 +11,8 @@ search in flight keeps the one it started with.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Mapping
 
 from workbench.catalog.build import ServerListing, build_catalog
@@ -92,3 +94,27 @@ class ServeIndex:
         found = [match_always_include(catalog, entry) for entry in names]
         indices = list(dict.fromkeys(i for i in found if i is not None))
         return [catalog.tools[i] for i in indices]
+
+
+def load_model_early(settings: HoloSettings, embedder: object | None) -> None:
+    """Start loading ``embedder``'s local model now, in a thread of its own, when ``settings``
+    score with it and it runs without torch: serve calls it before importing FastMCP and its
+    server (1.1 s on 2 cores), so that load (0.3 s, reading the weights mostly, much of it with
+    the interpreter free) is over before the index's build begins instead of slowing it.
+    sentence-transformers' load is left to serve's start (``_load_model_soon`` in
+    :mod:`.app`): its imports beside the index's made the start slower. A load that fails here is
+    tried again, and said, there."""
+    from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
+    from workbench.search.serving import scores_dense
+
+    own = own_model(embedder)
+    if own is None or own.loaded or not scores_dense(settings):
+        return
+    if getattr(own, "backend", None) in (None, SENTENCE_TRANSFORMERS):
+        return
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            own.load()
+
+    threading.Thread(target=load, name="load-model-early", daemon=True).start()
