@@ -17,6 +17,7 @@ Runtime's external initializers), so the graph holds only their names and shapes
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import logging
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.cachefile import cache_home
+from workbench.search.embedders.bert import Layer
 
 if TYPE_CHECKING:
     from workbench.search.embedders.bert import Bert, Matrix
@@ -104,20 +106,8 @@ def _weights(bert: Bert) -> dict[str, Matrix]:
     return weights
 
 
-_LAYER_FIELDS = (
-    "qkv_w",
-    "qkv_b",
-    "out_w",
-    "out_b",
-    "norm1_w",
-    "norm1_b",
-    "up_w",
-    "up_b",
-    "down_w",
-    "down_b",
-    "norm2_w",
-    "norm2_b",
-)
+#: A layer's arrays, in the graph's order of names.
+_LAYER_FIELDS = tuple(field.name for field in dataclasses.fields(Layer))
 
 
 def _shape(bert: Bert) -> tuple[int, int, int, float]:
