@@ -17,6 +17,7 @@ it, whatever runtime the agent is detected as. The work is in :mod:`workbench.se
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 import shlex
 import sys
@@ -46,6 +47,9 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, CatalogView
     from workbench.serve.index import ServeIndex
 
+#: What the serve extra brings that serve imports (FastMCP, and prometheus-client for /metrics).
+SERVE_EXTRA_MODULES = ("fastmcp", "prometheus_client")
+
 #: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
 SERVE = "serve"
 
@@ -64,9 +68,19 @@ def missing_extra() -> str:
     )
 
 
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.serve.index import load_model_early
 
+    if not all(_installed(module) for module in SERVE_EXTRA_MODULES):
+        raise HoloTuneError(missing_extra())  # before reading anything: one line
     served = served_from_args(args)
     load_model_early(served.settings, served.embedder.embedder)  # beside the imports below
     try:

@@ -1,0 +1,109 @@
+"""serve answers a plain ``search_tools`` call before FastMCP's dispatch
+(:func:`~workbench.serve.server.answer_searches_first`): with the very answer FastMCP's path
+gives, and every other shape of call, and any failure, still FastMCP's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from fastmcp import Client
+from serve_client import DATASETS, sample_queries
+
+from workbench.cli import parse_args
+from workbench.commands.serve import served_from_args, snapshot_index
+from workbench.serve.calls import Router
+from workbench.serve.server import ServeProvider, build_server
+
+BFCL = DATASETS / "bfcl"
+
+
+def served(monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str]]:
+    """bfcl's server, and the names FastMCP's dispatch looked up (through serve's provider)."""
+    argv = ["serve", str(BFCL / "agent.yaml"), "--catalog", str(BFCL / "catalog.json")]
+    args = parse_args([*argv, "--embedder", "none"])
+    index = snapshot_index(args, served_from_args(args))
+    looked_up: list[str] = []
+    get_tool = ServeProvider._get_tool
+
+    async def counted(self: ServeProvider, name: str, version: Any = None) -> Any:
+        looked_up.append(name)
+        return await get_tool(self, name, version)
+
+    monkeypatch.setattr(ServeProvider, "_get_tool", counted)
+    return build_server(index, Router(index, None)), looked_up
+
+
+def reply(result: Any) -> tuple[bool, list[str], Any]:
+    return result.is_error, [c.text for c in result.content], result.structured_content
+
+
+def test_a_plain_search_skips_fastmcps_dispatch_with_fastmcps_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each query asked plainly (answered first) and with ``_meta`` (which FastMCP answers):
+    the same text and structured content; only the second reached FastMCP's tool lookup."""
+    server, looked_up = served(monkeypatch)
+    queries = [*sample_queries(BFCL, 12), "select:calculate_triangle_area", "zzzz qqqq"]
+
+    async def ask() -> None:
+        async with Client(server) as client:
+            for query in queries:
+                first = await client.call_tool_mcp("search_tools", {"query": query})
+                assert looked_up == [], query
+                dispatched = await client.call_tool_mcp(
+                    "search_tools", {"query": query}, meta={"trace": "1"}
+                )
+                assert looked_up == ["search_tools"], query
+                looked_up.clear()
+                assert reply(first) == reply(dispatched), query
+                assert not first.is_error
+
+    anyio.run(ask)
+
+
+def test_any_other_call_and_any_failure_are_fastmcps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Extra or missing arguments, a query that is not a string or is over the limit, another
+    tool: FastMCP's dispatch and its words; a search that fails reaches FastMCP too, and reads
+    as FastMCP words a failing tool."""
+    server, looked_up = served(monkeypatch)
+    odd = [
+        {"query": "weather", "extra": 1},
+        {},
+        {"query": 42},
+        {"query": "x" * (64 * 1024 + 1)},
+    ]
+
+    async def ask() -> None:
+        async with Client(server) as client:
+            for arguments in odd:
+                result = await client.call_tool_mcp("search_tools", arguments)
+                assert result.is_error, arguments
+                assert looked_up == ["search_tools"], arguments
+                looked_up.clear()
+            other = await client.call_tool_mcp("call_tool", {"name": "search_tools"})
+            assert other.is_error and looked_up == ["call_tool"]
+
+    anyio.run(ask)
+
+    provider = next(p for p in server.providers if isinstance(p, ServeProvider))
+
+    def broken(query: str) -> Any:
+        raise RuntimeError("the index is gone")
+
+    monkeypatch.setattr(provider.index, "search", broken)
+    looked_up.clear()
+
+    async def fail() -> tuple[Any, Any]:
+        async with Client(server) as client:
+            plain = await client.call_tool_mcp("search_tools", {"query": "weather"})
+            dispatched = await client.call_tool_mcp(
+                "search_tools", {"query": "weather"}, meta={"trace": "1"}
+            )
+            return plain, dispatched
+
+    plain, dispatched = anyio.run(fail)
+    assert plain.is_error and reply(plain) == reply(dispatched)
+    assert "the index is gone" in plain.content[0].text
+    assert looked_up == ["search_tools", "search_tools"]
