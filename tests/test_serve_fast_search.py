@@ -107,3 +107,34 @@ def test_any_other_call_and_any_failure_are_fastmcps(monkeypatch: pytest.MonkeyP
     assert plain.is_error and reply(plain) == reply(dispatched)
     assert "the index is gone" in plain.content[0].text
     assert looked_up == ["search_tools", "search_tools"]
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_over_stdio_a_search_runs_on_the_loops_thread_over_http_in_a_worker(
+    inline: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``inline`` (serve over stdio): the search on the event loop's thread; else (HTTP) in a
+    worker thread, so that concurrent searches embed side by side. The same answer either way."""
+    import threading
+
+    argv = ["serve", str(BFCL / "agent.yaml"), "--catalog", str(BFCL / "catalog.json")]
+    args = parse_args([*argv, "--embedder", "none"])
+    index = snapshot_index(args, served_from_args(args))
+    ran_on: list[threading.Thread] = []
+    search = index.search
+
+    def recorded(query: str) -> Any:
+        ran_on.append(threading.current_thread())
+        return search(query)
+
+    monkeypatch.setattr(index, "search", recorded)
+    server = build_server(index, Router(index, None), inline=inline)
+
+    async def ask() -> tuple[Any, threading.Thread]:
+        async with Client(server) as client:
+            result = await client.call_tool_mcp("search_tools", {"query": "triangle area"})
+            return result, threading.current_thread()
+
+    result, loop_thread = anyio.run(ask)
+    assert not result.is_error and "calculate_triangle_area" in result.content[0].text
+    assert (ran_on == [loop_thread]) is inline

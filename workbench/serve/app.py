@@ -208,7 +208,7 @@ async def _run(
     pins = index.settings.pins
     operation = Operation(index, router.pool, transport.ready_needs)
     stopping.operation = operation
-    server = build_server(index, router, pins, operation)
+    server = build_server(index, router, pins, operation, inline=transport.kind == "stdio")
     startup.loaded()  # the index and the server built: serve's start is over
     _say_ready(index, pins, transport)
     _load_model_soon(index, operation)
