@@ -164,11 +164,21 @@ def build_graph(bert: Bert) -> bytes:
         nodes.append(helper.make_node(op, inputs, [output], name=output, **attributes))
         return output
 
+    def linear(x: str, prefix: str, name: str) -> str:
+        """``x @ PREFIX_w + PREFIX_b``."""
+        return add("Add", [add("MatMul", [x, prefix + "_w"], name + "_mm"), prefix + "_b"], name)
+
+    def norm(x: str, residual: str, prefix: str, name: str) -> str:
+        """The layer norm of ``x + residual``, scaled by PREFIX_w and shifted by PREFIX_b."""
+        summed = add("Add", [x, residual], name + "_residual")
+        inputs = [summed, prefix + "_w", prefix + "_b"]
+        return add("LayerNormalization", inputs, name, axis=-1, epsilon=eps)
+
     x = _INPUT
     for number in range(layers):
         w = f"layer{number}."
         at = f"l{number}."
-        qkv = add("Add", [add("MatMul", [x, w + "qkv_w"], at + "qkv_mm"), w + "qkv_b"], at + "qkv")
+        qkv = linear(x, w + "qkv", at + "qkv")
         parts = [at + "q", at + "k", at + "v"]
         nodes.append(
             helper.make_node("Split", [qkv, "qkv_sizes"], parts, name=at + "split", axis=1)
@@ -179,37 +189,13 @@ def build_graph(bert: Bert) -> bytes:
             heads_of[part] = add("Transpose", [split], part + "_t", perm=perm)
         scores = add("MatMul", [heads_of[at + "q"], heads_of[at + "k"]], at + "scores")
         scores = add("Mul", [scores, "scale"], at + "scaled")
-        weights_ = add("Softmax", [scores], at + "softmax", axis=-1)
-        context = add("MatMul", [weights_, heads_of[at + "v"]], at + "context")
+        attention = add("Softmax", [scores], at + "softmax", axis=-1)
+        context = add("MatMul", [attention, heads_of[at + "v"]], at + "context")
         context = add("Transpose", [context], at + "context_t", perm=[1, 0, 2])
         context = add("Reshape", [context, "join_heads"], at + "context_joined")
-        attended = add("MatMul", [context, w + "out_w"], at + "out_mm")
-        attended = add("Add", [attended, w + "out_b"], at + "out")
-        attended = add("Add", [attended, x], at + "residual1")
-        attended = add(
-            "LayerNormalization",
-            [attended, w + "norm1_w", w + "norm1_b"],
-            at + "norm1",
-            axis=-1,
-            epsilon=eps,
-        )
-        hidden = add(
-            "Add", [add("MatMul", [attended, w + "up_w"], at + "up_mm"), w + "up_b"], at + "up"
-        )
-        hidden = add("Gelu", [hidden], at + "gelu")  # the exact (erf) GELU, as BERT's
-        out = add(
-            "Add",
-            [add("MatMul", [hidden, w + "down_w"], at + "down_mm"), w + "down_b"],
-            at + "down",
-        )
-        out = add("Add", [out, attended], at + "residual2")
-        x = add(
-            "LayerNormalization",
-            [out, w + "norm2_w", w + "norm2_b"],
-            at + "norm2",
-            axis=-1,
-            epsilon=eps,
-        )
+        attended = norm(linear(context, w + "out", at + "out"), x, w + "norm1", at + "norm1")
+        hidden = add("Gelu", [linear(attended, w + "up", at + "up")], at + "gelu")  # erf GELU
+        x = norm(linear(hidden, w + "down", at + "down"), attended, w + "norm2", at + "norm2")
     add("ReduceMean", [x, "tokens_axis"], _OUTPUT, keepdims=0)
     graph = helper.make_graph(
         nodes,
