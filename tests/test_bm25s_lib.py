@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-import scipy.sparse  # noqa: F401  (this process has scipy: the oracle's columns need it)
+import scipy.sparse
 from oracle.catalogs import load_cases, load_dataset_catalog
 
 from workbench.search.bm25s_lib import bm25s, new_index
@@ -26,10 +26,15 @@ def _columns(index: bm25s.BM25) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_numpys_columns_are_scipys_on_every_shared_set(name: str) -> None:
+def test_numpys_columns_are_scipys_on_every_shared_set(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The holo engine's weighted documents and a runtime's plain texts, indexed both ways:
     the same arrays (the scores' dtype too; scipy keeps its positions as int32, numpy as
     int64), so the same score, bit for bit, for each of the set's queries."""
+    # bm25s was imported without scipy (bm25s_lib): the oracle's columns get scipy back here
+    monkeypatch.setattr(bm25s, "sp", scipy.sparse, raising=False)
+    monkeypatch.setattr(bm25s, "SCIPY_AVAILABLE", True)
     tools = load_dataset_catalog(name).tools
     holo = [doc.tokens(DEFAULT_FIELDS) for doc in documents(tools)]
     plain = [f"{t.name} {t.description}" for t in tools]

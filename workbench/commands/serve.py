@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
+from packaging.requirements import Requirement
 
 from workbench.catalog.serverlogs import new_log_dir
 from workbench.catalog.specs import specs_from_agent
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
     from workbench.catalog.models import Catalog, CatalogView
     from workbench.serve.index import ServeIndex
 
-#: What the serve extra brings that serve imports (FastMCP, and prometheus-client for /metrics).
-SERVE_EXTRA_MODULES = ("fastmcp", "prometheus_client")
-
 #: The runtime ``holo-tune serve`` is (``runtimes/serve.py``), whatever runtime the agent has.
 SERVE = "serve"
 
@@ -68,6 +66,12 @@ def missing_extra() -> str:
     )
 
 
+def _module_of(requirement: str) -> str:
+    """The module a requirement of :data:`SERVE_REQUIREMENTS` installs (its name, ``_`` for
+    ``-``: ``prometheus-client`` is ``prometheus_client``)."""
+    return Requirement(requirement).name.replace("-", "_")
+
+
 def _installed(module: str) -> bool:
     """Whether ``module`` can be imported, without importing it."""
     try:
@@ -79,7 +83,7 @@ def _installed(module: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     from workbench.serve.index import load_model_early
 
-    if not all(_installed(module) for module in SERVE_EXTRA_MODULES):
+    if not all(_installed(_module_of(requirement)) for requirement in SERVE_REQUIREMENTS):
         raise HoloTuneError(missing_extra())  # before reading anything: one line
     served = served_from_args(args)
     load_model_early(served.settings, served.embedder.embedder)  # beside the imports below

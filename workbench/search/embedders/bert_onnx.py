@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from workbench.cachefile import cache_home
-from workbench.search.embedders.bert import Layer
 
 if TYPE_CHECKING:
     from workbench.search.embedders.bert import Bert, Matrix
@@ -101,13 +100,10 @@ def _weights(bert: Bert) -> dict[str, Matrix]:
     """The arrays the graph names, by name (the layers' weights as :mod:`.bert` holds them)."""
     weights: dict[str, Matrix] = {}
     for number, layer in enumerate(bert.layers):
-        for field in _LAYER_FIELDS:
-            weights[f"layer{number}.{field}"] = np.ascontiguousarray(getattr(layer, field))
+        for field in dataclasses.fields(layer):
+            array = getattr(layer, field.name)
+            weights[f"layer{number}.{field.name}"] = np.ascontiguousarray(array)
     return weights
-
-
-#: A layer's arrays, in the graph's order of names.
-_LAYER_FIELDS = tuple(field.name for field in dataclasses.fields(Layer))
 
 
 def _shape(bert: Bert) -> tuple[int, int, int, float]:
