@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 import pytest
 from fastmcp import Client
+from provided import LOCAL_EXTRA
 from serve_client import DATASETS, sample_queries
 
 from workbench.cli import parse_args
@@ -89,7 +90,10 @@ def test_any_other_call_and_any_failure_are_fastmcps(monkeypatch: pytest.MonkeyP
 
     provider = next(p for p in server.providers if isinstance(p, ServeProvider))
 
+    searched: list[str] = []
+
     def broken(query: str) -> Any:
+        searched.append(query)
         raise RuntimeError("the index is gone")
 
     monkeypatch.setattr(provider.index, "search", broken)
@@ -107,14 +111,17 @@ def test_any_other_call_and_any_failure_are_fastmcps(monkeypatch: pytest.MonkeyP
     assert plain.is_error and reply(plain) == reply(dispatched)
     assert "the index is gone" in plain.content[0].text
     assert looked_up == ["search_tools", "search_tools"]
+    assert searched == ["weather", "weather"]  # once a call: the failure is not searched again
 
 
-@pytest.mark.parametrize("inline", [True, False])
+@pytest.mark.parametrize(("inline", "in_place"), [(True, True), (True, False), (False, True)])
 def test_over_stdio_a_search_runs_on_the_loops_thread_over_http_in_a_worker(
-    inline: bool, monkeypatch: pytest.MonkeyPatch
+    inline: bool, in_place: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``inline`` (serve over stdio): the search on the event loop's thread; else (HTTP) in a
-    worker thread, so that concurrent searches embed side by side. The same answer either way."""
+    """``inline`` (serve over stdio): a search that is only computation on the event loop's
+    thread, one that may wait (an embedding API, a model loading) in a worker thread; without it
+    (HTTP) every search in a worker thread, so that concurrent searches embed side by side. The
+    same answer either way."""
     import threading
 
     argv = ["serve", str(BFCL / "agent.yaml"), "--catalog", str(BFCL / "catalog.json")]
@@ -128,6 +135,7 @@ def test_over_stdio_a_search_runs_on_the_loops_thread_over_http_in_a_worker(
         return search(query)
 
     monkeypatch.setattr(index, "search", recorded)
+    monkeypatch.setattr(type(index), "searches_in_place", property(lambda _: in_place))
     server = build_server(index, Router(index, None), inline=inline)
 
     async def ask() -> tuple[Any, threading.Thread]:
@@ -137,4 +145,24 @@ def test_over_stdio_a_search_runs_on_the_loops_thread_over_http_in_a_worker(
 
     result, loop_thread = anyio.run(ask)
     assert not result.is_error and "calculate_triangle_area" in result.content[0].text
-    assert (ran_on == [loop_thread]) is inline
+    assert (ran_on == [loop_thread]) is (inline and in_place)
+
+
+@LOCAL_EXTRA
+def test_a_search_is_in_place_without_embeddings_or_with_a_loaded_local_model() -> None:
+    from workbench.search.embedders import LocalEmbedder
+    from workbench.serve.index import ServeIndex
+
+    argv = ["serve", str(BFCL / "agent.yaml"), "--catalog", str(BFCL / "catalog.json")]
+    args = parse_args([*argv, "--embedder", "none"])
+    assert snapshot_index(args, served_from_args(args)).searches_in_place
+    index = snapshot_index(args, served_from_args(args))
+    minilm = LocalEmbedder("all-MiniLM-L6-v2")
+    index.engine.embedder = minilm  # as the dense signal's embedder, not loaded yet
+    assert isinstance(index, ServeIndex) and not index.searches_in_place
+    minilm.load()
+    assert index.searches_in_place
+    torch_backed = LocalEmbedder("all-MiniLM-L6-v2", backend="sentence-transformers")
+    torch_backed._model = object()  # loaded, as far as the question goes
+    index.engine.embedder = torch_backed
+    assert not index.searches_in_place

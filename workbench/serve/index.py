@@ -79,6 +79,21 @@ class ServeIndex:
         """Index a changed catalog (tool embeddings from the disk cache, new ones embedded)."""
         self.engine = self._engine(catalog)
 
+    @property
+    def searches_in_place(self) -> bool:
+        """Whether a search is only computation, over in milliseconds: no dense signal, or a
+        torch-free local model already loaded. An embedding API waits on the network, a model
+        still loading makes a search wait for it, and sentence-transformers takes tens of ms."""
+        from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
+
+        embedder = self.engine.embedder
+        if embedder is None:
+            return True
+        own = own_model(embedder)
+        if own is None or not own.loaded:
+            return False
+        return getattr(own, "backend", SENTENCE_TRANSFORMERS) != SENTENCE_TRANSFORMERS
+
     def search(self, query: str) -> ServeAnswer:
         """``search_tools``' answer (:func:`~workbench.search.serving.answer`)."""
         return answer(self.engine, self.settings, query)

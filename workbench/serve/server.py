@@ -8,7 +8,10 @@ runtime bills. Unlike
 FastMCP's proxy (a new upstream session per request) the tools come from a :class:`ServeProvider`
 over holo-tune's index and its sessions kept open; ``search_tools`` answers with holo-tune's
 engine and setting (:class:`~workbench.serve.index.ServeIndex`) in a worker thread, so an
-embedding request never holds up another call. Every refusal is an MCP error (``isError``).
+embedding request never holds up another call (over stdio a search that is only computation,
+milliseconds, runs on the event loop's thread: :func:`build_server`). A plain search is answered
+before FastMCP's dispatch (:func:`answer_searches_first`). Every refusal is an MCP error
+(``isError``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 import anyio
@@ -172,15 +176,20 @@ class ServeProvider(Provider):
         found; "no tool fits ..." when the confidence is below the threshold) and the list as
         structured content; logged (``session``: the client's, for the usage log) and counted.
         Raises ToolError for a query over the length limit."""
+        failed = _FAILED.get()
+        if failed is not None:  # the same search failed before FastMCP's dispatch: not again
+            raise failed
         started = time.perf_counter()
+        index = self.index
         try:
-            if self.inline:
-                found = self.index.search(query)
+            if self.inline and index.searches_in_place:
+                found = index.search(query)
             else:
-                found = await anyio.to_thread.run_sync(self.index.search, query)
+                found = await anyio.to_thread.run_sync(index.search, query)
         except QueryTooLong as err:
             search_logged(query, None, started, session, str(err))
             raise ToolError(str(err)) from None
+        text, structured = found.text(), {"result": found.definitions()}
         search_logged(query, found, started, session)
         seconds = time.perf_counter() - started
         if self.operation is not None:
@@ -190,7 +199,7 @@ class ServeProvider(Provider):
             logger.info("search: no tool fits (confidence %.3f) in %.1f ms", found.confidence, took)
         else:
             logger.info("search: %d tools in %.1f ms", len(found.tools), took)
-        return found.text(), {"result": found.definitions()}
+        return text, structured
 
     def _make_call(self) -> Any:
         router = self.router
@@ -280,16 +289,24 @@ def build_server(
 ) -> FastMCP:
     """The FastMCP server of ``holo-tune serve`` (not started); with ``operation``, its
     searches and calls are counted there and HTTP serves ``/healthz``, ``/readyz`` and
-    ``/metrics`` from it (:mod:`~workbench.serve.operate`). ``inline``: each search runs on the
-    event loop's thread (over stdio: one client, whose searches come in turn; handing each to a
-    worker thread and back cost 0.7-1.5 ms of a MiniLM round trip), else in a worker thread, so
-    that HTTP's concurrent searches embed side by side and the loop answers meanwhile."""
+    ``/metrics`` from it (:mod:`~workbench.serve.operate`). ``inline`` (over stdio): a search
+    that is only computation (:attr:`ServeIndex.searches_in_place`: no embedding, or a local
+    model already loaded; milliseconds) runs on the event loop's thread, where handing it to a
+    worker thread and back cost 0.7-1.5 ms of a MiniLM round trip; a search that may wait (an
+    embedding API, a model still loading) still goes to a worker thread, so that the client's
+    other requests are answered meanwhile. Without it (HTTP) every search runs in a worker
+    thread: concurrent searches embed side by side."""
     provider = ServeProvider(index, router, pins, operation, inline=inline)
     server = FastMCP("holo-tune", instructions=INSTRUCTIONS, providers=[provider])
     answer_searches_first(server, provider)
     if operation is not None:
         add_routes(server, operation)
     return server
+
+
+#: A search that failed before FastMCP's dispatch, for :meth:`ServeProvider.search` to raise
+#: again inside FastMCP's (which words it), instead of searching a second time.
+_FAILED: ContextVar[Exception | None] = ContextVar("serve_search_failed", default=None)
 
 
 def answer_searches_first(server: FastMCP, provider: ServeProvider) -> None:
@@ -320,8 +337,12 @@ def answer_searches_first(server: FastMCP, provider: ServeProvider) -> None:
 
         try:
             text, structured = await provider.search(query, session)
-        except Exception:  # FastMCP searches again, and words the failure as it always has
-            return await fastmcp.handler(ctx, params)
+        except Exception as err:  # FastMCP words the failure as it always has, not searching again
+            token = _FAILED.set(err)
+            try:
+                return await fastmcp.handler(ctx, params)
+            finally:
+                _FAILED.reset(token)
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=structured
         )
