@@ -233,3 +233,17 @@ def test_a_cache_that_cannot_be_written_costs_only_the_build(
     np.testing.assert_allclose(got, numpy_layers(bert)(hidden.copy()), atol=2e-6, rtol=1e-5)
     assert "cannot keep the model's graph" in caplog.text
     assert blocked.read_text() == "a file where the cache folder would be"
+
+
+def test_an_edit_of_the_builders_code_builds_the_graph_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kept graph's name covers the builder's source, so a graph built by other code is
+    never read (an edit that forgot to bump GRAPH_VERSION included); it is kept readable by
+    every user, as any cache file."""
+    bert = tiny_bert()
+    OnnxLayers(bert, cache=tmp_path)
+    kept = tmp_path / graph_name(bert)
+    assert kept.stat().st_mode & 0o777 == 0o644
+    monkeypatch.setattr(bert_onnx, "_code_digest", lambda: "another-build")
+    assert graph_name(bert) != kept.name

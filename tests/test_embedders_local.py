@@ -12,7 +12,13 @@ import pytest
 from provided import LOCAL_EXTRA
 
 from workbench.errors import InputError
-from workbench.search.embedders import LocalEmbedder, ToolEmbeddingCache, embed_cached
+from workbench.search.embedders import (
+    LocalEmbedder,
+    ToolEmbeddingCache,
+    bert_onnx,
+    embed_cached,
+    local,
+)
 from workbench.search.embedders.base import EmbeddingError
 from workbench.search.embedders.local import (
     NUMPY,
@@ -212,3 +218,33 @@ def _tool_texts() -> list[str]:
         for server in catalog["servers"].values()
         for tool in server["tools"]
     ]
+
+
+def test_without_onnx_numpy_runs_the_layers_and_asking_for_onnx_runtime_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local, "onnx_missing", lambda: "onnx is not installed")
+    assert LocalEmbedder("all-MiniLM-L6-v2").backend == NUMPY
+    with pytest.raises(InputError, match=r"onnx is not installed: pip install"):
+        LocalEmbedder("all-MiniLM-L6-v2", backend=ONNXRUNTIME)
+
+
+def test_onnx_runtime_that_fails_to_load_gives_way_to_numpy_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A wheel that does not load on this machine, say: the default embedder warns and runs
+    its layers on numpy (the same vectors to float rounding); one that asked for ONNX Runtime
+    fails, saying why."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("illegal instruction in the wheel")
+
+    monkeypatch.setattr(bert_onnx, "OnnxLayers", broken)
+    embedder = LocalEmbedder("all-MiniLM-L6-v2")
+    assert embedder.backend == ONNXRUNTIME
+    vector = embedder.embed(["read a file"])
+    assert embedder.backend == NUMPY and vector.shape == (1, 384)
+    assert "illegal instruction in the wheel" in caplog.text and "numpy instead" in caplog.text
+    asked = LocalEmbedder("all-MiniLM-L6-v2", backend=ONNXRUNTIME)
+    with pytest.raises(EmbeddingError, match="illegal instruction in the wheel"):
+        asked.embed(["read a file"])

