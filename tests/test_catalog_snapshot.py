@@ -297,3 +297,29 @@ def test_a_snapshot_lacking_every_server_of_the_agent_ranks_its_own(
     assert find_processes(tag) == []
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == "holo-tune: error: no server answered: there are no tools to rank"
+
+
+def test_loading_a_catalog_in_the_main_thread_never_formats_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio's runner puts its SIGINT handler back when the loop ends, and Python's enum
+    formats that handler, its main task and the task's result into a message it discards: the
+    catalog must not be that result (a repr of every tool, 50 ms of a 1,287-tool start)."""
+    import signal
+
+    formatted: list[str] = []
+
+    def counted(self: Catalog) -> str:
+        formatted.append("catalog")
+        return "Catalog(...)"
+
+    monkeypatch.setattr(Catalog, "__repr__", counted)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a command has it
+    try:
+        bfcl = Path(__file__).parent / "data" / "datasets" / "bfcl"
+        agent = load_agent(bfcl / "agent.yaml")
+        catalog = load_catalog(agent, catalog_file=bfcl / "catalog.json")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(catalog.tools) == 1287
+    assert formatted == []

@@ -27,7 +27,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -272,10 +271,15 @@ def load_catalog(
     thread. In the main thread
     a SIGTERM during the listing still shuts the servers down (see :func:`sigterm_as_interrupt`).
     """
-    with sigterm_as_interrupt():
-        return anyio.run(
-            partial(
-                aload_catalog,
+    loaded: list[Catalog] = []
+
+    async def load() -> None:
+        # The catalog leaves through ``loaded``, not as the main task's result: in the main
+        # thread asyncio's runner puts its SIGINT handler back at the end, and Python's enum
+        # then formats that handler, the main task and its result into an error message it
+        # discards, a repr of every tool (50 ms of a 1,287-tool start).
+        loaded.append(
+            await aload_catalog(
                 agent,
                 catalog_file=catalog_file,
                 timeout=timeout,
@@ -285,3 +289,7 @@ def load_catalog(
                 view=view,
             )
         )
+
+    with sigterm_as_interrupt():
+        anyio.run(load)
+    return loaded[0]
