@@ -114,9 +114,10 @@ def unsupported(folder: Path) -> str | None:
 
 class BertModel:
     """The model in ``folder`` (one :func:`unsupported` accepts): :meth:`encode` texts, its
-    encoder layers run by ``runner`` (:data:`ONNXRUNTIME` or :data:`NUMPY`)."""
+    encoder layers run by what ``layers`` makes of its weights (:func:`numpy_layers`, or ONNX
+    Runtime's :class:`~.bert_onnx.OnnxLayers`)."""
 
-    def __init__(self, folder: Path, runner: str = ONNXRUNTIME) -> None:
+    def __init__(self, folder: Path, layers: Callable[[Bert], Layers] | None = None) -> None:
         from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
@@ -127,16 +128,7 @@ class BertModel:
         threadpool_limits(limits=1, user_api="blas")
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.bert = _read_weights(folder / "model.safetensors", config)
-        self.runner = runner
-        self.layers: Layers
-        if runner == ONNXRUNTIME:
-            from workbench.search.embedders.bert_onnx import OnnxLayers
-
-            self.layers = OnnxLayers(self.bert)
-        elif runner == NUMPY:
-            self.layers = numpy_layers(self.bert)
-        else:
-            raise ValueError(f"unknown runner {runner!r}")
+        self.layers: Layers = (layers or numpy_layers)(self.bert)
         self.normalize = _NORMALIZE in (folder / "modules.json").read_text(encoding="utf-8")
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()

@@ -26,8 +26,15 @@ from typing import Any
 import numpy as np
 
 from workbench.errors import InputError
+from workbench.search.embedders import bert_onnx
 from workbench.search.embedders.base import FLAG, EmbeddingError
-from workbench.search.embedders.bert import NUMPY, ONNXRUNTIME, BertModel, unsupported
+from workbench.search.embedders.bert import (
+    NUMPY,
+    ONNXRUNTIME,
+    BertModel,
+    numpy_layers,
+    unsupported,
+)
 from workbench.search.embedders.bert_onnx import missing as onnx_missing
 from workbench.search.types import FloatArray
 
@@ -317,8 +324,9 @@ def _bert_unsupported(folder: Path) -> str | None:
 
 
 def _load_bert(folder: Path, spec: str, runner: str) -> BertModel:
+    layers = bert_onnx.OnnxLayers if runner == ONNXRUNTIME else numpy_layers
     try:
-        return BertModel(folder, runner)
+        return BertModel(folder, layers)
     except Exception as err:  # a broken file raises OSError, ValueError, KeyError, ...
         raise EmbeddingError(f"{spec}: cannot load the model in {folder}: {err}") from None
 
