@@ -84,15 +84,13 @@ class ServeIndex:
         """Whether a search is only computation, over in milliseconds: no dense signal, or a
         torch-free local model already loaded. An embedding API waits on the network, a model
         still loading makes a search wait for it, and sentence-transformers takes tens of ms."""
-        from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
+        from workbench.search.embedders.local import own_model
 
         embedder = self.engine.embedder
         if embedder is None:
             return True
         own = own_model(embedder)
-        if own is None or not own.loaded:
-            return False
-        return getattr(own, "backend", SENTENCE_TRANSFORMERS) != SENTENCE_TRANSFORMERS
+        return own is not None and own.loaded and bool(getattr(own, "torch_free", False))
 
     def search(self, query: str) -> ServeAnswer:
         """``search_tools``' answer (:func:`~workbench.search.serving.answer`)."""
@@ -119,13 +117,13 @@ def load_model_early(settings: HoloSettings, embedder: object | None) -> None:
     sentence-transformers' load is left to serve's start (``_load_model_soon`` in
     :mod:`.app`): its imports beside the index's made the start slower. A load that fails here is
     tried again, and said, there."""
-    from workbench.search.embedders.local import SENTENCE_TRANSFORMERS, own_model
+    from workbench.search.embedders.local import own_model
     from workbench.search.serving import scores_dense
 
     own = own_model(embedder)
     if own is None or own.loaded or not scores_dense(settings):
         return
-    if getattr(own, "backend", None) in (None, SENTENCE_TRANSFORMERS):
+    if not getattr(own, "torch_free", False):
         return
 
     def load() -> None:

@@ -129,8 +129,15 @@ def _session() -> str | None:
     except RuntimeError:
         transport = None
     if transport == "stdio":
+        return session_of(None, stdio=True)
+    return session_of(get_http_headers(include={"mcp-session-id"}).get("mcp-session-id"))
+
+
+def session_of(header: str | None, *, stdio: bool = False) -> str | None:
+    """The usage log's session: serve's one stdio client, else the digest of an HTTP request's
+    ``Mcp-Session-Id`` header (None: a stateless request without one)."""
+    if stdio:
         return STDIO_SESSION
-    header = get_http_headers(include={"mcp-session-id"}).get("mcp-session-id")
     return session_digest(header) if header else None
 
 
@@ -329,12 +336,7 @@ def answer_searches_first(server: FastMCP, provider: ServeProvider) -> None:
             return await fastmcp.handler(ctx, params)
         http = ctx.request  # None over stdio
         header = http.headers.get("mcp-session-id") if http is not None else None
-
-        def session() -> str | None:
-            if http is None:
-                return STDIO_SESSION
-            return session_digest(header) if header else None
-
+        session = functools.partial(session_of, header, stdio=http is None)
         try:
             text, structured = await provider.search(query, session)
         except Exception as err:  # FastMCP words the failure as it always has, not searching again

@@ -169,6 +169,12 @@ class LocalEmbedder:
         return self._model_id
 
     @property
+    def torch_free(self) -> bool:
+        """Whether the model runs without torch (ONNX Runtime or numpy): a fraction of a second
+        to load, milliseconds a query."""
+        return not self.bert_unsupported
+
+    @property
     def backend(self) -> str:
         """What runs the model: ``onnxruntime``, ``numpy`` or ``sentence-transformers``."""
         return SENTENCE_TRANSFORMERS if self.bert_unsupported else self._runner
